@@ -1,0 +1,3 @@
+from duetbench.cli import main
+
+main()

@@ -1,0 +1,152 @@
+"""The ``duet`` command line."""
+from __future__ import annotations
+
+import random
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+from duetbench import __version__
+from duetbench.config.compare import validated
+from duetbench.errors import DuetError
+from duetbench.store.db import DEFAULT_DB
+
+_err = Console(stderr=True, highlight=False)
+
+
+def _fail(exc: DuetError) -> None:
+    _err.print(f"[bold red]error:[/bold red] {exc.message}" + (f" [dim]— {exc.hint}[/dim]" if exc.hint else ""),
+               soft_wrap=True)
+    sys.exit(exc.exit_code)
+
+
+class _Group(click.Group):
+    """Turns our errors into one clear line (exit 2 for usage, 1 for failed commands), never a traceback."""
+
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except DuetError as exc:
+            _fail(exc)
+        except KeyboardInterrupt:
+            _err.print("interrupted")
+            sys.exit(130)
+        return None
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="duetbench")
+def main() -> None:
+    """duetbench: is B faster or slower than A, by how much, and how sure — on noisy machines."""
+
+
+_export_options = [
+    click.option("--export-json", type=click.Path(dir_okay=False, path_type=Path), help="Write the results as JSON."),
+    click.option("--export-csv", type=click.Path(dir_okay=False, path_type=Path),
+                 help="Write one CSV row per invocation."),
+    click.option("--export-markdown", type=click.Path(dir_okay=False, path_type=Path),
+                 help="Write a Markdown table, e.g. for a pull-request comment."),
+]
+
+
+def export_options(func):  # type: ignore[no-untyped-def]
+    for option in reversed(_export_options):
+        func = option(func)
+    return func
+
+
+@main.command()
+@click.argument("command_a")
+@click.argument("command_b")
+@click.option("--method", type=click.Choice(["duet", "aduet", "sequential"]), default="duet", show_default=True,
+              help="duet: A and B side by side on their own CPUs, each pair released together by a barrier; "
+                   "aduet: side by side without a barrier, paired afterwards by overlap; "
+                   "sequential: A and B alternate on one CPU in random order (RMIT).")
+@click.option("-w", "--warmup", type=int, default=1, show_default=True,
+              help="Runs (pairs) before measuring, to warm caches; stored but not analysed.")
+@click.option("-r", "--runs", type=int, help="Measure exactly this many runs (pairs) and stop.")
+@click.option("-m", "--min-runs", type=int, default=10, show_default=True, help="Measure at least this many runs.")
+@click.option("-M", "--max-runs", type=int, default=300, show_default=True, help="Measure at most this many runs.")
+@click.option("--time-budget", type=float, default=60.0, show_default=True, metavar="SECONDS",
+              help="Stop measuring after this long, unless --runs is given.")
+@click.option("--target-width", "target_rciw", type=float, default=0.01, show_default=True,
+              help="Stop once the CI of the ratio is this narrow relative to it (0.01 = 1%), after --min-runs.")
+@click.option("-p", "--prepare", multiple=True, metavar="CMD",
+              help="Shell command run before each invocation; give it twice for separate A and B commands.")
+@click.option("-s", "--setup", multiple=True, metavar="CMD", help="Shell command run once before measuring.")
+@click.option("-c", "--cleanup", multiple=True, metavar="CMD", help="Shell command run once after measuring.")
+@click.option("--shell", is_flag=True,
+              help="Run the commands through /bin/sh (default: split them as a shell would and run them directly, "
+                   "so no shell start-up is measured).")
+@click.option("--timeout", type=float, metavar="SECONDS", help="Kill an invocation that runs longer than this.")
+@click.option("--seed", type=int, help="Seed for the random schedule and the bootstrap (default: random, recorded).")
+@click.option("--confidence", type=float, default=0.99, show_default=True, help="Confidence level of the CI.")
+@click.option("--metric", type=click.Choice(["wall", "cpu"]), default="wall", show_default=True,
+              help="Metric the verdict is based on (both are always reported). cpu = user+sys of the process tree.")
+@click.option("--name-a", default="A", show_default=True, help="Name for the first command in the output.")
+@click.option("--name-b", default="B", show_default=True, help="Name for the second command in the output.")
+@click.option("-i", "--ignore-failure", is_flag=True, help="Time invocations that exit non-zero instead of stopping.")
+@click.option("--show-output", is_flag=True, help="Show the commands' output instead of discarding it.")
+@click.option("--fail-if-slower", type=float, metavar="PCT",
+              help="Exit with 1 when B is slower than A by more than PCT percent, with the chosen confidence.")
+@click.option("--min-overlap", "min_overlap_rate", type=float, default=0.4, show_default=True,
+              help="aduet: pair two invocations only if they overlap for more than this share of each.")
+@click.option("--no-robust", "robust", is_flag=True, default=True, flag_value=False,
+              help="duet: keep every pair; by default isolated outlier pairs (noise that hit one side only) "
+                   "are set aside and counted in the report.")
+@click.option("--db", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_DB, show_default=True,
+              help="SQLite database where every invocation is stored as it finishes.")
+@click.option("--no-progress", is_flag=True, help="Do not show the live progress line.")
+@export_options
+def compare(command_a: str, command_b: str, db: Path, no_progress: bool, export_json: Path | None,
+            export_csv: Path | None, export_markdown: Path | None, **options: object) -> None:
+    """Compare COMMAND_B against COMMAND_A: is B faster or slower, by how much, how sure.
+
+    \b
+    Examples:
+      duet compare 'gzip -k -f data.bin' 'zstd -k -f data.bin'
+      duet compare './old --n 100' './new --n 100' --runs 30 --export-markdown pr.md
+      duet compare 'python a.py' 'python b.py' --method sequential --metric cpu
+
+    The ratio B/A is reported with a bootstrap confidence interval; above 1 means B is slower.
+    """
+    from duetbench.session import Exports, run_compare
+
+    if options.get("seed") is None:
+        options["seed"] = random.SystemRandom().randrange(2**31)
+    for key in ("prepare", "setup", "cleanup"):
+        options[key] = list(options[key])  # type: ignore[call-overload]
+    opts = validated(command_a=command_a, command_b=command_b, **options)
+    console = Console(highlight=False)
+    code = run_compare(opts, db_path=db, exports=Exports(export_json, export_csv, export_markdown),
+                       console=console, show_progress=not no_progress)
+    sys.exit(code)
+
+
+@main.command()
+@click.argument("comparison_id", type=int, required=False)
+@click.option("--db", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_DB, show_default=True,
+              help="The results database.")
+@click.option("--limit", type=int, default=30, show_default=True, help="How many comparisons to list.")
+@export_options
+def show(comparison_id: int | None, db: Path, limit: int, export_json: Path | None, export_csv: Path | None,
+         export_markdown: Path | None) -> None:
+    """List stored comparisons, or re-print (and re-export) comparison COMPARISON_ID."""
+    from duetbench.session import Exports
+    from duetbench.session import show as show_comparison
+
+    sys.exit(show_comparison(db, comparison_id, exports=Exports(export_json, export_csv, export_markdown),
+                             console=Console(highlight=False), limit=limit))
+
+
+def _register_optional_commands() -> None:
+    try:
+        from duetbench.workload_cli import workload
+    except ImportError:  # pragma: no cover - only while the module is being written
+        return
+    main.add_command(workload)
+
+
+_register_optional_commands()

@@ -1,0 +1,24 @@
+"""Errors a user can act on. The CLI prints them as one line and exits with their code."""
+from __future__ import annotations
+
+
+class DuetError(Exception):
+    """A problem with the user's input or machine, reported as one line with a hint, never a traceback."""
+
+    exit_code = 2
+
+    def __init__(self, message: str, *, hint: str | None = None, exit_code: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+        if exit_code is not None:
+            self.exit_code = exit_code
+
+    def __str__(self) -> str:
+        return self.message if not self.hint else f"{self.message} — {self.hint}"
+
+
+class CommandFailed(DuetError):
+    """A benchmarked command exited non-zero (and --ignore-failure was not given)."""
+
+    exit_code = 1

@@ -1,0 +1,61 @@
+"""The shared page of the duet barrier protocol (layout: native/duet_barrier.h, version 1).
+
+The orchestrator creates the page under /dev/shm, resets it before each pair and removes it at the
+end; the native launchers (and, later, harness hooks) map it and spin on it.
+"""
+from __future__ import annotations
+
+import mmap
+import os
+import struct
+import tempfile
+from pathlib import Path
+
+MAGIC = 0x54455544
+VERSION = 1
+SIZE = 4096
+ABORT_FAILED = 2
+ABORT_USER = 3
+_OFF_ABORT = 12
+_OFF_ARRIVED = 64
+_OFF_GENERATION = 128
+
+
+class BarrierPage:
+    """A barrier file plus our own mapping of it."""
+
+    def __init__(self, parties: int = 2, directory: str | None = None) -> None:
+        shm = directory or ("/dev/shm" if os.path.isdir("/dev/shm") else None)
+        fd, name = tempfile.mkstemp(prefix="duetbench-barrier-", dir=shm)
+        self.path = Path(name)
+        os.ftruncate(fd, SIZE)
+        self._map = mmap.mmap(fd, SIZE, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+        os.close(fd)
+        self.parties = parties
+        self.reset()
+
+    def reset(self) -> None:
+        """Zero the counters and clear abort; only call while no party is waiting."""
+        self._map[:] = bytes(SIZE)
+        struct.pack_into("<IIII", self._map, 0, MAGIC, VERSION, self.parties, 0)
+
+    def abort(self, reason: int = ABORT_FAILED) -> None:
+        struct.pack_into("<I", self._map, _OFF_ABORT, reason)
+
+    @property
+    def aborted(self) -> int:
+        return struct.unpack_from("<I", self._map, _OFF_ABORT)[0]
+
+    @property
+    def generation(self) -> int:
+        return struct.unpack_from("<Q", self._map, _OFF_GENERATION)[0]
+
+    def close(self) -> None:
+        self._map.close()
+        self.path.unlink(missing_ok=True)
+
+    def __enter__(self) -> "BarrierPage":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

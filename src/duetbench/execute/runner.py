@@ -1,0 +1,238 @@
+"""Executes a comparison with one of the three methods, handing each invocation out as it finishes.
+
+The runner knows how to launch and wait; *when to stop* is a predicate given by the caller (the
+statistics live elsewhere), and *where results go* is a callback (the store), called as soon as each
+invocation is measured so that an interrupted run loses nothing already finished.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from duetbench.execute.barrier import ABORT_USER, BarrierPage
+from duetbench.execute.invocation import Invocation, LaunchSpec, RunningInvocation
+from duetbench.measure.cgroup import SideCgroup
+from duetbench.measure.procstat import read_steal_seconds, steal_delta
+from duetbench.plan.schedule import Schedule
+
+
+@dataclass
+class RunSettings:
+    method: str
+    argv: dict[str, list[str]]
+    cpus: tuple[int, int]
+    seed: int
+    warmup: int = 0
+    timeout_s: float | None = None
+    barrier_timeout_s: float = 10.0
+    prepare: dict[str, str | None] = field(default_factory=lambda: {"A": None, "B": None})
+    ignore_failure: bool = False
+    show_output: bool = False
+    use_cgroups: bool = True
+
+
+@dataclass
+class RunOutcome:
+    status: str  # "complete" | "interrupted" | "failed"
+    failure: Invocation | None = None
+    measured: list[Invocation] = field(default_factory=list)
+    elapsed_s: float = 0.0
+
+
+class ShellCommandFailed(Exception):
+    def __init__(self, what: str, command: str, code: int, stderr: str) -> None:
+        super().__init__(f"{what} command {command!r} failed with exit code {code}")
+        self.what, self.command, self.code, self.stderr = what, command, code, stderr
+
+
+def run_shell(command: str, what: str) -> None:
+    """Run a --prepare/--setup/--cleanup command through the shell, as hyperfine does."""
+    result = subprocess.run(["/bin/sh", "-c", command], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    if result.returncode != 0:
+        raise ShellCommandFailed(what, command, result.returncode, result.stderr[-2000:])
+
+
+# should_continue(measured invocations so far, seconds since the first measured invocation) -> bool
+StopRule = Callable[[list[Invocation], float], bool]
+
+
+class Runner:
+    def __init__(self, settings: RunSettings, should_continue: StopRule,
+                 on_invocation: Callable[[Invocation], None]) -> None:
+        self.s = settings
+        self.should_continue = should_continue
+        self.on_invocation = on_invocation
+        self.schedule = Schedule(settings.seed, settings.cpus)
+        self.measured: list[Invocation] = []
+        self._t0: float | None = None
+        self._running: list[RunningInvocation] = []
+
+    # -- helpers -----------------------------------------------------------------------------------
+    def _elapsed(self) -> float:
+        return 0.0 if self._t0 is None else time.monotonic() - self._t0
+
+    def _emit(self, inv: Invocation) -> None:
+        if not inv.warmup:
+            if self._t0 is None:
+                self._t0 = time.monotonic() - inv.wall_s
+            self.measured.append(inv)
+        self.on_invocation(inv)
+
+    def _is_failure(self, inv: Invocation) -> bool:
+        if inv.ok:
+            return False
+        if inv.status == "failed" and self.s.ignore_failure:
+            return False
+        return True
+
+    def _prepare(self, side: str) -> None:
+        command = self.s.prepare.get(side)
+        if command:
+            run_shell(command, f"--prepare ({side})")
+
+    def _spec(self, side: str, index: int, pair: int, warmup: bool, cpu: int,
+              barrier: Path | None, cgroups: dict[str, SideCgroup | None]) -> LaunchSpec:
+        return LaunchSpec(argv=self.s.argv[side], side=side, index=index, pair=pair, warmup=warmup, cpu=cpu,
+                          barrier=barrier, barrier_timeout_s=self.s.barrier_timeout_s, timeout_s=self.s.timeout_s,
+                          cgroup=cgroups.get(side), show_output=self.s.show_output)
+
+    def _stop_all(self) -> None:
+        for r in self._running:
+            r.terminate()
+        for r in self._running:
+            r.process.wait()
+        self._running = []
+
+    # -- entry point -------------------------------------------------------------------------------
+    def run(self) -> RunOutcome:
+        tag = f"duetbench-{os.getpid()}"
+        cgroups: dict[str, SideCgroup | None] = {side: None for side in ("A", "B")}
+        if self.s.use_cgroups:
+            cgroups = {side: SideCgroup.create(f"{tag}-{side}") for side in ("A", "B")}
+        try:
+            with tempfile.TemporaryDirectory(prefix="duetbench-") as tmp:
+                workdir = Path(tmp)
+                method = {"duet": self._run_duet, "aduet": self._run_aduet, "sequential": self._run_sequential}
+                try:
+                    failure = method[self.s.method](workdir, cgroups)
+                except KeyboardInterrupt:
+                    self._stop_all()
+                    return RunOutcome("interrupted", None, self.measured, self._elapsed())
+                status = "failed" if failure is not None else "complete"
+                return RunOutcome(status, failure, self.measured, self._elapsed())
+        finally:
+            for group in cgroups.values():
+                if group is not None:
+                    group.remove()
+
+    def _run_duet(self, workdir: Path, cgroups: dict[str, SideCgroup | None]) -> Invocation | None:
+        with BarrierPage(parties=2) as barrier:
+            pair = 0
+            while True:
+                warmup = pair < self.s.warmup
+                if not warmup and not self.should_continue(self.measured, self._elapsed()):
+                    return None
+                placement = self.schedule.next_duet_pair()
+                for side in placement.order:
+                    self._prepare(side)
+                barrier.reset()
+                steal_before = read_steal_seconds()
+                try:
+                    for side in placement.order:
+                        spec = self._spec(side, pair, pair, warmup, placement.cpu[side], barrier.path, cgroups)
+                        self._running.append(RunningInvocation(spec, workdir))
+                    results = [r.wait() for r in self._running]
+                except KeyboardInterrupt:
+                    barrier.abort(ABORT_USER)
+                    raise
+                self._running = []
+                steal_after = read_steal_seconds()
+                failure = None
+                for inv in sorted(results, key=lambda i: i.side):
+                    inv.steal_s = steal_delta(steal_before, steal_after, inv.cpu_requested)
+                    self._emit(inv)
+                    if failure is None and self._is_failure(inv):
+                        failure = inv
+                if failure is not None:
+                    return _root_cause(results)
+                pair += 1
+
+    def _run_sequential(self, workdir: Path, cgroups: dict[str, SideCgroup | None]) -> Invocation | None:
+        cpu = self.s.cpus[1]
+        round_ = 0
+        while True:
+            warmup = round_ < self.s.warmup
+            if not warmup and not self.should_continue(self.measured, self._elapsed()):
+                return None
+            for side in self.schedule.next_round_order():
+                self._prepare(side)
+                steal_before = read_steal_seconds()
+                running = RunningInvocation(self._spec(side, round_, round_, warmup, cpu, None, cgroups), workdir)
+                self._running = [running]
+                inv = running.wait()
+                self._running = []
+                inv.steal_s = steal_delta(steal_before, read_steal_seconds(), cpu)
+                self._emit(inv)
+                if self._is_failure(inv):
+                    return inv
+            round_ += 1
+
+    def _run_aduet(self, workdir: Path, cgroups: dict[str, SideCgroup | None]) -> Invocation | None:
+        """Both sides invoke back to back on their own CPU, never waiting for each other (seed 004 §3)."""
+        cpu = self.schedule.aduet_placement()
+        count = {"A": 0, "B": 0}
+        by_pid: dict[int, RunningInvocation] = {}
+        steal_at_start: dict[int, dict[int, float]] = {}
+        stopping = False  # once set, sides finish their current invocation and are not relaunched
+
+        def launch(side: str) -> None:
+            self._prepare(side)
+            index = count[side]
+            spec = self._spec(side, index, index, index < self.s.warmup, cpu[side], None, cgroups)
+            steal = read_steal_seconds()
+            running = RunningInvocation(spec, workdir)
+            by_pid[running.pid] = running
+            steal_at_start[running.pid] = steal
+            self._running = list(by_pid.values())
+            count[side] += 1
+
+        for side in self.schedule.next_round_order():
+            launch(side)
+        failure: Invocation | None = None
+        while by_pid:
+            # Block (sleep) until either side's launcher exits; WNOWAIT leaves the reaping to Popen.
+            info = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOWAIT)
+            if info is None:
+                continue
+            if info.si_pid not in by_pid:
+                os.waitpid(info.si_pid, 0)  # not ours to measure; reap it so waitid does not return it again
+                continue
+            running = by_pid.pop(info.si_pid)
+            self._running = list(by_pid.values())
+            inv = running.wait()
+            inv.steal_s = steal_delta(steal_at_start.pop(running.pid), read_steal_seconds(), inv.cpu_requested)
+            self._emit(inv)
+            if failure is None and self._is_failure(inv):
+                failure = inv
+                stopping = True
+            if stopping:
+                continue
+            # The stop rule counts what both sides have measured, so the faster side keeps going (and
+            # keeps its partner company) until the slower side has enough too.
+            if count[inv.side] <= self.s.warmup or self.should_continue(self.measured, self._elapsed()):
+                launch(inv.side)
+            else:
+                stopping = True
+        return failure
+
+
+def _root_cause(results: list[Invocation]) -> Invocation:
+    """Of a failed pair, the invocation that failed first-hand (not the partner aborted by it)."""
+    primary = [r for r in results if r.status not in ("ok", "barrier_aborted", "barrier_timeout")]
+    return (primary or [r for r in results if not r.ok])[0]

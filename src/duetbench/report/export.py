@@ -1,0 +1,120 @@
+"""Machine- and reviewer-readable exports: JSON (the contract), CSV (one row per invocation), Markdown."""
+from __future__ import annotations
+
+import csv
+import json
+import math
+from dataclasses import asdict, fields
+from pathlib import Path
+from typing import Any
+
+from duetbench.analyze.comparison import ComparisonResult
+from duetbench.analyze.verdict import describe_change
+from duetbench.errors import DuetError
+from duetbench.execute.invocation import Invocation
+from duetbench.report.model import ComparisonReport
+
+JSON_FORMAT_VERSION = 1
+
+
+def _clean(value: Any) -> Any:
+    """JSON has no NaN/inf: write them as null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    if hasattr(value, "item") and callable(value.item):  # numpy scalars
+        return _clean(value.item())
+    return value
+
+
+def _comparison_dict(report: ComparisonReport, result: ComparisonResult) -> dict[str, Any]:
+    return {
+        "method": result.method,
+        "metric": result.metric,
+        "runs": result.runs,
+        "ratio": {"estimate": result.ratio.estimate, "low": result.ratio.low, "high": result.ratio.high,
+                  "confidence": result.ratio.confidence_level},
+        "verdict": result.verdict,
+        "summary": describe_change(result.ratio, report.names["A"], report.names["B"]),
+        "u_test_p": result.u_test_p,
+        "relative_ci_width": result.relative_ci_width,
+        "ratio_cv": result.ratio_cv,
+        "outliers_removed": result.outliers_removed,
+        "difference": asdict(result.difference) if result.difference is not None else None,
+        "notes": list(result.notes),
+        "a": {"name": report.names["A"], "command": report.commands["A"], **asdict(result.a)},
+        "b": {"name": report.names["B"], "command": report.commands["B"], **asdict(result.b)},
+    }
+
+
+def to_json_dict(report: ComparisonReport) -> dict[str, Any]:
+    return _clean({
+        "version": JSON_FORMAT_VERSION,
+        "tool": {"name": "duetbench", "version": report.tool_version},
+        "id": report.id,
+        "status": report.status,
+        "method": report.method,
+        "seed": report.seed,
+        "options": report.options,
+        "host": report.host,
+        "comparisons": [_comparison_dict(report, r) for r in report.results.values()],
+        "warnings": report.warnings,
+        "analysis_error": report.analysis_error,
+        "invocations": [i.to_dict() for i in report.invocations],
+    })
+
+
+def _write(path: Path, text: str, what: str) -> None:
+    try:
+        path.write_text(text)
+    except OSError as exc:
+        raise DuetError(f"cannot write the {what} export to {path}: {exc.strerror}",
+                        hint="choose a writable path") from None
+
+
+def write_json(report: ComparisonReport, path: Path) -> None:
+    _write(path, json.dumps(to_json_dict(report), indent=2) + "\n", "JSON")
+
+
+def write_csv(report: ComparisonReport, path: Path) -> None:
+    columns = ["comparison_id", "name", *[f.name for f in fields(Invocation)]]
+    try:
+        with open(path, "w", newline="") as handle:
+            writer = csv.DictWriter(handle, fieldnames=columns)
+            writer.writeheader()
+            for inv in report.invocations:
+                writer.writerow({"comparison_id": report.id, "name": report.names[inv.side], **inv.to_dict()})
+    except OSError as exc:
+        raise DuetError(f"cannot write the CSV export to {path}: {exc.strerror}", hint="choose a writable path") from None
+
+
+def _pct(x: float) -> str:
+    return f"{(x - 1) * 100:+.2f}%"
+
+
+def to_markdown(report: ComparisonReport) -> str:
+    """A short table for a pull-request comment."""
+    names = report.names
+    lines = [f"### duetbench: `{names['B']}` vs `{names['A']}` ({report.method})", ""]
+    primary = report.primary
+    if primary is not None:
+        lines += [f"**{describe_change(primary.ratio, names['A'], names['B'])}** — {primary.metric} time, "
+                  f"{primary.runs} runs.", ""]
+    lines += ["| metric | " + f"{names['A']} mean | {names['B']} mean | {names['B']}/{names['A']} | "
+              f"{int(round((primary.ratio.confidence_level if primary else 0.99) * 100))}% CI | verdict | U-test p |",
+              "|---|---:|---:|---:|---|---|---:|"]
+    for metric, r in report.results.items():
+        lines.append(f"| {metric} | {r.a.mean * 1000:.2f} ms | {r.b.mean * 1000:.2f} ms | {r.ratio.estimate:.4f} | "
+                     f"{_pct(r.ratio.low)} … {_pct(r.ratio.high)} | {r.verdict} | {r.u_test_p:.3g} |")
+    if report.warnings:
+        lines += ["", *[f"> ⚠ {w}" for w in report.warnings]]
+    lines += ["", f"<sub>duetbench {report.tool_version}, seed {report.seed}, "
+                  f"host {report.host.get('hostname', '?')} ({report.host.get('cpu_model', '?')})</sub>", ""]
+    return "\n".join(lines)
+
+
+def write_markdown(report: ComparisonReport, path: Path) -> None:
+    _write(path, to_markdown(report), "Markdown")

@@ -1,0 +1,54 @@
+"""Warnings that teach: what in this measurement deserves doubt, why, and what to do about it."""
+from __future__ import annotations
+
+from duetbench.analyze.comparison import ComparisonResult
+from duetbench.execute.invocation import Invocation
+
+HIGH_CV = 0.05
+SHORT_INVOCATION_S = 0.005
+STEAL_FRACTION = 0.01
+# A duet's wall-time CI this many times wider than its CPU-time CI means noise that hits one side only.
+ASYMMETRIC_NOISE_FACTOR = 3.0
+
+
+def teaching_warnings(method: str, results: dict[str, ComparisonResult], invocations: list[Invocation],
+                      *, names: dict[str, str], usable_cpus: int, fell_back: bool = False) -> list[str]:
+    out: list[str] = []
+    measured = [i for i in invocations if not i.warmup]
+    if fell_back:
+        out.append(f"Only {usable_cpus} CPU is available to this process, so A and B cannot run side by side: "
+                   "ran the sequential method instead. Give the process at least two CPUs for a duet.")
+    failed = [i for i in measured if i.status == "failed"]
+    if failed:
+        sides = sorted({names[i.side] for i in failed})
+        out.append(f"{len(failed)} invocation(s) of {', '.join(sides)} exited non-zero and were timed anyway "
+                   "(--ignore-failure): a failing command may be doing different work than a passing one.")
+    for side in ("A", "B"):
+        walls = [i.wall_s for i in measured if i.side == side and i.ok]
+        if walls and sorted(walls)[len(walls) // 2] < SHORT_INVOCATION_S:
+            out.append(f"{names[side]} takes under {SHORT_INVOCATION_S * 1000:.0f} ms per invocation: process "
+                       "start-up and scheduling dominate what is measured. Make the work per invocation longer, "
+                       "or benchmark it with an in-process harness (duet run).")
+    wall = results.get("wall")
+    cpu = results.get("cpu")
+    if wall is not None:
+        for side, summary in (("A", wall.a), ("B", wall.b)):
+            if summary.n >= 3 and summary.cv > HIGH_CV:
+                out.append(f"{names[side]}'s wall times vary a lot (CV {summary.cv:.1%}): something else is "
+                           "competing for this machine, or the command's own work varies. Look at the CPU-time "
+                           "column, close other programs, or use more runs.")
+    total_wall = sum(i.wall_s for i in measured)
+    total_steal = sum(i.steal_s or 0.0 for i in measured)
+    if total_wall > 0 and total_steal / total_wall > STEAL_FRACTION:
+        out.append(f"The hypervisor stole {total_steal * 1000:.0f} ms of CPU ({total_steal / total_wall:.1%} of "
+                   "the measured time): this VM shares its host with others. A duet cancels such interference "
+                   "when it hits both sides alike; sequential results will be noisier.")
+    if method in ("duet", "aduet") and wall is not None and cpu is not None:
+        wall_width = wall.ratio.high - wall.ratio.low
+        cpu_width = cpu.ratio.high - cpu.ratio.low
+        if cpu_width > 0 and wall_width > ASYMMETRIC_NOISE_FACTOR * cpu_width and wall.relative_ci_width > 0.01:
+            out.append(f"The wall-time ratio is {wall_width / cpu_width:.0f}x noisier than the CPU-time ratio: "
+                       "other activity on this machine lands on one side of the duet at a time (with few CPUs, "
+                       "none is spare for it), which a duet does not cancel. For CPU-bound commands use "
+                       "--metric cpu; otherwise --method sequential is likely more precise here.")
+    return out
