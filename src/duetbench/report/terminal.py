@@ -13,30 +13,35 @@ _VERDICT_STYLE = {"slower": "bold red", "faster": "bold green", "no difference":
 
 
 def _ms(seconds: float) -> str:
-    return f"{seconds * 1000:.3f} ms" if seconds < 10 else f"{seconds:.3f} s"
+    if seconds < 1:
+        return f"{seconds * 1000:.2f} ms"
+    return f"{seconds:.3f} s"
 
 
 def render(report: ComparisonReport, console: Console) -> None:
     names = report.names
-    console.print(f"[bold]duet compare[/bold] #{report.id} · method [cyan]{report.method}[/cyan] · "
-                  f"seed {report.seed} · status {report.status}")
-    table = Table(show_edge=False, header_style="bold")
+    first = next(iter(report.results.values()), None)
+    runs = f" · {first.runs} runs" if first else ""
+    console.print(f"[bold]duet compare #{report.id}[/bold] · method [cyan]{report.method}[/cyan]{runs} · "
+                  f"seed {report.seed} · {report.status}")
+    for side in ("A", "B"):
+        label = side if names[side] == side else f"{side} ({names[side]})"
+        console.print(f"  [bold]{label}[/bold]: {report.commands[side]}", soft_wrap=True)
+    table = Table(show_edge=False, header_style="bold", box=None, padding=(0, 1))
     table.add_column("")
-    table.add_column("runs", justify="right")
     for metric in report.results:
         table.add_column(f"{metric} mean ± σ", justify="right")
-        table.add_column(f"{metric} median", justify="right")
-    table.add_column("range (wall)", justify="right")
+        table.add_column("median", justify="right")
+    table.add_column("wall min … max", justify="right")
     table.add_column("max RSS", justify="right")
     for side, key in (("A", "a"), ("B", "b")):
-        row = [f"[bold]{names[side]}[/bold]: {report.commands[side]}"]
-        first = next(iter(report.results.values()), None)
-        row.append(str(getattr(first, key).n) if first else "0")
+        row = [f"[bold]{names[side]}[/bold]"]
         for result in report.results.values():
             s = getattr(result, key)
-            row += [f"{_ms(s.mean)} ± {_ms(s.stdev) if s.stdev == s.stdev else '–'}", _ms(s.median)]
+            spread = f"{s.cv:.1%}" if s.cv == s.cv else "–"
+            row += [f"{_ms(s.mean)} ± {spread}", _ms(s.median)]
         wall = report.results.get("wall")
-        row.append(f"{_ms(getattr(wall, key).min)} … {_ms(getattr(wall, key).max)}" if wall else "")
+        row.append(f"{_ms(getattr(wall, key).min)}…{_ms(getattr(wall, key).max)}" if wall else "")
         rss = [i.maxrss_kb for i in report.invocations if i.side == side and not i.warmup and i.ok]
         row.append(f"{statistics.median(rss) / 1024:.1f} MiB" if rss else "")
         table.add_row(*row)
@@ -45,10 +50,10 @@ def render(report: ComparisonReport, console: Console) -> None:
         marker = "▶" if metric == report.primary_metric else " "
         text = describe_change(result.ratio, names["A"], names["B"])
         style = _VERDICT_STYLE.get(result.verdict, "") if metric == report.primary_metric else "dim"
-        extra = f"U-test p = {result.u_test_p:.3g}, rel. CI width {result.relative_ci_width:.2%}"
+        extra = f"U-test p = {result.u_test_p:.2g}, CI width {result.relative_ci_width:.2%}"
         if result.outliers_removed:
             extra += f", {result.outliers_removed} outlier pair(s) set aside"
-        console.print(f"{marker} {metric:>4}: [{style}]{text}[/{style}]  [dim]({extra})[/dim]")
+        console.print(f"{marker} {metric:>4}: [{style}]{text}[/{style}]  [dim]({extra})[/dim]", soft_wrap=True)
     if report.analysis_error:
         console.print(f"[yellow]No statistics: {report.analysis_error}[/yellow]")
     for warning in report.warnings:

@@ -1,0 +1,462 @@
+/*
+ * duet-workload: artificial workloads with a known amount of work, for checking duetbench against a
+ * ground truth (seed 000 §4.4, seed 002 §4; DESIGN.md §4 "Artificial workloads").
+ *
+ *   duet-workload KIND --ops N [--scale F] [--report]
+ *   duet-workload KIND --calibrate MS [--report]
+ *
+ * Work done is round(N x F) "ops" (half away from zero); an op is a fixed, small unit of work, so
+ * `--ops N --scale 1.05` is exactly 5% more work than `--ops N`, and `--ops 2N` twice the work.
+ *
+ * One op of each KIND (time per op on the development machine, an AMD EPYC KVM guest, is in the
+ * report of the change that added this file; all are in the 1 us - 1 ms range):
+ *   integer  1024 dependent xorshift64 + 64-bit multiply steps on one register (runs from L1/registers)
+ *   float    1024 dependent steps x = x * a + b on one double (a multiply-add chain; no -ffast-math,
+ *            so the compiler may neither reorder nor shorten it)
+ *   cache    one 8-byte load from each of 4096 consecutive 64-byte lines (256 KiB) of a 4 MiB buffer;
+ *            16 ops make one full linear pass, the next op continues where the last stopped
+ *   memory   128 dependent loads (pointer chasing) along one random cycle through all 1 Mi cache lines
+ *            of a 64 MiB buffer; the cycle is a seeded Sattolo shuffle, so it is the same every run
+ *   inc      the INC program of seed 002: an inner loop of 4096 increments of an unsigned counter,
+ *            each one kept by an empty asm statement (a dependent chain of register adds; see work_inc)
+ *
+ * Set-up (allocating and initialising the buffers, and the shuffle) runs before the timed work. For
+ * integer, float and inc it is nil; for cache and memory it is real (page faults, zeroing, for memory
+ * the shuffle) and is paid by every process, so it dilutes an A/B ratio measured on whole processes:
+ * --report prints it (setup_ns) next to the work time (work_ns) as one JSON line on stderr:
+ *   {"kind": "memory", "ops": 1050, "scale": 1.05, "setup_ns": 10573782, "work_ns": 20611290, "cpu_ns": 20600125}
+ * ops is the work done, round(N x F); setup_ns and work_ns are CLOCK_MONOTONIC; cpu_ns is the CPU time of
+ * the work (CLOCK_THREAD_CPUTIME_ID), equal to work_ns unless other processes took time slices meanwhile.
+ * With --calibrate the line describes the last verification run and adds "calibrate_ms".
+ *
+ * The result of the work is printed as a checksum line on stdout so the compiler cannot drop the work.
+ *
+ * --calibrate MS finds the N whose work (not set-up) takes about MS milliseconds here: short trials,
+ * extrapolation, then a verification run at the full length (corrected once if it is off by > 3%),
+ * timed by CPU time so that a busy machine does not skew N. It prints only N on stdout.
+ *
+ * Exit status: 0 on success, 2 on bad input (one line on stderr), 1 if memory cannot be had.
+ * Plain C11 + POSIX (built with -std=gnu11 by setup.py); no dependencies.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#define USAGE "usage: duet-workload {integer,float,cache,memory,inc} (--ops N [--scale F] | --calibrate MS) [--report]"
+
+/* Sizes of one op. Changing them changes what an op is: keep the header comment in step. */
+#define INTEGER_STEPS 1024
+#define FLOAT_STEPS 1024
+#define LINE_BYTES 64
+#define CACHE_BYTES (4u << 20)                        /* 4 MiB */
+#define CACHE_LINES (CACHE_BYTES / LINE_BYTES)       /* 65536 */
+#define CACHE_LINES_PER_OP 4096u                      /* 256 KiB per op, 16 ops per pass */
+#define MEMORY_BYTES (64u << 20)                      /* 64 MiB */
+#define MEMORY_LINES (MEMORY_BYTES / LINE_BYTES)     /* 1 Mi lines */
+#define MEMORY_LOADS_PER_OP 128
+#define INC_PER_OP 4096u
+#define HUGE_ALIGN ((size_t)2 << 20)
+#define MAX_OPS ((uint64_t)1 << 53) /* N x F stays exact in a double below this */
+
+enum kind { K_INTEGER, K_FLOAT, K_CACHE, K_MEMORY, K_INC, K_COUNT };
+static const char *const KIND_NAMES[K_COUNT] = {"integer", "float", "cache", "memory", "inc"};
+
+struct workload {
+    enum kind kind;
+    uint64_t *cache_buf;   /* CACHE_BYTES */
+    size_t cache_pos;      /* next line of the linear walk */
+    void **memory_buf;     /* MEMORY_BYTES, one pointer at the start of each line */
+    void **memory_pos;     /* current position of the chase */
+    uint64_t int_state;
+    double float_state;
+};
+
+static int64_t clock_ns(clockid_t clock) {
+    struct timespec ts;
+    clock_gettime(clock, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int64_t now_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
+
+/* Only the result's existence matters; the volatile store keeps the work alive across calibration trials. */
+static volatile uint64_t g_sink;
+
+/* ---------------------------------------------------------------- bad input */
+
+static void die_usage(const char *fmt, const char *arg) {
+    fputs("duet-workload: error: ", stderr);
+    fprintf(stderr, fmt, arg);
+    fputs(" -- " USAGE "\n", stderr);
+    exit(2);
+}
+
+static void die_memory(const char *what) {
+    fprintf(stderr, "duet-workload: error: cannot allocate the %s buffer: %s\n", what, strerror(errno));
+    exit(1);
+}
+
+/* ---------------------------------------------------------------- set-up */
+
+static uint64_t splitmix64(uint64_t *s) {
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+/* Anonymous memory aligned to 2 MiB and, where the kernel allows, backed by transparent huge pages:
+ * 32 faults instead of 16384 for 64 MiB (faster set-up and exit) and no TLB misses in the walk, so the
+ * memory workload measures cache misses. Falls back to ordinary pages silently. */
+static void *alloc_buffer(size_t bytes, const char *what) {
+    size_t len = bytes + HUGE_ALIGN;
+    char *raw = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (raw == MAP_FAILED) die_memory(what);
+    uintptr_t aligned = ((uintptr_t)raw + HUGE_ALIGN - 1) & ~(uintptr_t)(HUGE_ALIGN - 1);
+#ifdef MADV_HUGEPAGE
+    (void)madvise((void *)aligned, bytes, MADV_HUGEPAGE);
+#endif
+    return (void *)aligned;
+}
+
+static void free_buffer(void *aligned, size_t bytes) {
+    /* Unmaps at least the aligned part; the up-to-2 MiB of alignment slack stays mapped, untouched. */
+    (void)munmap(aligned, bytes);
+}
+
+static void setup_cache(struct workload *w) {
+    w->cache_buf = alloc_buffer(CACHE_BYTES, "cache");
+    uint64_t seed = 0xC0FFEE;
+    for (size_t line = 0; line < CACHE_LINES; line++) w->cache_buf[line * (LINE_BYTES / 8)] = splitmix64(&seed);
+    w->cache_pos = 0;
+}
+
+static void setup_memory(struct workload *w) {
+    /* Sattolo's shuffle of the line numbers yields a permutation that is one single cycle; line i then
+     * points at line next[i]. The shuffle runs on a 4 MiB index array (cache-resident), and the 64 MiB
+     * buffer is written once, in address order, so set-up is page faults plus one sequential pass. */
+    uint32_t *next = alloc_buffer(sizeof(uint32_t) * MEMORY_LINES, "memory index");
+    for (uint32_t i = 0; i < MEMORY_LINES; i++) next[i] = i;
+    uint64_t seed = 0x5EED0F5A770710ULL;
+    for (uint32_t i = MEMORY_LINES - 1; i > 0; i--) {
+        uint32_t j = (uint32_t)(((splitmix64(&seed) >> 32) * i) >> 32); /* uniform in [0, i) */
+        uint32_t t = next[i];
+        next[i] = next[j];
+        next[j] = t;
+    }
+    w->memory_buf = alloc_buffer(MEMORY_BYTES, "memory");
+    const size_t stride = LINE_BYTES / sizeof(void *);
+    for (uint32_t i = 0; i < MEMORY_LINES; i++) w->memory_buf[i * stride] = &w->memory_buf[next[i] * stride];
+    free_buffer(next, sizeof(uint32_t) * MEMORY_LINES);
+    w->memory_pos = w->memory_buf;
+}
+
+static void setup(struct workload *w, enum kind kind) {
+    memset(w, 0, sizeof *w);
+    w->kind = kind;
+    w->int_state = 0x9E3779B97F4A7C15ULL;
+    w->float_state = 1.0;
+    if (kind == K_CACHE) setup_cache(w);
+    if (kind == K_MEMORY) setup_memory(w);
+}
+
+/* ---------------------------------------------------------------- the work */
+
+static uint64_t work_integer(struct workload *w, uint64_t ops) {
+    uint64_t x = w->int_state;
+    for (uint64_t op = 0; op < ops; op++) {
+        for (int i = 0; i < INTEGER_STEPS; i++) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x *= 0x2545F4914F6CDD1DULL; /* odd: a non-zero state stays non-zero */
+        }
+    }
+    w->int_state = x;
+    return x;
+}
+
+static uint64_t work_float(struct workload *w, uint64_t ops) {
+    /* Converges to b / (1 - a) = 1000, never to zero or to denormals, so every step costs the same. */
+    const double a = 0.9990234375, b = 0.9765625;
+    double x = w->float_state;
+    for (uint64_t op = 0; op < ops; op++) {
+        for (int i = 0; i < FLOAT_STEPS; i++) x = x * a + b;
+    }
+    w->float_state = x;
+    uint64_t bits;
+    memcpy(&bits, &x, sizeof bits);
+    return bits;
+}
+
+static uint64_t work_cache(struct workload *w, uint64_t ops) {
+    const size_t stride = LINE_BYTES / sizeof(uint64_t);
+    uint64_t sum = 0;
+    size_t pos = w->cache_pos;
+    for (uint64_t op = 0; op < ops; op++) {
+        const uint64_t *p = w->cache_buf + pos * stride;
+        for (unsigned i = 0; i < CACHE_LINES_PER_OP; i++) sum += p[i * stride];
+        pos = (pos + CACHE_LINES_PER_OP) % CACHE_LINES; /* CACHE_LINES is a multiple of the op size */
+    }
+    w->cache_pos = pos;
+    return sum;
+}
+
+static uint64_t work_memory(struct workload *w, uint64_t ops) {
+    void **p = w->memory_pos;
+    for (uint64_t op = 0; op < ops; op++) {
+        for (int i = 0; i < MEMORY_LOADS_PER_OP; i++) p = (void **)*p;
+    }
+    w->memory_pos = p;
+    return (uint64_t)(p - w->memory_buf);
+}
+
+/* The empty asm tells the compiler that k may have changed, so it must do every increment (a dependent
+ * chain of register adds) instead of adding INC_PER_OP at once. A volatile counter would keep them too,
+ * but its store-to-load round trip through memory runs at a speed that changes from run to run on
+ * CPUs with memory renaming (seen on AMD Zen: 1.1 to 2.1 us per op), which a ground truth cannot have. */
+#if defined(__GNUC__) || defined(__clang__)
+#define KEEP_IN_REGISTER(x) __asm__ volatile("" : "+r"(x))
+#else
+#define KEEP_IN_REGISTER(x) ((void)0)
+#endif
+
+static uint64_t work_inc(struct workload *w, uint64_t ops) {
+    (void)w;
+#if defined(__GNUC__) || defined(__clang__)
+    unsigned k = 0;
+#else
+    volatile unsigned k = 0; /* fallback for other compilers */
+#endif
+    for (uint64_t op = 0; op < ops; op++) {
+        for (unsigned i = 0; i < INC_PER_OP / 8; i++) {
+            /* 8 increments per turn: the chain of adds, not the loop branch, sets the pace */
+            k++; KEEP_IN_REGISTER(k); k++; KEEP_IN_REGISTER(k); k++; KEEP_IN_REGISTER(k); k++; KEEP_IN_REGISTER(k);
+            k++; KEEP_IN_REGISTER(k); k++; KEEP_IN_REGISTER(k); k++; KEEP_IN_REGISTER(k); k++; KEEP_IN_REGISTER(k);
+        }
+    }
+    return k;
+}
+
+struct timing {
+    int64_t wall_ns; /* CLOCK_MONOTONIC */
+    int64_t cpu_ns;  /* this thread's CPU time: the same on an idle machine, without other processes' slices */
+};
+
+/* Runs `ops` ops and times them. The CPU clock is read outside the wall-clock window. */
+static struct timing run(struct workload *w, uint64_t ops, uint64_t *checksum) {
+    uint64_t r = 0;
+    int64_t c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    int64_t t0 = now_ns();
+    switch (w->kind) {
+    case K_INTEGER: r = work_integer(w, ops); break;
+    case K_FLOAT: r = work_float(w, ops); break;
+    case K_CACHE: r = work_cache(w, ops); break;
+    case K_MEMORY: r = work_memory(w, ops); break;
+    case K_INC: r = work_inc(w, ops); break;
+    case K_COUNT: break;
+    }
+    g_sink = r; /* a global store before the clock call: the work cannot be moved past the second stamp */
+    int64_t t1 = now_ns();
+    int64_t c1 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    if (checksum) *checksum = r;
+    return (struct timing){t1 - t0, c1 - c0};
+}
+
+/* ---------------------------------------------------------------- calibration */
+
+static uint64_t clamp_ops(double n) {
+    if (!(n >= 1.0)) return 1;
+    if (n >= (double)MAX_OPS) return MAX_OPS;
+    return (uint64_t)llround(n);
+}
+
+/* N such that run(N) takes about target_ns. Trials grow geometrically up to about a quarter of the target
+ * (at most 100 ms), then one extrapolated run at full length verifies, and corrects once if > 3% off.
+ * Trials are timed by this thread's CPU time, which on an idle machine equals the wall time of the work,
+ * so that calibrating on a busy machine does not give too small an N because of others' time slices. */
+static uint64_t calibrate(struct workload *w, double target_ns, struct timing *last) {
+    double trial_ns = target_ns / 4 < 100e6 ? target_ns / 4 : 100e6;
+    uint64_t n = 1;
+    struct timing tm = run(w, n, NULL);
+    int64_t t = tm.cpu_ns;
+    while ((double)t < trial_ns && n < MAX_OPS) {
+        double factor = 1.5 * trial_ns / (double)(t > 1000 ? t : 1000);
+        if (factor < 2) factor = 2;
+        if (factor > 64) factor = 64;
+        n = clamp_ops((double)n * factor);
+        t = (tm = run(w, n, NULL)).cpu_ns;
+    }
+    n = clamp_ops((double)n * target_ns / (double)(t > 0 ? t : 1));
+    t = (tm = run(w, n, NULL)).cpu_ns;
+    double off = (double)(t > 0 ? t : 1) / target_ns;
+    if (off < 0.97 || off > 1.03) {
+        n = clamp_ops((double)n / off);
+        tm = run(w, n, NULL);
+    }
+    *last = tm;
+    return n;
+}
+
+/* ---------------------------------------------------------------- command line */
+
+static int parse_kind(const char *s) {
+    for (int k = 0; k < K_COUNT; k++)
+        if (strcmp(s, KIND_NAMES[k]) == 0) return k;
+    return -1;
+}
+
+static uint64_t parse_ops(const char *s) {
+    if (*s == '\0') die_usage("--ops needs a whole number, got an empty value", s);
+    if (*s == '-') die_usage("--ops must not be negative, got '%s'", s);
+    for (const char *c = s; *c; c++)
+        if (*c < '0' || *c > '9') die_usage("--ops needs a whole number, got '%s'", s);
+    errno = 0;
+    unsigned long long v = strtoull(s, NULL, 10);
+    if (errno == ERANGE || v > MAX_OPS) die_usage("--ops is too large: '%s' (at most 2^53)", s);
+    return (uint64_t)v;
+}
+
+static double parse_positive(const char *opt, const char *s) {
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(s, &end);
+    static char msg[96];
+    if (*s == '\0' || end == s || *end != '\0' || errno == ERANGE || !isfinite(v)) {
+        snprintf(msg, sizeof msg, "%s needs a number, got '%%s'", opt);
+        die_usage(msg, s);
+    }
+    if (!(v > 0)) {
+        snprintf(msg, sizeof msg, "%s must be positive, got '%%s'", opt);
+        die_usage(msg, s);
+    }
+    return v;
+}
+
+/* The shortest decimal that reads back as the same double. */
+static void format_double(char *buf, size_t size, double v) {
+    if (v == floor(v) && fabs(v) < 1e15) {
+        snprintf(buf, size, "%.0f", v);
+        return;
+    }
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(buf, size, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v) return;
+    }
+}
+
+static void print_help(void) {
+    fputs(USAGE "\n\n"
+          "Runs round(N x F) ops of an artificial workload; --scale 1.05 is a known 5% more work.\n"
+          "One op is:\n"
+          "  integer  1024 dependent xorshift64*-multiply steps (registers / L1)\n"
+          "  float    1024 dependent x = x*a + b steps on a double (registers / L1)\n"
+          "  cache    a linear walk over 4096 64-byte lines (256 KiB) of a 4 MiB buffer; 16 ops = 1 pass\n"
+          "  memory   128 dependent loads along a random cycle through a 64 MiB buffer (pointer chase)\n"
+          "  inc      4096 increments of a counter in a register (the INC program)\n"
+          "Options:\n"
+          "  --ops N          base number of ops (whole number >= 0)\n"
+          "  --scale F        multiply the op count by F > 0 (default 1)\n"
+          "  --calibrate MS   print the N whose work takes about MS milliseconds on this machine\n"
+          "  --report         print {\"kind\",\"ops\",\"scale\",\"setup_ns\",\"work_ns\",\"cpu_ns\"} as JSON on stderr\n"
+          "stdout gets a checksum line (or only N with --calibrate).\n",
+          stdout);
+}
+
+int main(int argc, char **argv) {
+    int kind = -1;
+    const char *ops_arg = NULL, *scale_arg = NULL, *calibrate_arg = NULL;
+    int report = 0;
+
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char **slot = NULL;
+        const char *name = NULL;
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            print_help();
+            return 0;
+        } else if (strcmp(a, "--report") == 0) {
+            report = 1;
+            continue;
+        } else if (strncmp(a, "--ops", 5) == 0 && (a[5] == '\0' || a[5] == '=')) {
+            slot = &ops_arg, name = "--ops";
+        } else if (strncmp(a, "--scale", 7) == 0 && (a[7] == '\0' || a[7] == '=')) {
+            slot = &scale_arg, name = "--scale";
+        } else if (strncmp(a, "--calibrate", 11) == 0 && (a[11] == '\0' || a[11] == '=')) {
+            slot = &calibrate_arg, name = "--calibrate";
+        } else if (a[0] == '-' && a[1] != '\0') {
+            die_usage("unknown option '%s'", a);
+        } else if (kind >= 0) {
+            die_usage("unexpected extra argument '%s'", a);
+        } else if ((kind = parse_kind(a)) < 0) {
+            die_usage("unknown kind '%s' (kinds: integer, float, cache, memory, inc)", a);
+        }
+        if (slot) {
+            const char *eq = strchr(a, '=');
+            if (eq) {
+                *slot = eq + 1;
+            } else if (i + 1 < argc) {
+                *slot = argv[++i];
+            } else {
+                die_usage("%s needs a value", name);
+            }
+        }
+    }
+
+    if (kind < 0) die_usage("missing KIND (one of integer, float, cache, memory, inc)%s", "");
+    if (calibrate_arg && ops_arg) die_usage("give either --ops or --calibrate, not both%s", "");
+    if (calibrate_arg && scale_arg) die_usage("--scale applies to --ops runs, not to --calibrate%s", "");
+    if (!calibrate_arg && !ops_arg) die_usage("missing --ops N (or --calibrate MS)%s", "");
+
+    double scale = 1.0, target_ms = 0;
+    uint64_t ops = 0;
+    if (calibrate_arg) {
+        target_ms = parse_positive("--calibrate", calibrate_arg);
+        if (target_ms > 1e7) die_usage("--calibrate is too large: '%s' ms", calibrate_arg);
+    } else {
+        uint64_t base = parse_ops(ops_arg);
+        if (scale_arg) scale = parse_positive("--scale", scale_arg);
+        long double product = (long double)base * (long double)scale;
+        if (product >= (long double)MAX_OPS) die_usage("--ops x --scale is too large (at most 2^53 ops)%s", "");
+        ops = (uint64_t)llroundl(product);
+    }
+
+    struct workload w;
+    int64_t t0 = now_ns();
+    setup(&w, (enum kind)kind);
+    int64_t setup_ns = now_ns() - t0;
+
+    struct timing work;
+    uint64_t checksum = 0;
+    if (calibrate_arg) {
+        ops = calibrate(&w, target_ms * 1e6, &work);
+        printf("%llu\n", (unsigned long long)ops);
+    } else {
+        work = run(&w, ops, &checksum);
+        printf("%s checksum %016llx\n", KIND_NAMES[kind], (unsigned long long)checksum);
+    }
+    if (fflush(stdout) != 0) return 1;
+
+    if (report) {
+        char scale_text[32];
+        format_double(scale_text, sizeof scale_text, scale);
+        fprintf(stderr,
+                "{\"kind\": \"%s\", \"ops\": %llu, \"scale\": %s, \"setup_ns\": %lld, \"work_ns\": %lld, \"cpu_ns\": %lld",
+                KIND_NAMES[kind], (unsigned long long)ops, scale_text, (long long)setup_ns, (long long)work.wall_ns,
+                (long long)work.cpu_ns);
+        if (calibrate_arg) {
+            char target_text[32];
+            format_double(target_text, sizeof target_text, target_ms);
+            fprintf(stderr, ", \"calibrate_ms\": %s", target_text);
+        }
+        fputs("}\n", stderr);
+    }
+    return 0;
+}

@@ -1,0 +1,162 @@
+"""Vectorized percentile bootstrap: flat (one level) and hierarchical (runs, then iterations).
+
+Replicates are drawn as index matrices (replicates × n) in chunks bounded by `_CHUNK_ELEMENTS`,
+so 10 000 replicates of 10 000 values stay within a few tens of MB. Indices are uniform
+(`Generator.integers`), unlike `pa`'s normal-draws-mod-n resampler (notes/seed_tools.md §3.2),
+which over-samples middle indices.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from ._inputs import (
+    FloatArray,
+    IntArray,
+    RandomState,
+    as_generator,
+    as_sample,
+    check_confidence_level,
+    check_n_resamples,
+)
+
+#: Upper bound on gathered elements per chunk: ~32 MB of float64 plus as much of int64 indices.
+_CHUNK_ELEMENTS = 1 << 22
+
+Statistic = Callable[..., ArrayLike]
+
+
+@dataclass(frozen=True)
+class BootstrapCI:
+    """A percentile bootstrap interval with the statistic on the original sample."""
+
+    estimate: float
+    low: float
+    high: float
+    confidence_level: float
+    n_resamples: int
+    standard_error: float
+    distribution: FloatArray = field(repr=False, compare=False)
+
+
+def percentile_interval(distribution: ArrayLike, confidence_level: float) -> tuple[float, float]:
+    """The (α/2, 1 − α/2) quantiles of a bootstrap distribution: the percentile interval of
+    Bulej et al. 2020 (seed 000) §3 step 5 (after Hesterberg).
+
+    Quantiles are linearly interpolated, as `scipy.stats.bootstrap(method="percentile")` does.
+    """
+    cl = check_confidence_level(confidence_level)
+    dist = np.asarray(distribution, dtype=np.float64)
+    alpha = 1.0 - cl
+    low, high = np.quantile(dist, [alpha / 2.0, 1.0 - alpha / 2.0])
+    return float(low), float(high)
+
+
+def bootstrap_distribution(
+    samples: Sequence[ArrayLike],
+    statistic: Statistic,
+    *,
+    n_resamples: int,
+    rng: np.random.Generator,
+) -> FloatArray:
+    """Bootstrap replicates of `statistic` over equally long samples resampled with shared indices.
+
+    Sharing indices keeps rows of several arrays together (e.g. weights and weighted values of
+    one unit), like `scipy.stats.bootstrap(paired=True)`. `statistic(*resampled, axis=-1)` gets
+    2-D arrays (replicates × n) and must return one value per replicate.
+    Standard nonparametric bootstrap (Efron), as used by Bulej et al. 2020 (seed 000) §3 step 5.
+    """
+    n_resamples = check_n_resamples(n_resamples)
+    arrays = [np.asarray(s, dtype=np.float64) for s in samples]
+    if not arrays:
+        raise ValueError("bootstrap needs at least one sample")
+    n = arrays[0].size
+    if n == 0:
+        raise ValueError("cannot bootstrap an empty sample")
+    if any(a.ndim != 1 or a.size != n for a in arrays):
+        raise ValueError("samples resampled together must be 1-D and equally long")
+    out = np.empty(n_resamples, dtype=np.float64)
+    rows = max(1, _CHUNK_ELEMENTS // (n * len(arrays)))
+    for start in range(0, n_resamples, rows):
+        m = min(rows, n_resamples - start)
+        idx = rng.integers(0, n, size=(m, n))
+        values = np.asarray(statistic(*(a[idx] for a in arrays), axis=-1), dtype=np.float64)
+        if values.shape != (m,):
+            raise ValueError(
+                f"statistic must reduce along axis=-1 to one value per replicate: got shape {values.shape} for input {(m, n)}"
+            )
+        out[start : start + m] = values
+    return out
+
+
+def percentile_ci(
+    data: ArrayLike,
+    statistic: Statistic,
+    *,
+    confidence_level: float = 0.99,
+    n_resamples: int = 10_000,
+    random_state: RandomState = None,
+) -> BootstrapCI:
+    """Percentile bootstrap CI of `statistic` for a 1-D sample.
+
+    `statistic(x, axis=-1)` must accept a 2-D array (replicates × n) and reduce along the last
+    axis (np.mean, np.median and scipy.stats.gmean qualify). The sample must be finite.
+    Generic engine behind Bulej et al. 2020 (seed 000) §3 step 5 and the standard method of §4.1.
+    """
+    x = as_sample(data, "data")
+    cl = check_confidence_level(confidence_level)
+    rng = as_generator(random_state)
+    dist = bootstrap_distribution((x,), statistic, n_resamples=n_resamples, rng=rng)
+    low, high = percentile_interval(dist, cl)
+    estimate = float(np.asarray(statistic(x, axis=-1)))
+    return BootstrapCI(
+        estimate=estimate,
+        low=low,
+        high=high,
+        confidence_level=cl,
+        n_resamples=dist.size,
+        standard_error=float(dist.std(ddof=1)) if dist.size > 1 else float("nan"),
+        distribution=dist,
+    )
+
+
+def hierarchical_mean_distribution(
+    values: FloatArray,
+    lengths: IntArray,
+    *,
+    n_resamples: int,
+    rng: np.random.Generator,
+) -> FloatArray:
+    """Two-level bootstrap replicates of the mean of run means (Kalibera & Jones).
+
+    `values` holds the iterations run after run, `lengths[r]` of them for run r. Each replicate
+    draws R runs with replacement, then, inside each drawn run, as many iterations as it has,
+    with replacement; the statistic is the mean of the resampled run means. Used by the
+    sequential ("standard") method of Bulej et al. 2020 (seed 000) §4.1 and DESIGN §4.
+    Every level is resampled uniformly, unlike `pa` (notes/seed_tools.md §3.2).
+    """
+    n_resamples = check_n_resamples(n_resamples)
+    values = np.asarray(values, dtype=np.float64)
+    lengths = np.asarray(lengths, dtype=np.intp)
+    if lengths.size == 0 or (lengths < 1).any() or int(lengths.sum()) != values.size:
+        raise ValueError("lengths must be positive and add up to the number of values")
+    n_runs = lengths.size
+    offsets = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+    widest = int(lengths.max())
+    # Ragged runs are drawn on a (replicates × runs × longest run) grid; slots past a run's
+    # length are masked out, so every run still gets exactly its own number of draws.
+    slot = np.arange(widest)
+    out = np.empty(n_resamples, dtype=np.float64)
+    rows = max(1, _CHUNK_ELEMENTS // (n_runs * widest))
+    for start in range(0, n_resamples, rows):
+        m = min(rows, n_resamples - start)
+        runs = rng.integers(0, n_runs, size=(m, n_runs))
+        run_len = lengths[runs]
+        within = rng.integers(0, run_len[..., None], size=(m, n_runs, widest))
+        picked = values[offsets[runs][..., None] + within]
+        picked *= slot < run_len[..., None]
+        out[start : start + m] = (picked.sum(axis=-1) / run_len).mean(axis=-1)
+    return out

@@ -1,0 +1,236 @@
+"""The one entry point the CLI calls: compare A and B measured by one method."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from ._inputs import RandomState, RunsLike, as_generator, as_runs, as_sample, check_confidence_level
+from .overlap import OverlapPairs, aduet_ratio_ci, overlap_pairs, overlap_pairs_by_run
+from .ratio import (
+    DifferenceResult,
+    RatioResult,
+    difference_of_means_ci,
+    duet_ratio_ci,
+    paired_log_ratios,
+    ratio_of_means_ci,
+    robust_pair_filter,
+)
+from .summary import Summary, describe, relative_ci_width
+from .tests import mann_whitney_u
+from .verdict import verdict
+
+Method = Literal["duet", "aduet", "sequential"]
+METHODS: tuple[str, ...] = ("duet", "aduet", "sequential")
+
+#: Below this many bootstrap units a percentile interval is noticeably too narrow.
+FEW_UNITS = 10
+#: The robust filter's default cap (10%) removes nothing below this many pairs.
+ROBUST_MIN_PAIRS = 10
+
+_A = "A (baseline)"
+_B = "B (candidate)"
+
+
+@dataclass(frozen=True)
+class ComparisonResult:
+    """Everything the report shows about one A/B comparison."""
+
+    method: str  # "duet" | "aduet" | "sequential"
+    metric: str  # "wall" | "cpu" | ...
+    runs: int  # pairs (duet/aduet) or min(n_a, n_b) (sequential) that entered the CI
+    ratio: RatioResult
+    verdict: str
+    u_test_p: float
+    relative_ci_width: float
+    a: Summary
+    b: Summary
+    difference: DifferenceResult | None  # sequential only
+    outliers_removed: int
+    ratio_cv: float | None  # CV of the per-pair ratios that entered the CI (duet/aduet)
+    notes: tuple[str, ...]
+
+
+def _robust_notes(robust: bool, n_pairs: int, removed: int) -> list[str]:
+    if not robust:
+        return []
+    if n_pairs < ROBUST_MIN_PAIRS:
+        return [f"robust pair filter inactive: it needs at least {ROBUST_MIN_PAIRS} pairs, got {n_pairs}"]
+    if removed:
+        return [
+            f"robust pair filter removed {removed} of {n_pairs} pairs whose B/A ratio lay far from the median "
+            "(one-sided interference); the U test and the A/B summaries still include them"
+        ]
+    return []
+
+
+def _filtered_runs(a: np.ndarray, lengths: np.ndarray, keep: np.ndarray) -> list[np.ndarray]:
+    bounds = np.cumsum(lengths)[:-1]
+    return [x[k] for x, k in zip(np.split(a, bounds), np.split(keep, bounds), strict=True) if k.any()]
+
+
+def _duet(
+    a: RunsLike, b: RunsLike, robust: bool, cl: float, n_resamples: int, rng: np.random.Generator
+) -> tuple[RatioResult, int, int, float, list[str]]:
+    ra, rb, log_ratio = paired_log_ratios(a, b, names=(_A, _B))
+    n_pairs = log_ratio.size
+    keep = robust_pair_filter(log_ratio) if robust else np.ones(n_pairs, dtype=np.bool_)
+    removed = int(n_pairs - keep.sum())
+    a_in: RunsLike
+    b_in: RunsLike
+    if ra.flat:
+        a_in, b_in = ra.values[keep], rb.values[keep]
+    else:
+        # A run whose every pair was dropped leaves the bootstrap rather than becoming empty.
+        a_in = _filtered_runs(ra.values, ra.lengths, keep)
+        b_in = _filtered_runs(rb.values, rb.lengths, keep)
+    ratio = duet_ratio_ci(a_in, b_in, confidence_level=cl, n_resamples=n_resamples, random_state=rng)
+    ratio_cv = describe(np.exp(log_ratio[keep])).cv
+    return ratio, int(keep.sum()), removed, ratio_cv, _robust_notes(robust, n_pairs, removed)
+
+
+def _aduet(
+    a: ArrayLike,
+    b: ArrayLike,
+    stamps: tuple[ArrayLike | None, ...],
+    run_ids: tuple[ArrayLike | None, ArrayLike | None],
+    min_overlap_rate: float,
+    robust: bool,
+    cl: float,
+    n_resamples: int,
+    rng: np.random.Generator,
+) -> tuple[RatioResult, int, int, float, list[str]]:
+    given = [s for s in stamps if s is not None]
+    if len(given) != 4:
+        raise ValueError("the aduet method pairs iterations by time: a_start, a_end, b_start and b_end are all required")
+    a_start, a_end, b_start, b_end = given
+    x = as_sample(a, _A, min_size=2, positive=True)
+    y = as_sample(b, _B, min_size=2, positive=True)
+    for name, n, s in (("a_start", x.size, a_start), ("b_start", y.size, b_start)):
+        if np.shape(s) != (n,):
+            raise ValueError(f"{name} must hold one timestamp per iteration: expected {n}, got shape {np.shape(s)}")
+    pair_runs: np.ndarray | None
+    if run_ids[0] is None and run_ids[1] is None:
+        pairs: OverlapPairs = overlap_pairs(a_start, a_end, b_start, b_end, min_overlap_rate=min_overlap_rate)
+        pair_runs = None
+    elif run_ids[0] is None or run_ids[1] is None:
+        raise ValueError("give run ids for both sides (a_run_ids and b_run_ids) or for neither")
+    else:
+        pairs, pair_runs = overlap_pairs_by_run(
+            a_start, a_end, b_start, b_end, run_ids[0], run_ids[1], min_overlap_rate=min_overlap_rate
+        )
+    if len(pairs) == 0:
+        raise ValueError(
+            f"no A and B iterations overlap by more than {min_overlap_rate:.0%} of their length, so the async duet "
+            "has nothing to pair; were A and B really running at the same time (check the timestamps' clock and unit)?"
+        )
+    notes = [
+        f"{len(pairs)} overlap pairs (overlap rate > {min_overlap_rate:g}); "
+        f"{x.size - np.unique(pairs.a_index).size} of {x.size} A and "
+        f"{y.size - np.unique(pairs.b_index).size} of {y.size} B iterations unpaired"
+    ]
+    log_ratio = np.log(y[pairs.b_index]) - np.log(x[pairs.a_index])
+    keep = robust_pair_filter(log_ratio) if robust else np.ones(len(pairs), dtype=np.bool_)
+    removed = int(len(pairs) - keep.sum())
+    notes += _robust_notes(robust, len(pairs), removed)
+    kept = pairs.subset(keep)
+    ratio = aduet_ratio_ci(
+        x,
+        y,
+        kept,
+        run_ids=None if pair_runs is None else pair_runs[keep],
+        confidence_level=cl,
+        n_resamples=n_resamples,
+        random_state=rng,
+    )
+    ratio_cv = describe(np.exp(log_ratio[keep])).cv
+    return ratio, len(kept), removed, ratio_cv, notes
+
+
+def compare(
+    method: Method,
+    a: RunsLike,
+    b: RunsLike,
+    *,
+    metric: str = "wall",
+    a_start: ArrayLike | None = None,
+    a_end: ArrayLike | None = None,
+    b_start: ArrayLike | None = None,
+    b_end: ArrayLike | None = None,
+    confidence_level: float = 0.99,
+    n_resamples: int = 10_000,
+    random_state: RandomState = None,
+    min_overlap_rate: float = 0.4,
+    robust: bool = True,
+    a_run_ids: ArrayLike | None = None,
+    b_run_ids: ArrayLike | None = None,
+) -> ComparisonResult:
+    """Compare B against A measured with `method`; the analysis behind `duet compare`.
+
+    - "duet" (Bulej et al. 2020 (seed 000) §3): a[i], b[i] paired (1-D, or per-run arrays paired
+      iteration by iteration); with `robust` our `robust_pair_filter` first drops isolated pair
+      outliers (notes say how many); then `duet_ratio_ci`.
+    - "aduet" (Drozdík 2023 (seed 004) §3.3.2, §4.3.2): a, b are per-iteration metric values,
+      paired by overlap of [a_start, a_end] and [b_start, b_end] (ns); with `a_run_ids` and
+      `b_run_ids` (our addition) pairing happens within runs and the bootstrap goes over runs,
+      else over pairs. `robust` applies the same pair filter (our extension: the asymmetric
+      noise it targets hits the async duet as much as the sync one). Then `aduet_ratio_ci`.
+    - "sequential" (seed 000 §4.1 standard method, DESIGN §4): `ratio_of_means_ci` and
+      `difference_of_means_ci`; a and b are independent (1-D: one value per run; or per-run arrays).
+    The Mann–Whitney U test (seed 004 §4.3.3) always runs on all raw A vs B values.
+    """
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
+    if not isinstance(metric, str) or not metric:
+        raise ValueError(f"metric must be a non-empty name such as 'wall' or 'cpu', got {metric!r}")
+    cl = check_confidence_level(confidence_level)
+    rng = as_generator(random_state)
+
+    if method == "aduet":
+        raw_a = as_sample(a, _A, min_size=2, positive=True)
+        raw_b = as_sample(b, _B, min_size=2, positive=True)
+    else:
+        raw_a = as_runs(a, _A).values
+        raw_b = as_runs(b, _B).values
+
+    difference: DifferenceResult | None = None
+    ratio_cv: float | None = None
+    removed = 0
+    notes: list[str] = []
+    if method == "duet":
+        ratio, used, removed, ratio_cv, notes = _duet(a, b, robust, cl, n_resamples, rng)
+        unit = "runs" if ratio.n != used else "pairs"
+    elif method == "aduet":
+        ratio, used, removed, ratio_cv, notes = _aduet(
+            raw_a, raw_b, (a_start, a_end, b_start, b_end), (a_run_ids, b_run_ids),
+            min_overlap_rate, robust, cl, n_resamples, rng,
+        )
+        unit = "pairs" if a_run_ids is None else "runs"
+    else:
+        ratio = ratio_of_means_ci(a, b, confidence_level=cl, n_resamples=n_resamples, random_state=rng)
+        difference = difference_of_means_ci(a, b, confidence_level=cl, n_resamples=n_resamples, random_state=rng)
+        used = ratio.n
+        unit = "runs per side"
+    if ratio.n < FEW_UNITS:
+        notes.append(
+            f"only {ratio.n} {unit} to resample: percentile bootstrap intervals come out too narrow "
+            f"with fewer than {FEW_UNITS}; measure more for a trustworthy CI"
+        )
+
+    return ComparisonResult(
+        method=method,
+        metric=metric,
+        runs=used,
+        ratio=ratio,
+        verdict=verdict(ratio.low, ratio.high),
+        u_test_p=mann_whitney_u(raw_a, raw_b).pvalue,
+        relative_ci_width=relative_ci_width(ratio.low, ratio.high, ratio.estimate),
+        a=describe(raw_a),
+        b=describe(raw_b),
+        difference=difference,
+        outliers_removed=removed,
+        ratio_cv=ratio_cv,
+        notes=tuple(notes),
+    )

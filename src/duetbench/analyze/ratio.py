@@ -1,0 +1,228 @@
+"""Confidence intervals of B relative to A: the duet ratio, the ratio and the difference of means.
+
+Ratios are B/A throughout: > 1 means B is slower. Geometric means are computed as means of
+logarithms, and percentile intervals are taken on the log scale and exponentiated: the same
+interval (percentiles commute with monotone maps, up to interpolation between neighbouring
+replicates), without overflow or underflow in products of many ratios.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ._inputs import (
+    FloatArray,
+    RandomState,
+    Runs,
+    RunsLike,
+    as_generator,
+    as_runs,
+    as_sample,
+    check_confidence_level,
+    check_n_resamples,
+)
+from .bootstrap import bootstrap_distribution, hierarchical_mean_distribution, percentile_interval
+
+#: Scales the median absolute deviation to the standard deviation of a normal distribution.
+MAD_TO_SIGMA = 1.4826
+
+
+@dataclass(frozen=True)
+class RatioResult:
+    """A B/A ratio with its percentile bootstrap CI; `n` is the number of resampled units
+    (runs, or pairs when each pair is its own run; min(n_a, n_b) runs for the sequential method)."""
+
+    estimate: float
+    low: float
+    high: float
+    confidence_level: float
+    n: int
+
+
+@dataclass(frozen=True)
+class DifferenceResult:
+    """mean(B) − mean(A) with its CI, absolute and relative to mean(A)."""
+
+    estimate: float
+    low: float
+    high: float
+    relative_estimate: float
+    relative_low: float
+    relative_high: float
+    confidence_level: float
+    n_a: int
+    n_b: int
+
+
+def _exp_ci(log_units: FloatArray, cl: float, n_resamples: int, rng: np.random.Generator) -> RatioResult:
+    dist = bootstrap_distribution((log_units,), np.mean, n_resamples=n_resamples, rng=rng)
+    low, high = percentile_interval(dist, cl)
+    return RatioResult(
+        estimate=math.exp(float(log_units.mean())),
+        low=math.exp(low),
+        high=math.exp(high),
+        confidence_level=cl,
+        n=int(log_units.size),
+    )
+
+
+def paired_log_ratios(
+    a: RunsLike, b: RunsLike, *, names: tuple[str, str] = ("a", "b")
+) -> tuple[Runs, Runs, FloatArray]:
+    """Validate paired A/B times; return both run structures and log(b/a) for every pair —
+    the speedup samples s_(r,i) of Bulej et al. 2020 (seed 000) §3 step 2, as B/A and in logs."""
+    na, nb = names
+    ra = as_runs(a, na)
+    rb = as_runs(b, nb)
+    if ra.flat != rb.flat:
+        raise ValueError(f"{na} and {nb} must have the same shape: both flat (one pair per run) or both per-run arrays")
+    if ra.count != rb.count:
+        unit = "values" if ra.flat else "runs"
+        raise ValueError(f"{na} and {nb} must be paired: {na} has {ra.count} {unit}, {nb} has {rb.count}")
+    if not np.array_equal(ra.lengths, rb.lengths):
+        r = int(np.flatnonzero(ra.lengths != rb.lengths)[0])
+        raise ValueError(
+            f"{na} and {nb} must be paired iteration by iteration: "
+            f"run {r} has {ra.lengths[r]} iterations in {na}, {rb.lengths[r]} in {nb}"
+        )
+    return ra, rb, np.log(rb.values) - np.log(ra.values)
+
+
+def duet_ratio_ci(
+    a: RunsLike,
+    b: RunsLike,
+    *,
+    confidence_level: float = 0.99,
+    n_resamples: int = 10_000,
+    random_state: RandomState = None,
+) -> RatioResult:
+    """CI of the B/A ratio from a synchronous duet — Bulej et al. 2020 (seed 000) §3.
+
+    `a`, `b`: 1-D arrays of paired times (each pair its own run, s_r = b_r/a_r), or sequences of
+    per-run arrays paired iteration by iteration (runs may differ in length). Per run the
+    geometric mean gms_r of the pair ratios; estimate = grand geometric mean ggms over runs;
+    percentile bootstrap over the gms_r. The paper writes x/y; we report B/A so > 1 is slower.
+    """
+    cl = check_confidence_level(confidence_level)
+    n_resamples = check_n_resamples(n_resamples)
+    runs, _, log_ratio = paired_log_ratios(a, b)
+    log_gms = runs.run_means(log_ratio)
+    return _exp_ci(log_gms, cl, n_resamples, as_generator(random_state))
+
+
+def _mean_distribution(runs: Runs, n_resamples: int, rng: np.random.Generator) -> FloatArray:
+    if runs.flat or bool((runs.lengths == 1).all()):
+        return bootstrap_distribution((runs.run_means(),), np.mean, n_resamples=n_resamples, rng=rng)
+    return hierarchical_mean_distribution(runs.values, runs.lengths, n_resamples=n_resamples, rng=rng)
+
+
+def ratio_of_means_ci(
+    a: RunsLike,
+    b: RunsLike,
+    *,
+    confidence_level: float = 0.99,
+    n_resamples: int = 10_000,
+    random_state: RandomState = None,
+) -> RatioResult:
+    """CI of mean(B)/mean(A) for the sequential method (independent, randomly interleaved runs).
+
+    DESIGN §4 "Sequential (standard method)", after Kalibera & Jones: with 1-D inputs (one value
+    per run) an ordinary bootstrap of each mean; with per-run arrays a hierarchical bootstrap
+    (runs, then iterations within each drawn run) of the mean of run means. A and B are
+    resampled independently and the replicate ratios mean(B*)/mean(A*) give the percentile CI.
+    `n` of the result is min(n_a, n_b) runs.
+    """
+    cl = check_confidence_level(confidence_level)
+    n_resamples = check_n_resamples(n_resamples)
+    ra = as_runs(a, "a")
+    rb = as_runs(b, "b")
+    rng = as_generator(random_state)
+    dist_a = _mean_distribution(ra, n_resamples, rng)
+    dist_b = _mean_distribution(rb, n_resamples, rng)
+    low, high = percentile_interval(dist_b / dist_a, cl)
+    estimate = float(rb.run_means().mean() / ra.run_means().mean())
+    return RatioResult(estimate=estimate, low=low, high=high, confidence_level=cl, n=min(ra.count, rb.count))
+
+
+def difference_of_means_ci(
+    a: RunsLike,
+    b: RunsLike,
+    *,
+    confidence_level: float = 0.99,
+    n_resamples: int = 10_000,
+    random_state: RandomState = None,
+) -> DifferenceResult:
+    """Bootstrap CI of mean(B) − mean(A) over run means, also relative to mean(A).
+
+    The "standard method" of Bulej et al. 2020 (seed 000) §4.1 (bootstrap CI for the difference
+    of means, random interleaving). Per-run arrays are first reduced to run means ("run means"
+    sampling, Drozdík 2023 (seed 004) §4.3.2); A and B run means are resampled independently.
+    The paper divides by the mean of all samples because its runs are A/A; for A/B we divide by
+    mean(A), so the relative figures read as "fraction of the baseline".
+    """
+    cl = check_confidence_level(confidence_level)
+    n_resamples = check_n_resamples(n_resamples)
+    ra = as_runs(a, "a")
+    rb = as_runs(b, "b")
+    rng = as_generator(random_state)
+    means_a = ra.run_means()
+    means_b = rb.run_means()
+    dist_a = bootstrap_distribution((means_a,), np.mean, n_resamples=n_resamples, rng=rng)
+    dist_b = bootstrap_distribution((means_b,), np.mean, n_resamples=n_resamples, rng=rng)
+    low, high = percentile_interval(dist_b - dist_a, cl)
+    base = float(means_a.mean())
+    estimate = float(means_b.mean()) - base
+    return DifferenceResult(
+        estimate=estimate,
+        low=low,
+        high=high,
+        relative_estimate=estimate / base,
+        relative_low=low / base,
+        relative_high=high / base,
+        confidence_level=cl,
+        n_a=ra.count,
+        n_b=rb.count,
+    )
+
+
+def robust_pair_filter(
+    log_ratios: ArrayLike,
+    *,
+    k: float = 5.0,
+    floor: float = 0.005,
+    max_fraction: float = 0.10,
+) -> NDArray[np.bool_]:
+    """Keep-mask dropping isolated pair outliers of a duet. OUR OWN EXTENSION, not from the papers.
+
+    Why: on a 2-vCPU VM a duet leaves no spare CPU, so whatever wakes (the orchestrator, kernel
+    threads, another job) lands on one side only and shifts single pair ratios by ±5–15%;
+    the ratio does not cancel such asymmetric noise (notes/duet_on_2cpus.md, point 1).
+    Rule: drop a pair when |log_ratio − median| > max(k · 1.4826 · MAD, floor). The MAD
+    scaling makes k "standard deviations" for normal noise, so clean data loses ~nothing
+    (k = 5: about 6 in 10 million pairs); `floor` (log units, 0.005 ≈ 0.5%) keeps very quiet
+    data from having sub-percent wobbles called outliers. At most floor(max_fraction · n) pairs
+    are dropped, the most extreme first, so the filter can trim a tail but never rewrite the
+    sample; below 1/max_fraction pairs (10 by default) it removes nothing.
+    """
+    lr = as_sample(log_ratios, "log_ratios")
+    if not k > 0:
+        raise ValueError(f"k must be > 0, got {k}")
+    if not floor >= 0:
+        raise ValueError(f"floor must be >= 0, got {floor}")
+    if not 0.0 <= max_fraction < 1.0:
+        raise ValueError(f"max_fraction must lie in [0, 1), got {max_fraction}")
+    keep = np.ones(lr.size, dtype=np.bool_)
+    cap = int(math.floor(max_fraction * lr.size))
+    if cap == 0:
+        return keep
+    deviation = np.abs(lr - np.median(lr))
+    limit = max(k * MAD_TO_SIGMA * float(np.median(deviation)), floor)
+    outliers = np.flatnonzero(deviation > limit)
+    if outliers.size > cap:
+        most_extreme_first = np.argsort(-deviation[outliers], kind="stable")
+        outliers = outliers[most_extreme_first[:cap]]
+    keep[outliers] = False
+    return keep

@@ -1,0 +1,65 @@
+"""Shared fixtures: the native programs, and a way to run the real ``duet`` CLI as a user would."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="session")
+def native_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The installed native programs; built into a temp dir when running from a source tree."""
+    import duetbench.execute.native as native
+
+    if all(os.access(native.NATIVE_DIR / n, os.X_OK) for n in ("duet-launch", "duet-workload")):
+        return native.NATIVE_DIR
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler to build the native programs")
+    out = tmp_path_factory.mktemp("native")
+    for name, src in (("duet-launch", "launcher.c"), ("duet-workload", "workload.c")):
+        subprocess.run([cc, "-O2", "-std=gnu11", "-I", str(ROOT / "native"), "-o", str(out / name),
+                        str(ROOT / "native" / src), "-lm"], check=True)
+    os.environ["DUETBENCH_NATIVE_DIR"] = str(out)
+    return out
+
+
+@pytest.fixture()
+def launcher(native_dir: Path) -> Path:
+    return native_dir / "duet-launch"
+
+
+@pytest.fixture()
+def workload(native_dir: Path) -> Path:
+    return native_dir / "duet-workload"
+
+
+def cli_env(native_dir: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["DUETBENCH_NATIVE_DIR"] = str(native_dir)
+    import duetbench
+
+    src = str(Path(duetbench.__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = src + os.pathsep + env.get("PYTHONPATH", "")
+    env["COLUMNS"] = "200"
+    return env
+
+
+@pytest.fixture()
+def duet(native_dir: Path, tmp_path: Path):
+    """Run ``duet ARGS...`` in a fresh directory; returns the CompletedProcess."""
+
+    def run(*args: str, timeout: float = 120, check_no_traceback: bool = True) -> subprocess.CompletedProcess[str]:
+        result = subprocess.run([sys.executable, "-m", "duetbench", *args], cwd=tmp_path, env=cli_env(native_dir),
+                                capture_output=True, text=True, timeout=timeout)
+        if check_no_traceback:
+            assert "Traceback" not in result.stderr, result.stderr
+        return result
+
+    return run

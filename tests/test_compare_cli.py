@@ -1,0 +1,167 @@
+"""``duet compare`` and ``duet show`` end to end, as a user runs them: real processes, real store."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import cli_env
+
+two_cpus = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs to run a duet")
+
+FAST = ["--no-progress", "--warmup", "0"]
+
+
+def one_line_error(result: subprocess.CompletedProcess[str]) -> str:
+    lines = [line for line in result.stderr.strip().splitlines() if line.strip()]
+    assert lines, "expected an error message on stderr"
+    assert "Traceback" not in result.stderr
+    return lines[0]
+
+
+@two_cpus
+@pytest.mark.parametrize("method", ["duet", "aduet", "sequential"])
+def test_detects_a_known_slowdown_with_every_method(duet, tmp_path: Path, method: str) -> None:
+    result = duet("compare", "sleep 0.02", "sleep 0.03", "--method", method, "--runs", "8", "--export-json",
+                  "out.json", "--export-csv", "out.csv", "--export-markdown", "out.md", *FAST)
+    assert result.returncode == 0, result.stderr
+    data = json.loads((tmp_path / "out.json").read_text())
+    assert data["version"] == 1
+    by_metric = {c["metric"]: c for c in data["comparisons"]}
+    assert set(by_metric) == {"wall", "cpu"}
+    wall = by_metric["wall"]
+    assert wall["method"] == method
+    assert wall["verdict"] == "slower"
+    assert 1.3 < wall["ratio"]["low"] <= wall["ratio"]["estimate"] <= wall["ratio"]["high"] < 1.7
+    assert wall["ratio"]["confidence"] == 0.99
+    assert wall["runs"] >= 8 if method != "aduet" else wall["runs"] >= 4
+    assert 0 <= wall["u_test_p"] <= 1
+    assert {"mean", "median", "stdev", "cv"} <= set(wall["a"])
+    measured = [i for i in data["invocations"] if not i["warmup"]]
+    assert len(measured) >= 16
+    csv_rows = (tmp_path / "out.csv").read_text().strip().splitlines()
+    assert len(csv_rows) == len(data["invocations"]) + 1
+    assert "slower" in (tmp_path / "out.md").read_text()
+    assert "slower" in result.stdout
+
+
+def test_usage_errors_exit_2_with_one_line(duet) -> None:
+    cases = {
+        ("compare", "no-such-program-xyz 1", "true"): "not found",
+        ("compare", "true", "true", "--runs", "1"): "--runs",
+        ("compare", "true", "true", "--confidence", "1.5"): "--confidence",
+        ("compare", "true", "true", "--min-runs", "50", "--max-runs", "10"): "min-runs",
+        ("compare", "true", "true", "--method", "magic"): "magic",
+        ("compare", "true", "true", "--bogus-flag"): "bogus",
+        ("compare", "'unbalanced", "true"): "quoting",
+        ("compare", "true"): "COMMAND_B",
+        ("show", "99"): "no results database",
+    }
+    for args, expected in cases.items():
+        result = duet(*args)
+        assert result.returncode == 2, (args, result.stderr)
+        assert expected.lower() in result.stderr.lower(), (args, result.stderr)
+
+
+def test_unwritable_database_is_a_clear_error(duet) -> None:
+    result = duet("compare", "true", "true", "--runs", "2", "--db", "/proc/nope/results.db", *FAST)
+    assert result.returncode == 2
+    assert "database" in one_line_error(result) and "--db" in result.stderr
+
+
+def test_failing_command_stops_with_its_exit_code_and_stderr(duet, tmp_path: Path) -> None:
+    result = duet("compare", "true", "sh -c 'echo disk on fire >&2; exit 3'", "--runs", "5", *FAST)
+    assert result.returncode == 1
+    line = one_line_error(result)
+    assert "exit code 3" in line and "disk on fire" in line and "--ignore-failure" in result.stderr
+    # What was measured before the failure is kept.
+    rows = sqlite3.connect(tmp_path / ".duet/results.db").execute("SELECT status FROM invocations").fetchall()
+    assert ("failed",) in rows
+
+
+def test_ignore_failure_goes_on(duet) -> None:
+    result = duet("compare", "true", "sh -c 'exit 3'", "--runs", "3", "--ignore-failure", *FAST)
+    assert result.returncode == 0, result.stderr
+    assert "exited non-zero" in result.stdout
+
+
+def test_hung_command_is_killed_by_timeout(duet) -> None:
+    t0 = time.monotonic()
+    result = duet("compare", "true", "sleep 30", "--runs", "3", "--timeout", "0.3", *FAST)
+    assert result.returncode == 1
+    assert "timeout" in one_line_error(result)
+    assert time.monotonic() - t0 < 20
+
+
+def test_fail_if_slower_sets_the_exit_code(duet) -> None:
+    slower = ("compare", "sleep 0.01", "sleep 0.02", "--runs", "5", *FAST)
+    assert duet(*slower, "--fail-if-slower", "20").returncode == 1
+    assert duet(*slower, "--fail-if-slower", "300").returncode == 0
+
+
+def _start(native_dir: Path, cwd: Path, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "duetbench", "compare", *args], cwd=cwd, env=cli_env(native_dir),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _wait_for_rows(db: Path, n: int, proc: subprocess.Popen[str], limit: float = 60) -> int:
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.communicate()
+        if db.exists():
+            try:
+                rows = sqlite3.connect(db).execute("SELECT COUNT(*) FROM invocations").fetchone()[0]
+                if rows >= n:
+                    return rows
+            except sqlite3.Error:
+                pass
+        time.sleep(0.1)
+    raise AssertionError("no progress")
+
+
+@two_cpus
+def test_kill_9_keeps_every_finished_invocation(native_dir: Path, tmp_path: Path) -> None:
+    proc = _start(native_dir, tmp_path, "sleep 0.05", "sleep 0.05", "--runs", "200", *FAST)
+    db = tmp_path / ".duet/results.db"
+    seen = _wait_for_rows(db, 6, proc)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    rows = sqlite3.connect(db).execute("SELECT side, status, wall_s FROM invocations").fetchall()
+    assert len(rows) >= seen
+    assert all(status == "ok" and wall > 0.04 for _, status, wall in rows)
+
+
+@two_cpus
+def test_ctrl_c_stops_keeps_and_reports(native_dir: Path, tmp_path: Path) -> None:
+    proc = _start(native_dir, tmp_path, "sleep 0.05", "sleep 0.06", "--runs", "200", *FAST)
+    _wait_for_rows(tmp_path / ".duet/results.db", 8, proc)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    assert "Interrupted" in out and "kept" in out
+    assert "B/A" in out or "slower" in out  # the report of what was measured
+    status = sqlite3.connect(tmp_path / ".duet/results.db").execute("SELECT status FROM comparisons").fetchone()
+    assert status == ("interrupted",)
+
+
+def test_show_lists_and_reprints(duet, tmp_path: Path) -> None:
+    first = duet("compare", "sleep 0.01", "sleep 0.02", "--runs", "4", "--seed", "7", "--name-a", "old",
+                 "--name-b", "new", "--method", "sequential", *FAST)
+    assert first.returncode == 0, first.stderr
+    listing = duet("show")
+    assert listing.returncode == 0 and "old" in listing.stdout and "new" in listing.stdout
+    again = duet("show", "1", "--export-json", "again.json")
+    assert again.returncode == 0
+    data = json.loads((tmp_path / "again.json").read_text())
+    assert data["seed"] == 7 and data["comparisons"][0]["verdict"] == "slower"
+    # Re-analysis is deterministic: the same CI as printed the first time.
+    wall_line = next(line for line in first.stdout.splitlines() if "wall:" in line)
+    assert wall_line in again.stdout

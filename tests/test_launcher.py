@@ -1,0 +1,145 @@
+"""The native launcher and the runner, with real processes, real pinning and a real barrier."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import statistics
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from duetbench.execute.barrier import BarrierPage
+from duetbench.execute.runner import Runner, RunSettings
+from duetbench.measure.cgroup import SideCgroup
+
+BURN = "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done"  # ~0.2-0.5 s of CPU in dash
+
+two_cpus = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs to run a duet")
+
+
+def launch(launcher: Path, tmp_path: Path, *command: str, **opts: object) -> dict[str, object]:
+    result = tmp_path / "result.json"
+    argv = [str(launcher), "--result", str(result)]
+    for key, value in opts.items():
+        argv += ["--" + key.replace("_", "-"), str(value)]
+    subprocess.run([*argv, "--", *command], capture_output=True, timeout=60)
+    return json.loads(result.read_text())
+
+
+def test_pins_the_command_to_the_requested_cpu(launcher: Path, tmp_path: Path) -> None:
+    cpu = max(os.sched_getaffinity(0))
+    out = tmp_path / "allowed"
+    r = launch(launcher, tmp_path, "sh", "-c", f"grep Cpus_allowed_list /proc/self/status > {out}", cpu=cpu)
+    assert r["status"] == "ok"
+    assert r["cpu_seen"] == cpu
+    assert out.read_text().split()[-1] == str(cpu)
+
+
+def test_counts_cpu_of_daemonized_grandchildren(launcher: Path, tmp_path: Path) -> None:
+    # Double fork: the intermediate subshell exits at once, so the burner is orphaned and re-parented;
+    # without a subreaper it would go to init and plain wait4 would never see its CPU time.
+    alone = launch(launcher, tmp_path, "sh", "-c", BURN)
+    daemonized = launch(launcher, tmp_path, "sh", "-c", f"(setsid sh -c '{BURN}' &); sleep 2")
+    burn_cpu = (alone["utime_us"] + alone["stime_us"]) / 1e6
+    tree_cpu = (daemonized["utime_us"] + daemonized["stime_us"]) / 1e6
+    assert daemonized["orphans_reaped"] >= 1
+    assert tree_cpu > 0.8 * burn_cpu, (tree_cpu, burn_cpu)
+
+
+def test_leaves_no_process_behind(launcher: Path, tmp_path: Path) -> None:
+    marker = f"duetbench-orphan-{os.getpid()}"
+    r = launch(launcher, tmp_path, "sh", "-c", f"setsid sh -c 'exec -a {marker} sleep 30' & exit 0")
+    assert r["status"] == "ok"
+    time.sleep(0.2)
+    left = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True).stdout.split()
+    assert left == []
+
+
+def test_max_rss_is_not_inflated_by_the_python_parent(launcher: Path, tmp_path: Path) -> None:
+    ballast = bytearray(300 * 1024 * 1024)
+    ballast[::4096] = b"x" * len(ballast[::4096])  # touch every page
+    r = launch(launcher, tmp_path, "true")
+    assert r["maxrss_kb"] < 50_000, r["maxrss_kb"]
+    del ballast
+
+
+def test_timeout_kills_the_command(launcher: Path, tmp_path: Path) -> None:
+    t0 = time.monotonic()
+    r = launch(launcher, tmp_path, "sleep", "10", timeout_ms=200)
+    assert r["status"] == "timeout"
+    assert time.monotonic() - t0 < 5
+
+
+def test_reports_exec_failure_and_exit_codes(launcher: Path, tmp_path: Path) -> None:
+    assert launch(launcher, tmp_path, "/nonexistent/program")["status"] == "exec_failed"
+    r = launch(launcher, tmp_path, "sh", "-c", "exit 7")
+    assert (r["status"], r["exit_code"]) == ("failed", 7)
+    r = launch(launcher, tmp_path, "sh", "-c", "kill -9 $$")
+    assert (r["status"], r["signal"]) == ("signaled", 9)
+
+
+def test_barrier_times_out_when_the_other_side_never_comes(launcher: Path, tmp_path: Path) -> None:
+    with BarrierPage(parties=2) as page:
+        t0 = time.monotonic()
+        r = launch(launcher, tmp_path, "true", barrier=page.path, barrier_timeout_ms=300)
+        assert r["status"] == "barrier_timeout"
+        assert time.monotonic() - t0 < 5
+        assert page.aborted == 1
+        # Once aborted, a late partner does not wait at all.
+        r = launch(launcher, tmp_path, "true", barrier=page.path, barrier_timeout_ms=30_000)
+        assert r["status"] == "barrier_aborted"
+
+
+def test_sigterm_stops_the_command_and_reports(launcher: Path, tmp_path: Path) -> None:
+    result = tmp_path / "r.json"
+    proc = subprocess.Popen([str(launcher), "--result", str(result), "--", "sleep", "30"])
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=5)
+    assert json.loads(result.read_text())["status"] == "interrupted"
+
+
+@two_cpus
+def test_duet_starts_both_sides_within_microseconds(native_dir: Path) -> None:
+    settings = RunSettings(method="duet", argv={"A": ["true"], "B": ["true"]}, cpus=(0, 1), seed=3, warmup=2,
+                           use_cgroups=False)
+    outcome = Runner(settings, lambda measured, elapsed: len(measured) < 200, lambda inv: None).run()
+    assert outcome.status == "complete"
+    starts: dict[int, dict[str, int]] = {}
+    for inv in outcome.measured:
+        starts.setdefault(inv.pair, {})[inv.side] = inv.start_ns
+        assert inv.cpu_seen == inv.cpu_requested  # each side ran where it was put
+    skews = [abs(p["A"] - p["B"]) / 1000 for p in starts.values()]
+    assert statistics.median(skews) < 100, f"median start skew {statistics.median(skews):.2f} us"
+    # CPU assignment and launch order are randomized per pair, not fixed.
+    assert {inv.cpu_requested for inv in outcome.measured if inv.side == "A"} == {0, 1}
+
+
+@two_cpus
+def test_every_method_runs_and_measures(native_dir: Path) -> None:
+    for method in ("duet", "aduet", "sequential"):
+        settings = RunSettings(method=method, argv={"A": ["sleep", "0.01"], "B": ["sleep", "0.02"]}, cpus=(0, 1),
+                               seed=1, warmup=1)
+        outcome = Runner(settings, lambda m, e: min(sum(i.side == s for i in m) for s in "AB") < 4,
+                         lambda inv: None).run()
+        assert outcome.status == "complete", method
+        a = [i.wall_s for i in outcome.measured if i.side == "A"]
+        b = [i.wall_s for i in outcome.measured if i.side == "B"]
+        assert len(a) >= 4 and len(b) >= 4
+        assert 0.009 < statistics.median(a) < 0.015 and 0.019 < statistics.median(b) < 0.026, (method, a, b)
+        if method == "sequential":
+            assert {i.cpu_seen for i in outcome.measured} == {1}
+
+
+def test_cgroup_cpu_stat_where_available(native_dir: Path) -> None:
+    group = SideCgroup.create(f"duetbench-test-{os.getpid()}")
+    if group is None:
+        pytest.skip("no writable cgroup v2 hierarchy with cpu.stat on this machine")
+    group.remove()
+    settings = RunSettings(method="sequential", argv={"A": ["sh", "-c", BURN], "B": ["true"]}, cpus=(0, 0), seed=1)
+    outcome = Runner(settings, lambda m, e: len(m) < 2, lambda inv: None).run()
+    burn = next(i for i in outcome.measured if i.side == "A")
+    assert burn.cgroup_cpu_s is not None and burn.cgroup_cpu_s == pytest.approx(burn.cpu_s, rel=0.2)
