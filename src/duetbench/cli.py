@@ -12,6 +12,7 @@ from duetbench import __version__
 from duetbench.config.compare import validated
 from duetbench.errors import DuetError
 from duetbench.store.db import DEFAULT_DB
+from duetbench.workload_cli import workload
 
 _err = Console(stderr=True, highlight=False)
 
@@ -141,12 +142,4 @@ def show(comparison_id: int | None, db: Path, limit: int, export_json: Path | No
                              console=Console(highlight=False), limit=limit))
 
 
-def _register_optional_commands() -> None:
-    try:
-        from duetbench.workload_cli import workload
-    except ImportError:  # pragma: no cover - only while the module is being written
-        return
-    main.add_command(workload)
-
-
-_register_optional_commands()
+main.add_command(workload)
