@@ -166,6 +166,7 @@ def compare(
     robust: bool = True,
     a_run_ids: ArrayLike | None = None,
     b_run_ids: ArrayLike | None = None,
+    u_test: bool = True,
 ) -> ComparisonResult:
     """Compare B against A measured with `method`; the analysis behind `duet compare`.
 
@@ -179,7 +180,8 @@ def compare(
       noise it targets hits the async duet as much as the sync one). Then `aduet_ratio_ci`.
     - "sequential" (seed 000 §4.1 standard method, DESIGN §4): `ratio_of_means_ci` and
       `difference_of_means_ci`; a and b are independent (1-D: one value per run; or per-run arrays).
-    The Mann–Whitney U test (seed 004 §4.3.3) always runs on all raw A vs B values.
+    The Mann–Whitney U test (seed 004 §4.3.3) runs on all raw A vs B values; `u_test=False` skips it
+    (u_test_p is then nan), for live estimates that only steer stopping.
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
@@ -225,7 +227,7 @@ def compare(
         runs=used,
         ratio=ratio,
         verdict=verdict(ratio.low, ratio.high),
-        u_test_p=mann_whitney_u(raw_a, raw_b).pvalue,
+        u_test_p=mann_whitney_u(raw_a, raw_b).pvalue if u_test else float("nan"),
         relative_ci_width=relative_ci_width(ratio.low, ratio.high, ratio.estimate),
         a=describe(raw_a),
         b=describe(raw_b),

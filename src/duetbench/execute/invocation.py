@@ -114,6 +114,11 @@ class RunningInvocation:
             except ProcessLookupError:
                 pass
 
+    def discard(self) -> None:
+        """Forget an invocation that was not measured (a filler): remove its files."""
+        for path in (self.result_path, self.stderr_path):
+            path.unlink(missing_ok=True)
+
     def wait(self) -> Invocation:
         self.process.wait()
         return self._collect()
@@ -136,8 +141,7 @@ class RunningInvocation:
             tail = "\n".join(lines[-STDERR_TAIL_LINES:])
         except OSError:
             pass
-        for path in (self.result_path, self.stderr_path):
-            path.unlink(missing_ok=True)
+        self.discard()
         user = raw.get("utime_us", 0) / 1e6
         system = raw.get("stime_us", 0) / 1e6
         start, end = int(raw.get("start_ns", 0)), int(raw.get("end_ns", 0))

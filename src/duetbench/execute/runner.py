@@ -20,6 +20,9 @@ from duetbench.measure.cgroup import SideCgroup
 from duetbench.measure.procstat import read_steal_seconds, steal_delta
 from duetbench.plan.schedule import Schedule
 
+# Invocations per side in one segment of an asynchronous duet (CPUs are re-drawn between segments).
+ADUET_SEGMENT = 5
+
 
 @dataclass
 class RunSettings:
@@ -34,6 +37,9 @@ class RunSettings:
     ignore_failure: bool = False
     show_output: bool = False
     use_cgroups: bool = True
+    # Keep the side that finished first busy with unmeasured re-runs until its partner finishes, so the
+    # longer side never runs alone (seed 000 §4.4, the remedy for uneven resource utilization).
+    fill: bool = True
 
 
 @dataclass
@@ -131,6 +137,35 @@ class Runner:
                 if group is not None:
                     group.remove()
 
+    def _filler(self, side: str, cpu: int | None, workdir: Path) -> RunningInvocation:
+        """An unmeasured re-run of ``side`` that keeps its CPU busy while the partner still runs."""
+        spec = LaunchSpec(argv=self.s.argv[side], side=side, index=-1, pair=-1, warmup=True, cpu=cpu)
+        filler = RunningInvocation(spec, workdir)
+        self._running.append(filler)
+        return filler
+
+    def _end_filler(self, filler: RunningInvocation) -> None:
+        filler.terminate()
+        filler.process.wait()
+        filler.discard()
+        self._running.remove(filler)
+
+    def _wait_pair(self, running: list[RunningInvocation], workdir: Path) -> list[Invocation]:
+        """Wait for both sides of a pair; with ``fill``, the side that finishes first is re-run (unmeasured)
+        until its partner finishes too."""
+        first_pid = _wait_any({r.pid for r in running})
+        first = next(r for r in running if r.pid == first_pid)
+        other = next(r for r in running if r is not first)
+        done = first.wait()
+        filler = self._filler(done.side, first.spec.cpu, workdir) if self.s.fill and done.ok else None
+        while filler is not None and _wait_any({other.pid, filler.pid}) == filler.pid:
+            self._end_filler(filler)  # it finished on its own: the partner is much longer; go on filling
+            filler = self._filler(done.side, first.spec.cpu, workdir)
+        late = other.wait()
+        if filler is not None:
+            self._end_filler(filler)
+        return [done, late]
+
     def _run_duet(self, workdir: Path, cgroups: dict[str, SideCgroup | None]) -> Invocation | None:
         with BarrierPage(parties=2) as barrier:
             pair = 0
@@ -147,7 +182,7 @@ class Runner:
                     for side in placement.order:
                         spec = self._spec(side, pair, pair, warmup, placement.cpu[side], barrier.path, cgroups)
                         self._running.append(RunningInvocation(spec, workdir))
-                    results = [r.wait() for r in self._running]
+                    results = self._wait_pair(list(self._running), workdir)
                 except KeyboardInterrupt:
                     barrier.abort(ABORT_USER)
                     raise
@@ -184,52 +219,74 @@ class Runner:
             round_ += 1
 
     def _run_aduet(self, workdir: Path, cgroups: dict[str, SideCgroup | None]) -> Invocation | None:
-        """Both sides invoke back to back on their own CPU, never waiting for each other (seed 004 §3)."""
-        cpu = self.schedule.aduet_placement()
+        """Both sides invoke back to back on their own CPU, never waiting for each other (seed 004 §3).
+
+        Invocations come in segments of ADUET_SEGMENT per side. At a segment's end the CPUs are drawn
+        again, so that a fixed difference between the two CPUs averages out as in the synchronous duet;
+        the side that finishes its segment first is kept busy (``fill``) until the other finishes."""
         count = {"A": 0, "B": 0}
-        by_pid: dict[int, RunningInvocation] = {}
-        steal_at_start: dict[int, dict[int, float]] = {}
-        stopping = False  # once set, sides finish their current invocation and are not relaunched
+        segment = 0
+        while True:
+            if min(count.values()) >= self.s.warmup and segment > 0 \
+                    and not self.should_continue(self.measured, self._elapsed()):
+                return None
+            cpu = self.schedule.aduet_placement()
+            left = {"A": ADUET_SEGMENT, "B": ADUET_SEGMENT}
+            measuring: dict[int, tuple[RunningInvocation, dict[int, float]]] = {}
+            fillers: dict[int, RunningInvocation] = {}
 
-        def launch(side: str) -> None:
-            self._prepare(side)
-            index = count[side]
-            spec = self._spec(side, index, index, index < self.s.warmup, cpu[side], None, cgroups)
-            steal = read_steal_seconds()
-            running = RunningInvocation(spec, workdir)
-            by_pid[running.pid] = running
-            steal_at_start[running.pid] = steal
-            self._running = list(by_pid.values())
-            count[side] += 1
+            def launch(side: str) -> None:
+                self._prepare(side)
+                index = count[side]
+                spec = self._spec(side, index, segment, index < self.s.warmup, cpu[side], None, cgroups)
+                steal = read_steal_seconds()
+                running = RunningInvocation(spec, workdir)
+                self._running.append(running)
+                measuring[running.pid] = (running, steal)
+                count[side] += 1
+                left[side] -= 1
 
-        for side in self.schedule.next_round_order():
-            launch(side)
-        failure: Invocation | None = None
-        while by_pid:
-            # Block (sleep) until either side's launcher exits; WNOWAIT leaves the reaping to Popen.
-            info = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOWAIT)
-            if info is None:
-                continue
-            if info.si_pid not in by_pid:
-                os.waitpid(info.si_pid, 0)  # not ours to measure; reap it so waitid does not return it again
-                continue
-            running = by_pid.pop(info.si_pid)
-            self._running = list(by_pid.values())
-            inv = running.wait()
-            inv.steal_s = steal_delta(steal_at_start.pop(running.pid), read_steal_seconds(), inv.cpu_requested)
-            self._emit(inv)
-            if failure is None and self._is_failure(inv):
-                failure = inv
-                stopping = True
-            if stopping:
-                continue
-            # The stop rule counts what both sides have measured, so the faster side keeps going (and
-            # keeps its partner company) until the slower side has enough too.
-            if count[inv.side] <= self.s.warmup or self.should_continue(self.measured, self._elapsed()):
-                launch(inv.side)
-            else:
-                stopping = True
-        return failure
+            def fill(side: str) -> None:
+                filler = self._filler(side, cpu[side], workdir)
+                fillers[filler.pid] = filler
+
+            for side in self.schedule.next_round_order():
+                launch(side)
+            failure: Invocation | None = None
+            while measuring:
+                pid = _wait_any(set(measuring) | set(fillers))
+                if pid in fillers:  # a filler ended on its own while the partner still runs: fill again
+                    filler = fillers.pop(pid)
+                    self._end_filler(filler)
+                    fill(filler.spec.side)
+                    continue
+                running, steal = measuring.pop(pid)
+                self._running.remove(running)
+                inv = running.wait()
+                inv.steal_s = steal_delta(steal, read_steal_seconds(), inv.cpu_requested)
+                self._emit(inv)
+                if failure is None and self._is_failure(inv):
+                    failure = inv
+                if failure is None and left[inv.side] > 0:
+                    launch(inv.side)
+                elif failure is None and self.s.fill and measuring:
+                    fill(inv.side)
+            for filler in fillers.values():
+                self._end_filler(filler)
+            if failure is not None:
+                return failure
+            segment += 1
+
+
+def _wait_any(pids: set[int]) -> int:
+    """Sleep until one of ``pids`` has exited and return it, leaving it unreaped for Popen."""
+    while True:
+        info = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOWAIT)
+        if info is None:
+            continue
+        if info.si_pid in pids:
+            return info.si_pid
+        os.waitpid(info.si_pid, 0)  # not ours to measure; reap it so waitid does not return it again
 
 
 def _root_cause(results: list[Invocation]) -> Invocation:
