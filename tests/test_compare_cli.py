@@ -165,3 +165,49 @@ def test_show_lists_and_reprints(duet, tmp_path: Path) -> None:
     # Re-analysis is deterministic: the same CI as printed the first time.
     wall_line = next(line for line in first.stdout.splitlines() if "wall:" in line)
     assert wall_line in again.stdout
+
+
+def test_prepare_setup_and_cleanup_run_where_hyperfine_runs_them(duet, tmp_path: Path) -> None:
+    result = duet("compare", "true", "true", "--method", "sequential", "--runs", "3", "--warmup", "1",
+                  "--prepare", "echo p >> prepare.log", "--setup", "echo s >> setup.log",
+                  "--cleanup", "echo c >> cleanup.log", "--no-progress")
+    assert result.returncode == 0, result.stderr
+    # One prepare per invocation (4 rounds x 2 sides), setup and cleanup once per command.
+    assert len((tmp_path / "prepare.log").read_text().split()) == 8
+    assert len((tmp_path / "setup.log").read_text().split()) == 2
+    assert len((tmp_path / "cleanup.log").read_text().split()) == 2
+
+
+def test_failing_prepare_is_reported(duet) -> None:
+    result = duet("compare", "true", "true", "--runs", "3", "--prepare", "echo broken >&2; exit 4", *FAST)
+    assert result.returncode == 1
+    line = one_line_error(result)
+    assert "prepare" in line and "exit code 4" in line and "broken" in line
+
+
+def test_shell_flag(duet, tmp_path: Path) -> None:
+    # Without --shell a shell keyword is not a program.
+    assert "not found" in one_line_error(duet("compare", "exit 0", "true", "--runs", "2", *FAST))
+    result = duet("compare", "--shell", "echo a > a.txt && true", "true", "--runs", "2", *FAST)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "a.txt").read_text().strip() == "a"
+
+
+def test_teaching_warning_for_very_short_commands(duet, tmp_path: Path) -> None:
+    result = duet("compare", "true", "true", "--runs", "5", "--export-json", "o.json", *FAST)
+    assert result.returncode == 0
+    warnings = json.loads((tmp_path / "o.json").read_text())["warnings"]
+    assert any("start-up" in w for w in warnings), warnings
+
+
+def test_workload_ground_truth_through_compare(duet, workload: Path, tmp_path: Path) -> None:
+    """A known 10% slowdown of the built-in workload is found, with the truth inside the CI (CPU time, which
+    the other tests' load on this machine disturbs least)."""
+    ops = subprocess.run([str(workload), "integer", "--calibrate", "20"], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    result = duet("compare", f"{workload} integer --ops {ops}", f"{workload} integer --ops {ops} --scale 1.10",
+                  "--runs", "15", "--metric", "cpu", "--export-json", "o.json", *FAST)
+    assert result.returncode == 0, result.stderr
+    cpu = next(c for c in json.loads((tmp_path / "o.json").read_text())["comparisons"] if c["metric"] == "cpu")
+    assert cpu["verdict"] == "slower"
+    assert 1.06 < cpu["ratio"]["estimate"] < 1.12
