@@ -1,6 +1,7 @@
 """``duet compare`` end to end: config → plan → execute → store → analyze → report."""
 from __future__ import annotations
 
+import os
 import signal
 import time
 from collections.abc import Callable
@@ -188,6 +189,14 @@ def run_compare(opts: CompareOptions, *, db_path: Path, exports: Exports, consol
     return 0
 
 
+def _short(name: str, command: str, width: int = 28) -> str:
+    """A name the user gave, else the command with its program's directory left out."""
+    program, _, rest = command.partition(" ")
+    text = f"{os.path.basename(program)} {rest}".strip()
+    text = text if len(text) <= width else text[: width - 1] + "…"
+    return text if name in ("A", "B") else f"{name}: {text}"
+
+
 def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
@@ -220,19 +229,17 @@ def show(db_path: Path, comparison_id: int | None, *, exports: Exports, console:
     store = Store(db_path)
     try:
         if comparison_id is None:
-            from rich.table import Table
-
-            table = Table(show_edge=False, header_style="bold")
-            for column in ("id", "when", "method", "A", "B", "runs", "status", "verdict"):
-                table.add_column(column)
-            for rec in store.comparisons(limit):
-                report = build_report(rec, store.invocations(rec.id))
-                primary = report.primary
-                table.add_row(str(rec.id), time.strftime("%Y-%m-%d %H:%M", time.localtime(rec.created)),
-                              rec.method, f"{rec.name_a}: {rec.command_a}", f"{rec.name_b}: {rec.command_b}",
-                              str(primary.runs if primary else 0), rec.status,
-                              f"{primary.verdict} ({primary.ratio.estimate:.4f})" if primary else "–")
-            console.print(table)
+            records = store.comparisons(limit)
+            if not records:
+                console.print(f"no comparisons in {db_path} yet")
+            for rec in records:
+                primary = build_report(rec, store.invocations(rec.id)).primary
+                judged = (f"[bold]{primary.verdict}[/bold] B/A {primary.ratio.estimate:.4f} "
+                          f"[{primary.ratio.low:.4f}, {primary.ratio.high:.4f}] · {primary.runs} runs"
+                          if primary else "no statistics")
+                when = time.strftime("%Y-%m-%d %H:%M", time.localtime(rec.created))
+                console.print(f"[bold]#{rec.id}[/bold] {when} · {rec.method} · {rec.status} · {judged}")
+                console.print(f"    {_short(rec.name_a, rec.command_a, 70)}\n    {_short(rec.name_b, rec.command_b, 70)}")
             return 0
         record = store.comparison(comparison_id)
         if record is None:

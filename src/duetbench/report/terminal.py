@@ -30,18 +30,15 @@ def render(report: ComparisonReport, console: Console) -> None:
     table = Table(show_edge=False, header_style="bold", box=None, padding=(0, 1))
     table.add_column("")
     for metric in report.results:
-        table.add_column(f"{metric} mean ± σ", justify="right")
+        table.add_column(f"{metric} mean", justify="right")
         table.add_column("median", justify="right")
-    table.add_column("wall min … max", justify="right")
+        table.add_column("CV", justify="right")
     table.add_column("max RSS", justify="right")
     for side, key in (("A", "a"), ("B", "b")):
         row = [f"[bold]{names[side]}[/bold]"]
         for result in report.results.values():
             s = getattr(result, key)
-            spread = f"{s.cv:.1%}" if s.cv == s.cv else "–"
-            row += [f"{_ms(s.mean)} ± {spread}", _ms(s.median)]
-        wall = report.results.get("wall")
-        row.append(f"{_ms(getattr(wall, key).min)}…{_ms(getattr(wall, key).max)}" if wall else "")
+            row += [_ms(s.mean), _ms(s.median), f"{s.cv:.1%}" if s.cv == s.cv else "–"]
         rss = [i.maxrss_kb for i in report.invocations if i.side == side and not i.warmup and i.ok]
         row.append(f"{statistics.median(rss) / 1024:.1f} MiB" if rss else "")
         table.add_row(*row)
