@@ -211,3 +211,25 @@ def test_workload_ground_truth_through_compare(duet, workload: Path, tmp_path: P
     cpu = next(c for c in json.loads((tmp_path / "o.json").read_text())["comparisons"] if c["metric"] == "cpu")
     assert cpu["verdict"] == "slower"
     assert 1.06 < cpu["ratio"]["estimate"] < 1.12
+
+
+def test_adaptive_stopping_respects_budget_and_bounds(duet, tmp_path: Path) -> None:
+    # A/A of two sleeps: the CI is wide (sleep jitter), so only the bounds stop it.
+    result = duet("compare", "sleep 0.01", "sleep 0.01", "--method", "sequential", "--min-runs", "3",
+                  "--max-runs", "5", "--target-width", "0.0001", "--export-json", "o.json", *FAST)
+    assert result.returncode == 0, result.stderr
+    assert json.loads((tmp_path / "o.json").read_text())["comparisons"][0]["runs"] == 5
+    t0 = time.monotonic()
+    result = duet("compare", "sleep 0.1", "sleep 0.1", "--method", "sequential", "--min-runs", "2",
+                  "--time-budget", "1", "--target-width", "0.0001", "--export-json", "t.json", *FAST)
+    assert result.returncode == 0, result.stderr
+    runs = json.loads((tmp_path / "t.json").read_text())["comparisons"][0]["runs"]
+    assert 3 <= runs <= 8 and time.monotonic() - t0 < 10
+
+
+def test_precision_target_stops_early(duet, workload: Path, tmp_path: Path) -> None:
+    result = duet("compare", f"{workload} integer --ops 300", f"{workload} integer --ops 300",
+                  "--metric", "cpu", "--target-width", "0.5", "--min-runs", "4", "--export-json", "o.json", *FAST)
+    assert result.returncode == 0, result.stderr
+    cpu = next(c for c in json.loads((tmp_path / "o.json").read_text())["comparisons"] if c["metric"] == "cpu")
+    assert cpu["runs"] < 20 and cpu["relative_ci_width"] <= 0.5
