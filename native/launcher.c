@@ -51,20 +51,27 @@ static volatile sig_atomic_t g_timed_out = 0;
 static volatile sig_atomic_t g_interrupted = 0;
 static pid_t g_child = -1;
 
+/* Kill the command: its process group, and the child itself in case it has not set up its group yet. */
+static void kill_child(void)
+{
+    if (g_child > 0) {
+        kill(-g_child, SIGKILL);
+        kill(g_child, SIGKILL);
+    }
+}
+
 static void on_alarm(int sig)
 {
     (void)sig;
     g_timed_out = 1;
-    if (g_child > 0)
-        kill(-g_child, SIGKILL);
+    kill_child();
 }
 
 static void on_terminate(int sig)
 {
     (void)sig;
     g_interrupted = 1;
-    if (g_child > 0)
-        kill(-g_child, SIGKILL);
+    kill_child();
 }
 
 static void usage_error(const char *msg)
@@ -208,7 +215,8 @@ int main(int argc, char **argv)
     if (pin_error && shm)
         duet_set_abort(shm, DUET_ABORT_FAILED);
 
-    pid_t child = pin_error ? -1 : fork();
+    /* Stopped before the command started (a filler no longer needed, say): do not start it at all. */
+    pid_t child = (pin_error || g_interrupted) ? -1 : fork();
     if (child == 0) {
         close(pipefd[0]);
         setpgid(0, 0);
@@ -248,6 +256,8 @@ int main(int argc, char **argv)
     }
     close(pipefd[1]);
     g_child = child;
+    if (g_interrupted)
+        kill_child(); /* the signal came between fork and the line above, when the handler had no child */
 
     const char *status = "ok";
     char error[512] = "";
@@ -257,7 +267,9 @@ int main(int argc, char **argv)
     struct rusage ru_main;
     memset(&ru_main, 0, sizeof ru_main);
 
-    if (pin_error) {
+    if (g_interrupted && child < 0 && !pin_error) {
+        status = "interrupted";
+    } else if (pin_error) {
         status = "launch_error";
         snprintf(error, sizeof error, "cannot pin to CPU %d: %s", cpu, pin_error);
     } else if (child < 0) {
