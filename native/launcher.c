@@ -44,6 +44,7 @@ struct child_msg {
     int32_t kind;
     int32_t value; /* errno or barrier result */
     int64_t start_ns;
+    int64_t pre_exec_cpu_ns; /* CPU the child spent before exec (mostly spinning at the barrier) */
     int32_t cpu;
 };
 
@@ -245,6 +246,9 @@ int main(int argc, char **argv)
             }
         }
         m.start_ns = duet_now_ns();
+        struct timespec cpu_ts;
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu_ts);
+        m.pre_exec_cpu_ns = (int64_t)cpu_ts.tv_sec * 1000000000LL + cpu_ts.tv_nsec;
         m.kind = MSG_STARTED;
         m.cpu = sched_getcpu();
         (void)!write(pipefd[1], &m, sizeof m);
@@ -376,11 +380,12 @@ int main(int argc, char **argv)
     fprintf(out, "{\"status\":\"%s\",\"exit_code\":%d,\"signal\":%d,\"start_ns\":%lld,\"end_ns\":%lld,"
                  "\"utime_us\":%lld,\"stime_us\":%lld,\"maxrss_kb\":%ld,\"nvcsw\":%ld,\"nivcsw\":%ld,"
                  "\"minflt\":%ld,\"majflt\":%ld,\"cpu_seen\":%d,\"cpu_requested\":%d,\"orphans_reaped\":%d,"
-                 "\"launcher_pid\":%d,\"error\":",
+                 "\"launcher_pid\":%d,\"pre_exec_cpu_ns\":%lld,\"error\":",
             status, exit_code, term_signal, (long long)started.start_ns, (long long)end_ns, utime_us, stime_us,
             maxrss, ru_main.ru_nvcsw + ru_orphans.ru_nvcsw, ru_main.ru_nivcsw + ru_orphans.ru_nivcsw,
             ru_main.ru_minflt + ru_orphans.ru_minflt, ru_main.ru_majflt + ru_orphans.ru_majflt,
-            started.kind == MSG_STARTED ? started.cpu : -1, cpu, orphans, (int)getpid());
+            started.kind == MSG_STARTED ? started.cpu : -1, cpu, orphans, (int)getpid(),
+            (long long)(started.kind == MSG_STARTED ? started.pre_exec_cpu_ns : 0));
     json_escape(out, error);
     fprintf(out, "}\n");
     fclose(out);

@@ -233,3 +233,16 @@ def test_precision_target_stops_early(duet, workload: Path, tmp_path: Path) -> N
     assert result.returncode == 0, result.stderr
     cpu = next(c for c in json.loads((tmp_path / "o.json").read_text())["comparisons"] if c["metric"] == "cpu")
     assert cpu["runs"] < 20 and cpu["relative_ci_width"] <= 0.5
+
+
+def test_one_cpu_falls_back_to_sequential_with_a_warning(native_dir: Path, tmp_path: Path) -> None:
+    if not Path("/usr/bin/taskset").exists():
+        pytest.skip("taskset (util-linux) is not installed")
+    cpu = str(min(os.sched_getaffinity(0)))
+    result = subprocess.run(["taskset", "-c", cpu, sys.executable, "-m", "duetbench", "compare", "sleep 0.01",
+                             "sleep 0.01", "--runs", "3", "--export-json", "o.json", *FAST], cwd=tmp_path,
+                            env=cli_env(native_dir), capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    data = json.loads((tmp_path / "o.json").read_text())
+    assert data["method"] == "sequential"
+    assert any("Only 1 CPU" in w for w in data["warnings"]), data["warnings"]

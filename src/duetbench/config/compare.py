@@ -44,7 +44,7 @@ class CompareOptions(BaseModel):
     show_output: bool = False
     fail_if_slower: float | None = Field(None, ge=0)
     robust: bool = True
-    fill: bool = True
+    fill: bool = False
 
     @model_validator(mode="after")
     def _consistent(self) -> "CompareOptions":

@@ -144,6 +144,9 @@ class RunningInvocation:
         self.discard()
         user = raw.get("utime_us", 0) / 1e6
         system = raw.get("stime_us", 0) / 1e6
+        # rusage covers the child's whole life, including its spin at the start barrier before exec;
+        # that spin lasts as long as the partner takes to arrive and is not the command's work.
+        pre_exec = raw.get("pre_exec_cpu_ns", 0) / 1e9
         start, end = int(raw.get("start_ns", 0)), int(raw.get("end_ns", 0))
         return Invocation(
             side=spec.side,
@@ -156,7 +159,7 @@ class RunningInvocation:
             start_ns=start,
             end_ns=end,
             wall_s=max(0, end - start) / 1e9 if start else 0.0,
-            cpu_s=user + system,
+            cpu_s=max(0.0, user + system - pre_exec),
             user_s=user,
             sys_s=system,
             cgroup_cpu_s=cgroup_cpu,

@@ -39,7 +39,7 @@ class RunSettings:
     use_cgroups: bool = True
     # Keep the side that finished first busy with unmeasured re-runs until its partner finishes, so the
     # longer side never runs alone (seed 000 §4.4, the remedy for uneven resource utilization).
-    fill: bool = True
+    fill: bool = False
 
 
 @dataclass
