@@ -148,25 +148,28 @@ def run_hyperfine(cmd_a: str, cmd_b: str, runs: int, seed: int, freezer: Freezer
 
 # -- the table -------------------------------------------------------------------------------------------
 def summarize(rows: list[dict[str, object]]) -> str:
-    lines = ["| condition | tool | median rel. CI width (wall) | A/A false positives | detected 1% | detected 2% | "
+    """One line per condition, tool and metric (hyperfine reports wall time only)."""
+    lines = ["| condition | tool | metric | median rel. CI width | A/A false positives | detected 1% | detected 2% | "
              "detected 5% | 5% estimate (median) | machine time per comparison |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     for cond in dict.fromkeys(r["condition"] for r in rows):
-        for tool in TOOLS:
-            sel = [r for r in rows if r["condition"] == cond and r["tool"] == tool]
-            if not sel:
-                continue
-            widths = [r["wall"]["relative_ci_width"] for r in sel]
-            aa = [r for r in sel if r["scale"] == 1.0]
-            fp = sum(r["wall"]["verdict"] != "no difference" for r in aa)
-            cells = []
-            for s in SLOWDOWNS[1:]:
-                ab = [r for r in sel if r["scale"] == s]
-                cells.append(f"{sum(r['wall']['verdict'] == 'slower' for r in ab)}/{len(ab)}")
-            five = [r["wall"]["ratio"]["estimate"] for r in sel if r["scale"] == 1.05]
-            lines.append(f"| {cond} | {tool} | {statistics.median(widths):.2%} | {fp}/{len(aa)} | "
-                         + " | ".join(cells)
-                         + f" | {statistics.median(five):.4f} | {statistics.mean(r['elapsed_s'] for r in sel):.1f} s |")
+        for metric in ("wall", "cpu"):
+            for tool in TOOLS:
+                sel = [r for r in rows if r["condition"] == cond and r["tool"] == tool and r.get(metric)]
+                if not sel:
+                    continue
+                widths = [r[metric]["relative_ci_width"] for r in sel]
+                aa = [r for r in sel if r["scale"] == 1.0]
+                fp = sum(r[metric]["verdict"] != "no difference" for r in aa)
+                cells = []
+                for s in SLOWDOWNS[1:]:
+                    ab = [r for r in sel if r["scale"] == s]
+                    cells.append(f"{sum(r[metric]['verdict'] == 'slower' for r in ab)}/{len(ab)}")
+                five = [r[metric]["ratio"]["estimate"] for r in sel if r["scale"] == 1.05]
+                lines.append(f"| {cond} | {tool} | {metric} | {statistics.median(widths):.2%} | {fp}/{len(aa)} | "
+                             + " | ".join(cells)
+                             + f" | {statistics.median(five):.4f} | "
+                             f"{statistics.mean(r['elapsed_s'] for r in sel):.1f} s |")
     return "\n".join(lines)
 
 
@@ -180,7 +183,11 @@ def main() -> None:
     parser.add_argument("--tools", default=",".join(TOOLS))
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--summarize", type=Path, metavar="JSON", help="only re-print the table of a results file")
     args = parser.parse_args()
+    if args.summarize:
+        print(summarize(json.loads(args.summarize.read_text())["rows"]))
+        return
 
     work = str(native_binary("duet-workload"))
     ops = int(subprocess.run([work, "integer", "--calibrate", str(args.target_ms)], capture_output=True,
