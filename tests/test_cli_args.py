@@ -1,0 +1,47 @@
+"""Argument handling: whatever a user types, one clear line and exit 2 — never a traceback."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from duetbench.cli import main
+
+NUMERIC_OPTIONS = ["--runs", "--min-runs", "--max-runs", "--warmup", "--time-budget", "--confidence", "--timeout",
+                   "--seed", "--target-width", "--fail-if-slower", "--min-overlap"]
+
+junk = st.one_of(st.text(min_size=0, max_size=8), st.integers(-10**6, 10**6).map(str),
+                 st.floats(allow_nan=True, allow_infinity=True).map(str))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(option=st.sampled_from(NUMERIC_OPTIONS), value=junk)
+def test_bad_option_values_never_crash(native_dir: Path, tmp_path: Path, option: str, value: str) -> None:
+    runner = CliRunner()
+    args = ["compare", "true", "true", option, value, "--runs", "2", "--warmup", "0", "--no-progress",
+            "--db", str(tmp_path / "r.db")]
+    if option == "--runs":
+        args = args[:5] + args[7:]  # keep the value under test as the only --runs
+    result = runner.invoke(main, args)
+    # SystemExit is how click and we end; anything else would be a traceback for the user.
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    assert result.exit_code in (0, 1, 2), (args, result.exit_code, result.output)
+    if result.exit_code == 2:
+        assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["compare", "true", "true", "--runs", "0"], "--runs"),
+    (["compare", "true", "true", "--confidence", "0"], "--confidence"),
+    (["compare", "true", "true", "--metric", "rss"], "rss"),
+    (["compare", "true", "true", "--name-a", "x", "--name-b", "x"], "different names"),
+    (["compare", "true", "true", "--prepare", "a", "--prepare", "b", "--prepare", "c"], "--prepare"),
+    (["compare", "", "true"], "empty"),
+])
+def test_specific_usage_errors(native_dir: Path, tmp_path: Path, args: list[str], expected: str) -> None:
+    result = CliRunner().invoke(main, [*args, "--db", str(tmp_path / "r.db"), "--no-progress"])
+    assert result.exit_code == 2, result.output
+    assert expected in result.output
