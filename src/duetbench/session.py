@@ -152,7 +152,7 @@ def run_compare(opts: CompareOptions, *, db_path: Path, exports: Exports, consol
                 outcome = runner.run()
                 status, failure = outcome.status, outcome.failure
             except KeyboardInterrupt:
-                runner._stop_all()
+                runner.stop_all()
                 status = "interrupted"
             for side, command in opts.per_side(opts.cleanup).items():
                 if command:

@@ -17,7 +17,7 @@ Metric = Literal["wall", "cpu"]
 class CompareOptions(BaseModel):
     """Options of one comparison. Stored with every result so it can be explained and re-run later."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     command_a: str
     command_b: str

@@ -7,6 +7,7 @@ invocation is measured so that an interrupted run loses nothing already finished
 from __future__ import annotations
 
 import os
+import select
 import subprocess
 import tempfile
 import time
@@ -108,7 +109,7 @@ class Runner:
                           barrier=barrier, barrier_timeout_s=self.s.barrier_timeout_s, timeout_s=self.s.timeout_s,
                           cgroup=cgroups.get(side), show_output=self.s.show_output)
 
-    def _stop_all(self) -> None:
+    def stop_all(self) -> None:
         for r in self._running:
             r.terminate()
         for r in self._running:
@@ -128,7 +129,7 @@ class Runner:
                 try:
                     failure = method[self.s.method](workdir, cgroups)
                 except KeyboardInterrupt:
-                    self._stop_all()
+                    self.stop_all()
                     return RunOutcome("interrupted", None, self.measured, self._elapsed())
                 status = "failed" if failure is not None else "complete"
                 return RunOutcome(status, failure, self.measured, self._elapsed())
@@ -279,14 +280,34 @@ class Runner:
 
 
 def _wait_any(pids: set[int]) -> int:
-    """Sleep until one of ``pids`` has exited and return it, leaving it unreaped for Popen."""
+    """Sleep until one of ``pids`` has exited and return it, leaving it unreaped for Popen.
+
+    Waits on pidfds of exactly these processes, so other children of this process (a test runner's,
+    say) can neither wake nor confuse it; without pidfds (Linux < 5.3), on any child."""
+    try:
+        fds = {os.pidfd_open(pid): pid for pid in pids}
+    except (AttributeError, OSError):
+        return _wait_any_child(pids)
+    try:
+        poller = select.poll()
+        for fd in fds:
+            poller.register(fd, select.POLLIN)
+        while True:
+            ready = poller.poll()
+            if ready:
+                return fds[ready[0][0]]
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+def _wait_any_child(pids: set[int]) -> int:
     while True:
         info = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOWAIT)
-        if info is None:
-            continue
-        if info.si_pid in pids:
+        if info is not None and info.si_pid in pids:
             return info.si_pid
-        os.waitpid(info.si_pid, 0)  # not ours to measure; reap it so waitid does not return it again
+        if info is not None:
+            os.waitpid(info.si_pid, 0)  # not ours to measure; reap it so waitid does not return it again
 
 
 def _root_cause(results: list[Invocation]) -> Invocation:
