@@ -107,19 +107,25 @@ def condition(name: str, seed: int) -> Iterator[Freezer | None]:
 
 
 # -- one comparison ----------------------------------------------------------------------------------
-def run_duetbench(method: str, cmd_a: str, cmd_b: str, runs: int, seed: int, freezer: Freezer | None,
-                  tmp: Path) -> dict[str, object]:
-    out = tmp / "out.json"
-    argv = [sys.executable, "-m", "duetbench", "compare", cmd_a, cmd_b, "--method", method, "--runs", str(runs),
-            "--warmup", "1", "--seed", str(seed), "--no-progress", "--db", str(tmp / "bench.db"),
-            "--export-json", str(out)]
+def timed(argv: list[str], freezer: Freezer | None, what: str) -> float:
+    """Run one tool (inside the freezer cgroup when there is one); its elapsed time is the machine time."""
     if freezer:
         argv = freezer.wrap(argv)
     t0 = time.monotonic()
     proc = subprocess.run(argv, capture_output=True, text=True)
     elapsed = time.monotonic() - t0
     if proc.returncode != 0:
-        raise RuntimeError(f"duet compare failed: {proc.stderr[-500:]}")
+        raise RuntimeError(f"{what} failed: {proc.stderr[-500:]}")
+    return elapsed
+
+
+def run_duetbench(method: str, cmd_a: str, cmd_b: str, runs: int, seed: int, freezer: Freezer | None,
+                  tmp: Path) -> dict[str, object]:
+    out = tmp / "out.json"
+    argv = [sys.executable, "-m", "duetbench", "compare", cmd_a, cmd_b, "--method", method, "--runs", str(runs),
+            "--warmup", "1", "--seed", str(seed), "--no-progress", "--db", str(tmp / "bench.db"),
+            "--export-json", str(out)]
+    elapsed = timed(argv, freezer, "duet compare")
     data = json.loads(out.read_text())
     comps = {c["metric"]: c for c in data["comparisons"]}
     return {"elapsed_s": elapsed, "wall": comps["wall"], "cpu": comps["cpu"]}
@@ -130,13 +136,7 @@ def run_hyperfine(cmd_a: str, cmd_b: str, runs: int, seed: int, freezer: Freezer
     out = tmp / "hyperfine.json"
     argv = ["hyperfine", "-N", "--warmup", "1", "--runs", str(runs), "--style", "none",
             "--export-json", str(out), cmd_a, cmd_b]
-    if freezer:
-        argv = freezer.wrap(argv)
-    t0 = time.monotonic()
-    proc = subprocess.run(argv, capture_output=True, text=True)
-    elapsed = time.monotonic() - t0
-    if proc.returncode != 0:
-        raise RuntimeError(f"hyperfine failed: {proc.stderr[-500:]}")
+    elapsed = timed(argv, freezer, "hyperfine")
     results = json.loads(out.read_text())["results"]
     a, b = (np.array(r["times"]) for r in results)
     # The same estimator as duetbench's sequential method, applied to hyperfine's raw times.
@@ -168,7 +168,7 @@ def summarize(rows: list[dict[str, object]]) -> str:
                 five = [r[metric]["ratio"]["estimate"] for r in sel if r["scale"] == 1.05]
                 lines.append(f"| {cond} | {tool} | {metric} | {statistics.median(widths):.2%} | {fp}/{len(aa)} | "
                              + " | ".join(cells)
-                             + f" | {statistics.median(five):.4f} | "
+                             + (f" | {statistics.median(five):.4f} | " if five else " | – | ")
                              f"{statistics.mean(r['elapsed_s'] for r in sel):.1f} s |")
     return "\n".join(lines)
 
