@@ -169,7 +169,7 @@ def summarize(rows: list[dict[str, object]]) -> str:
                 lines.append(f"| {cond} | {tool} | {metric} | {statistics.median(widths):.2%} | {fp}/{len(aa)} | "
                              + " | ".join(cells)
                              + (f" | {statistics.median(five):.4f} | " if five else " | – | ")
-                             f"{statistics.mean(r['elapsed_s'] for r in sel):.1f} s |")
+                             + f"{statistics.mean(r['elapsed_s'] for r in sel):.1f} s |")
     return "\n".join(lines)
 
 
