@@ -268,7 +268,9 @@ class Runner:
                 self._emit(inv)
                 if failure is None and self._is_failure(inv):
                     failure = inv
-                if failure is None and left[inv.side] > 0:
+                # Within a segment the stop rule is asked too, so --runs N ends at N, not at a segment's end.
+                if failure is None and left[inv.side] > 0 and (
+                        count[inv.side] <= self.s.warmup or self.should_continue(self.measured, self._elapsed())):
                     launch(inv.side)
                 elif failure is None and self.s.fill and measuring:
                     fill(inv.side)
