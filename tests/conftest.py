@@ -12,6 +12,12 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
+@pytest.fixture(scope="session", autouse=True)
+def private_machine_lock(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The tests' measurements lock among themselves, not against a real campaign running on the machine."""
+    os.environ["DUETBENCH_LOCK"] = str(tmp_path_factory.mktemp("lock") / "duetbench.lock")
+
+
 @pytest.fixture(scope="session")
 def native_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The installed native programs; built into a temp dir when running from a source tree."""

@@ -146,4 +146,38 @@ def show(comparison_id: int | None, db: Path, limit: int, export_json: Path | No
                              console=Console(highlight=False), limit=limit))
 
 
+@main.command()
+@click.argument("campaign_file", type=click.Path(path_type=Path))
+@click.option("--dry-run", is_flag=True, help="Print the plan (every run in order, with CPUs) and exit.")
+@click.option("--resume", is_flag=True,
+              help="Continue the last interrupted run of this campaign, without repeating finished runs.")
+@click.option("--executor", type=click.Choice(["auto", "local", "podman", "docker"]), default="auto",
+              show_default=True,
+              help="Where sides run: local processes, or containers (podman/docker) for benchmarks that name an "
+                   "image; auto = containers only where an image is named.")
+@click.option("--seed", type=int, help="Seed of the schedule (overrides the campaign's; default: random, recorded).")
+@click.option("--confidence", type=float, default=0.99, show_default=True, help="Confidence level of the CIs.")
+@click.option("--show-output", is_flag=True, help="Show the harnesses' output instead of only keeping it.")
+@click.option("--no-progress", is_flag=True, help="Print one line per run instead of the live view.")
+@click.option("--db", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_DB, show_default=True,
+              help="SQLite database where every run is stored as it finishes; raw outputs go next to it.")
+def run(campaign_file: Path, dry_run: bool, resume: bool, executor: str, seed: int | None, confidence: float,
+        show_output: bool, no_progress: bool, db: Path) -> None:
+    """Run the benchmark campaign described in CAMPAIGN_FILE (YAML; see docs/campaign-format.md).
+
+    \b
+    Examples:
+      duet run campaign.yml --dry-run     # show the plan
+      duet run campaign.yml               # measure; Ctrl-C keeps every finished run
+      duet run campaign.yml --resume      # continue where it stopped
+    """
+    from duetbench.campaign_session import RunOptions, run_campaign
+
+    if not 0.5 <= confidence < 1:
+        raise DuetError(f"--confidence must be in [0.5, 1), got {confidence}", hint="e.g. --confidence 0.95")
+    opts = RunOptions(db=db, dry_run=dry_run, resume=resume, executor=executor, seed=seed, confidence=confidence,
+                      show_output=show_output, progress=not no_progress)
+    sys.exit(run_campaign(campaign_file, opts, Console(highlight=False)))
+
+
 main.add_command(workload)

@@ -17,6 +17,7 @@ from duetbench.config.compare import CompareOptions, split_command
 from duetbench.errors import CommandFailed, DuetError
 from duetbench.evaluation import METRICS, evaluate, measured_runs
 from duetbench.execute.invocation import Invocation
+from duetbench.execute.lock import MeasurementLock
 from duetbench.execute.runner import Runner, RunSettings, ShellCommandFailed, run_shell
 from duetbench.measure.host import host_facts, usable_cpus
 from duetbench.plan.schedule import choose_cpus
@@ -118,6 +119,8 @@ def run_compare(opts: CompareOptions, *, db_path: Path, exports: Exports, consol
         if method != "sequential":
             method = "sequential"
             options["fell_back_to_sequential"] = True
+    lock = MeasurementLock(f"duet compare {opts.command_a!r} {opts.command_b!r}")
+    lock.acquire()
     store = Store(db_path)
     import scipy.stats  # noqa: F401  -- its ~0.7 s import happens now, not between measured pairs
 
@@ -162,6 +165,7 @@ def run_compare(opts: CompareOptions, *, db_path: Path, exports: Exports, consol
     finally:
         signal.signal(signal.SIGTERM, previous)
         store.finish_comparison(comparison_id, status if shell_failure is None else "failed")
+        lock.release()
 
     record = store.comparison(comparison_id)
     assert record is not None

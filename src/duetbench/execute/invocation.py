@@ -67,6 +67,10 @@ class LaunchSpec:
     cgroup: SideCgroup | None = None
     show_output: bool = False
     env: dict[str, str] = field(default_factory=dict)
+    cwd: Path | None = None
+    #: Keep the command's output in these files (campaigns parse it) instead of discarding stdout.
+    stdout_path: Path | None = None
+    stderr_path: Path | None = None
 
 
 class RunningInvocation:
@@ -77,7 +81,8 @@ class RunningInvocation:
         fd, result = tempfile.mkstemp(prefix=f"{spec.side}-{spec.index}-", suffix=".json", dir=workdir)
         os.close(fd)
         self.result_path = Path(result)
-        self.stderr_path = self.result_path.with_suffix(".stderr")
+        self._keep_stderr = spec.stderr_path is not None
+        self.stderr_path = spec.stderr_path or self.result_path.with_suffix(".stderr")
         argv = [str(native_binary("duet-launch")), "--result", str(self.result_path)]
         if spec.cpu is not None:
             argv += ["--cpu", str(spec.cpu)]
@@ -92,14 +97,15 @@ class RunningInvocation:
         env.update(spec.env)
         env.update({"DUET_SIDE": spec.side, "DUET_ITERATION": str(spec.index)})
         self._cgroup_before = spec.cgroup.usage_usec() if spec.cgroup else None
-        with open(self.stderr_path, "wb") as err:
+        with open(self.stderr_path, "wb") as err, open(spec.stdout_path or os.devnull, "wb") as out:
             # A new session: Ctrl-C reaches only the orchestrator, which then stops the launchers in order.
             self.process = subprocess.Popen(
                 argv,
                 stdin=subprocess.DEVNULL,
-                stdout=None if spec.show_output else subprocess.DEVNULL,
+                stdout=None if spec.show_output else out,
                 stderr=None if spec.show_output else err,
                 env=env,
+                cwd=spec.cwd,
                 start_new_session=True,
             )
 
@@ -116,8 +122,9 @@ class RunningInvocation:
 
     def discard(self) -> None:
         """Forget an invocation that was not measured (a filler): remove its files."""
-        for path in (self.result_path, self.stderr_path):
-            path.unlink(missing_ok=True)
+        self.result_path.unlink(missing_ok=True)
+        if not self._keep_stderr:
+            self.stderr_path.unlink(missing_ok=True)
 
     def wait(self) -> Invocation:
         self.process.wait()

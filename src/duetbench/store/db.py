@@ -48,6 +48,68 @@ _MIGRATIONS: list[str] = [
         PRIMARY KEY (comparison_id, seq)
     );
     """,
+    # Campaigns (`duet run`): the plan is stored before measuring; a run and everything it measured
+    # (both sides, all iterations) are committed in one transaction when the run finishes.
+    """
+    CREATE TABLE campaigns (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        name TEXT NOT NULL,
+        path TEXT NOT NULL,
+        source_sha256 TEXT NOT NULL,
+        source_text TEXT NOT NULL,
+        created REAL NOT NULL,
+        finished REAL,
+        status TEXT NOT NULL,
+        seed INTEGER NOT NULL,
+        schedule TEXT NOT NULL,
+        plan TEXT NOT NULL,
+        run_dir TEXT NOT NULL,
+        options TEXT NOT NULL,
+        host TEXT NOT NULL,
+        artifacts TEXT NOT NULL,
+        tool_version TEXT NOT NULL
+    );
+    CREATE TABLE runs (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        campaign_id INTEGER NOT NULL REFERENCES campaigns(id),
+        key TEXT NOT NULL,
+        position INTEGER NOT NULL,
+        benchmark TEXT NOT NULL,
+        method TEXT NOT NULL,
+        repetition INTEGER NOT NULL,
+        launch_order TEXT NOT NULL,
+        status TEXT NOT NULL,
+        error TEXT NOT NULL,
+        started REAL NOT NULL,
+        finished REAL NOT NULL,
+        run_dir TEXT NOT NULL,
+        clock TEXT NOT NULL,
+        notes TEXT NOT NULL,
+        UNIQUE (campaign_id, key)
+    );
+    CREATE TABLE run_sides (
+        run_id INTEGER NOT NULL REFERENCES runs(id),
+        side TEXT NOT NULL, "index" INTEGER NOT NULL, pair INTEGER NOT NULL, warmup INTEGER NOT NULL,
+        status TEXT NOT NULL, exit_code INTEGER, signal INTEGER,
+        start_ns INTEGER, end_ns INTEGER, wall_s REAL, cpu_s REAL, user_s REAL, sys_s REAL,
+        cgroup_cpu_s REAL, maxrss_kb INTEGER, nvcsw INTEGER, nivcsw INTEGER, minflt INTEGER, majflt INTEGER,
+        cpu_requested INTEGER, cpu_seen INTEGER, orphans_reaped INTEGER, steal_s REAL,
+        error TEXT, stderr_tail TEXT,
+        PRIMARY KEY (run_id, side)
+    );
+    CREATE TABLE iterations (
+        run_id INTEGER NOT NULL REFERENCES runs(id),
+        side TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        name TEXT NOT NULL,
+        value_s REAL NOT NULL,
+        start_ns INTEGER,
+        end_ns INTEGER,
+        warmup INTEGER NOT NULL,
+        PRIMARY KEY (run_id, side, seq)
+    );
+    CREATE INDEX runs_by_campaign ON runs (campaign_id, benchmark, method);
+    """,
 ]
 
 

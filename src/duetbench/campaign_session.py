@@ -1,0 +1,329 @@
+"""``duet run`` end to end: campaign file → plan → execute run by run → store → analyze → report.
+
+Each run is committed to the store the moment it finishes (with its raw outputs kept in its run
+directory), so an interrupted campaign loses nothing finished and ``--resume`` continues with exactly
+the runs that are missing, in the planned order. A failing run is recorded (exit code, stderr) and
+the campaign goes on.
+"""
+from __future__ import annotations
+
+import hashlib
+import random
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.console import Console
+
+from duetbench import __version__
+from duetbench.campaign_evaluation import NotAnalyzable, evaluate_method
+from duetbench.errors import DuetError
+from duetbench.execute.campaign_run import ITERATION_LOG, STDERR, STDOUT, RunExecution, _Interrupted, execute_run, side_argv
+from duetbench.execute.container import ContainerEngine, find_engine
+from duetbench.execute.lock import MeasurementLock
+from duetbench.measure.host import host_facts, usable_cpus
+from duetbench.plan.campaign import METHOD_ORDER, PlannedRun, RunRequest, make_plan
+from duetbench.plan.schedule import choose_cpus
+from duetbench.report.campaign import BenchmarkRow, CampaignProgress, print_plan, print_summary
+from duetbench.store.campaigns import CampaignRecord, CampaignStore, RunRecord, StoredIteration
+from duetbench.store.db import Store
+
+EXECUTORS = ("auto", "local", "podman", "docker")
+
+
+@dataclass
+class RunOptions:
+    db: Path
+    dry_run: bool = False
+    resume: bool = False
+    executor: str = "auto"
+    seed: int | None = None
+    show_output: bool = False
+    progress: bool = True
+    use_cgroups: bool = True
+    confidence: float = 0.99
+    n_resamples: int = 10_000
+
+
+def _load(path: Path):  # type: ignore[no-untyped-def]
+    from duetbench.config.campaign import load_campaign
+
+    return load_campaign(path)
+
+
+def _cpus(campaign) -> tuple[int, int]:  # type: ignore[no-untyped-def]
+    usable = usable_cpus()
+    pair = choose_cpus(usable)
+    needs_two = any(m in ("duet", "aduet") for b in campaign.benchmarks for m in b.methods)
+    if pair is None:
+        if needs_two:
+            raise DuetError(f"the duet methods need two CPUs, this process may use only {usable}",
+                            hint="use 'sequential' only in methods:, or run on a machine with 2+ CPUs")
+        return usable[0], usable[0]
+    return pair
+
+
+def _engine(campaign, executor: str) -> ContainerEngine | None:  # type: ignore[no-untyped-def]
+    if executor not in EXECUTORS:
+        raise DuetError(f"unknown executor {executor!r}", hint=f"use one of: {', '.join(EXECUTORS)}")
+    with_image = [b.name for b in campaign.benchmarks if any(s.container for s in b.sides.values())]
+    if executor == "local":
+        if with_image:
+            raise DuetError(f"benchmark {with_image[0]} names a container image, but --executor local was given",
+                            hint="use --executor podman or docker, or remove 'container:' from the campaign")
+        return None
+    if executor in ("podman", "docker"):
+        if not with_image:
+            raise DuetError(f"--executor {executor}: no benchmark in the campaign names a container image",
+                            hint="add 'container: IMAGE' to the campaign or a benchmark")
+        return find_engine(executor)
+    if not with_image:
+        return None
+    problems = []
+    for name in ("podman", "docker"):
+        try:
+            return find_engine(name)
+        except DuetError as exc:
+            problems.append(str(exc))
+    raise DuetError(f"benchmark {with_image[0]} needs a container engine and none works here: "
+                    + "; ".join(problems), hint="install podman (apt-get install podman runc)")
+
+
+def _commands(campaign) -> dict[tuple[str, str], str]:  # type: ignore[no-untyped-def]
+    out = {}
+    for bench in campaign.benchmarks:
+        for side, spec in bench.sides.items():
+            text = spec.command if spec.shell else " ".join(side_argv(spec.command, False))
+            where = f" (in {spec.container.image})" if spec.container else ""
+            out[(bench.name, side)] = text + where
+    return out
+
+
+def _record_artifacts(artifacts: dict[str, str], directory: Path) -> dict[str, str]:
+    """Run each artifact command once on the host, keep its output in a file and in the store."""
+    directory.mkdir(parents=True, exist_ok=True)
+    recorded = {}
+    for name, command in artifacts.items():
+        try:
+            result = subprocess.run(["/bin/sh", "-c", command], capture_output=True, text=True, timeout=60)
+            text = result.stdout if result.returncode == 0 else (
+                f"[exit {result.returncode}] {result.stdout}{result.stderr}")
+        except subprocess.TimeoutExpired:
+            text = "[timed out after 60 s]"
+        (directory / name).write_text(text)
+        recorded[name] = text
+    return recorded
+
+
+def _parse_side(bench, execution: RunExecution, side: str) -> tuple[list[StoredIteration], str, list[str]]:  # type: ignore[no-untyped-def]
+    """The side's iterations via its parser, with the hook log's timestamps where they help."""
+    from duetbench.harness.iteration_log import read_iteration_log
+    from duetbench.harness.model import ParserInput
+    from duetbench.harness.registry import parse
+
+    result = execution.sides[side]
+    out = result.outdir
+    log_path = out / ITERATION_LOG
+    notes: list[str] = []
+    log_lines = []
+    if log_path.exists():
+        log = read_iteration_log(log_path)
+        log_lines = [line for line in log.lines if line.side == side]
+        notes += [f"{side}: {n}" for n in log.notes]
+    inp = ParserInput(stdout=_read(out / STDOUT), stderr=_read(out / STDERR), files=result.files,
+                      iteration_log=log_lines, side=side)
+    parsed = parse(bench.parser.name, dict(bench.parser.options), inp)
+    if parsed.timestamp_note:
+        notes.append(f"{side}: {parsed.timestamp_note}")
+    its = [StoredIteration(side, i, it.name, it.value_s, it.start_ns, it.end_ns, it.warmup)
+           for i, it in enumerate(parsed.iterations)]
+    return its, parsed.clock, notes
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace")
+    except OSError:
+        return ""
+
+
+def _failure_text(side: str, inv) -> str:  # type: ignore[no-untyped-def]
+    last = (inv.stderr_tail.strip().splitlines() or [""])[-1]
+    what = {"failed": f"exit code {inv.exit_code}", "signaled": f"killed by signal {inv.signal}",
+            "timeout": "timed out"}.get(inv.status, inv.status.replace("_", " "))
+    detail = inv.error or last
+    return f"{side} {what}" + (f": {detail}" if detail else "")
+
+
+def to_record(bench, execution: RunExecution) -> RunRecord:  # type: ignore[no-untyped-def]
+    """Judge a finished run: ok only if every side exited cleanly and its output parsed."""
+    run = execution.run
+    errors: list[str] = []
+    notes: list[str] = []
+    iterations: list[StoredIteration] = []
+    clocks = set()
+    for side, result in execution.sides.items():
+        inv = result.invocation
+        if not inv.ok:
+            errors.append(_failure_text(side, inv))
+            continue
+        if result.missing:
+            notes.append(f"{side}: result file(s) not found: {', '.join(result.missing)}")
+        try:
+            its, clock, side_notes = _parse_side(bench, execution, side)
+        except DuetError as exc:
+            errors.append(f"{side} output could not be parsed: {exc}")
+            continue
+        notes += side_notes
+        if not its:
+            errors.append(f"{side} produced no iterations ({bench.parser.name} parser found none)")
+        iterations += its
+        clocks.add(clock)
+    clock = clocks.pop() if len(clocks) == 1 else ("none" if not clocks else "mixed")
+    return RunRecord(
+        id=0, key=run.key, position=run.position, benchmark=run.benchmark, method=run.method,
+        repetition=run.repetition, launch_order="".join(run.sides), status="failed" if errors else "ok",
+        error="; ".join(errors), started=execution.started, finished=execution.finished,
+        run_dir=str(execution.run_dir), clock=clock, notes=notes,
+        sides={s: r.invocation for s, r in execution.sides.items()}, iterations=iterations)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def _find_resumable(campaigns: CampaignStore, campaign) -> CampaignRecord:  # type: ignore[no-untyped-def]
+    candidates = [c for c in campaigns.campaigns(campaign.name) if c.path == str(campaign.path)]
+    if not candidates:
+        raise DuetError(f"--resume: no earlier run of campaign {campaign.name!r} from {campaign.path} in the store",
+                        hint="run it without --resume first, or point --db at the store it used")
+    record = candidates[0]
+    if record.status == "finished":
+        raise DuetError(f"--resume: campaign {campaign.name!r} (#{record.id}) already finished",
+                        hint="run it again without --resume to start a new campaign")
+    sha = hashlib.sha256(campaign.source_text.encode()).hexdigest()
+    if sha != record.source_sha256:
+        raise DuetError(f"--resume: {campaign.path} changed since campaign #{record.id} started",
+                        hint="restore the file as it was, or start a new campaign without --resume")
+    return record
+
+
+def run_campaign(path: Path, opts: RunOptions, console: Console) -> int:
+    campaign = _load(path)
+    cpus = _cpus(campaign)
+    engine_needed = _engine(campaign, opts.executor) if not opts.dry_run else None
+    seed = opts.seed if opts.seed is not None else (
+        campaign.seed if campaign.seed is not None else random.SystemRandom().randrange(2**31))
+    by_name = {b.name: b for b in campaign.benchmarks}
+    requests = [RunRequest(b.name, dict(b.methods)) for b in campaign.benchmarks]
+
+    if opts.dry_run and not opts.resume:
+        plan = make_plan(requests, schedule=campaign.schedule, seed=seed, cpus=cpus)
+        print_plan(console, campaign.name, seed, campaign.schedule, plan, _commands(campaign))
+        console.print(f"dry run: nothing was measured ({len(plan)} runs planned)")
+        return 0
+
+    store = Store(opts.db)
+    campaigns = CampaignStore(store)
+    try:
+        if opts.resume:
+            record = _find_resumable(campaigns, campaign)
+            campaign_id, seed = record.id, record.seed
+            plan = [PlannedRun.from_json(p) for p in record.plan]
+            run_root = Path(record.run_dir)
+            done = campaigns.done_keys(campaign_id)
+            if opts.dry_run:
+                print_plan(console, campaign.name, seed, record.schedule, plan, _commands(campaign), done)
+                console.print(f"dry run: {len(plan) - len(done)} of {len(plan)} runs left to measure")
+                return 0
+        else:
+            plan = make_plan(requests, schedule=campaign.schedule, seed=seed, cpus=cpus)
+            done = set()
+        with MeasurementLock(f"duet run {campaign.name} ({campaign.path})"):
+            if not opts.resume:
+                run_root = opts.db.parent / "campaigns"
+                campaign_id = campaigns.begin(
+                    name=campaign.name, path=str(campaign.path),
+                    source_sha256=hashlib.sha256(campaign.source_text.encode()).hexdigest(),
+                    source_text=campaign.source_text, seed=seed, schedule=campaign.schedule,
+                    plan=[p.to_json() for p in plan], run_dir="", options={
+                        "executor": opts.executor, "confidence": opts.confidence, "n_resamples": opts.n_resamples},
+                    host=host_facts(), tool_version=__version__)
+                run_root = (run_root / f"{campaign_id}-{campaign.name}").resolve()
+                store.conn.execute("UPDATE campaigns SET run_dir=? WHERE id=?", (str(run_root), campaign_id))
+                campaigns.set_artifacts(campaign_id, _record_artifacts(campaign.artifacts, run_root / "artifacts"))
+            else:
+                campaigns.set_status(campaign_id, "running")
+            console.print(f"[bold]duet run[/bold] campaign [cyan]{campaign.name}[/cyan] #{campaign_id}: "
+                          f"{len(plan)} runs ({len(plan) - len(done)} to go), schedule {campaign.schedule}, "
+                          f"seed {seed}; raw outputs in {run_root}", highlight=False)
+            # SIGTERM (a CI timeout, a scheduler) is handled like Ctrl-C: stop the runs, keep what finished.
+            previous = signal.signal(signal.SIGTERM, _interrupt)
+            try:
+                status = _execute(plan, done, by_name, campaigns, campaign_id, run_root, engine_needed, opts,
+                                  console)
+            finally:
+                signal.signal(signal.SIGTERM, previous)
+            campaigns.set_status(campaign_id, status)
+        if status == "interrupted":
+            console.print(f"[yellow]interrupted[/yellow]: every finished run is stored; continue with "
+                          f"[bold]duet run {path} --resume[/bold]", highlight=False)
+            return 130
+        rows = summarize(campaigns, campaign_id, by_name, seed=seed, confidence=opts.confidence,
+                         n_resamples=opts.n_resamples)
+        print_summary(console, rows, opts.confidence)
+        failed = sum(r.runs_failed for r in rows)
+        if failed:
+            console.print(f"[yellow]{failed} run(s) failed[/yellow]; their exit codes and stderr are stored, raw "
+                          f"outputs in {run_root}", highlight=False)
+        return 0
+    finally:
+        store.close()
+
+
+def _execute(plan: list[PlannedRun], done: set[str], by_name, campaigns: CampaignStore, campaign_id: int,  # type: ignore[no-untyped-def]
+             run_root: Path, engine: ContainerEngine | None, opts: RunOptions, console: Console) -> str:
+    todo = [p for p in plan if p.key not in done]
+    with CampaignProgress(console, total=len(plan), done=len(plan) - len(todo), enabled=opts.progress) as progress:
+        for run in todo:
+            bench = by_name[run.benchmark]
+            progress.starting(run)
+            suffix = f"-{run.sides[0]}" if run.method == "sequential" else ""
+            run_dir = run_root / "runs" / run.benchmark / f"{run.method}-{run.repetition}{suffix}"
+            try:
+                execution = execute_run(run, bench, run_dir, campaign_id=campaign_id, engine=engine,
+                                        use_cgroups=opts.use_cgroups, show_output=opts.show_output)
+            except _Interrupted as stop:
+                # Not stored: the run is incomplete and --resume runs it again; its outputs stay on disk.
+                stamp = time.strftime("%Y%m%d-%H%M%S")
+                stop.execution.run_dir.rename(stop.execution.run_dir.with_name(
+                    stop.execution.run_dir.name + f".interrupted-{stamp}"))
+                return "interrupted"
+            except KeyboardInterrupt:
+                return "interrupted"
+            record = to_record(bench, execution)
+            campaigns.add_run(campaign_id, record)
+            progress.finished(run, record.status, record.error)
+    return "finished"
+
+
+def summarize(campaigns: CampaignStore, campaign_id: int, by_name, *, seed: int, confidence: float,  # type: ignore[no-untyped-def]
+              n_resamples: int) -> list[BenchmarkRow]:
+    runs = campaigns.runs(campaign_id)
+    rows = []
+    for name, bench in by_name.items():
+        for method in METHOD_ORDER:
+            mine = [r for r in runs if r.benchmark == name and r.method == method]
+            if not mine:
+                continue
+            ok = sum(1 for r in mine if r.status == "ok")
+            row = BenchmarkRow(name, method, ok, len(mine) - ok, None)
+            try:
+                row.result = evaluate_method(method, mine, bench.warmup.discard, confidence_level=confidence,
+                                             n_resamples=n_resamples, seed=seed)
+            except (NotAnalyzable, ValueError) as exc:
+                row.problem = str(exc)
+            rows.append(row)
+    return rows

@@ -1,0 +1,185 @@
+"""Executes one planned run of a campaign: launch the side(s), wait, collect outputs, parse iterations.
+
+Every side goes through `duet-launch` (pinning, subreaper, timeout, clean-up of the whole tree).
+For both duet methods the launchers meet at a start barrier, so the harnesses start within about a
+microsecond; for the synchronous duet the barrier page also goes to the harness hooks
+(``DUET_BARRIER``), which then meet before every iteration. Each side gets its own output directory
+(``{outdir}``) holding its stdout, stderr, iteration log and collected result files — the raw
+outputs are kept, whatever happens to the parsing.
+"""
+from __future__ import annotations
+
+import shlex
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from duetbench.execute.barrier import ABORT_EXITED, ABORT_USER, BarrierPage
+from duetbench.execute.container import ContainerEngine, container_argv, remove_container
+from duetbench.execute.invocation import Invocation, LaunchSpec, RunningInvocation
+from duetbench.execute.runner import _wait_any
+from duetbench.measure.cgroup import SideCgroup
+from duetbench.plan.campaign import PlannedRun
+
+STDOUT = "stdout.txt"
+STDERR = "stderr.txt"
+ITERATION_LOG = "iterations.log"
+
+
+class SideLike(Protocol):
+    command: str
+    shell: bool
+    cwd: Path
+    env: dict[str, str]
+
+
+@dataclass
+class SideResult:
+    side: str
+    invocation: Invocation
+    outdir: Path
+    files: dict[str, Path] = field(default_factory=dict)
+    missing: list[str] = field(default_factory=list)
+
+
+@dataclass
+class RunExecution:
+    run: PlannedRun
+    run_dir: Path
+    started: float
+    finished: float
+    sides: dict[str, SideResult]
+    interrupted: bool = False
+
+
+def _render(template: str, values: dict[str, str]) -> str:
+    from duetbench.config.campaign import render
+
+    return render(template, **values)
+
+
+def side_argv(command: str, shell: bool) -> list[str]:
+    return ["/bin/sh", "-c", command] if shell else shlex.split(command)
+
+
+def execute_run(run: PlannedRun, bench: object, run_dir: Path, *, campaign_id: int,
+                engine: ContainerEngine | None = None, use_cgroups: bool = True,
+                show_output: bool = False) -> RunExecution:
+    """Launch the run's side(s) and wait for them; raises KeyboardInterrupt after stopping them cleanly."""
+    sides_spec: dict[str, SideLike] = bench.sides  # type: ignore[attr-defined]
+    timeout_s: float = bench.timeout_s  # type: ignore[attr-defined]
+    barrier_timeout_s: float = bench.barrier_timeout_s  # type: ignore[attr-defined]
+    results: list[str] = list(bench.results)  # type: ignore[attr-defined]
+    run_dir.mkdir(parents=True, exist_ok=True)
+    page = BarrierPage(parties=len(run.sides)) if run.method in ("duet", "aduet") else None
+    cgroups: dict[str, SideCgroup | None] = {
+        side: SideCgroup.create(f"duetbench-c{campaign_id}-{run.position}-{side}") if use_cgroups else None
+        for side in run.sides}
+    started = time.time()
+    running: dict[str, RunningInvocation] = {}
+    outdirs: dict[str, Path] = {}
+    containers: list[str] = []
+    interrupted = False
+    try:
+        for side in run.sides:
+            spec = sides_spec[side]
+            outdir = run_dir / side
+            outdir.mkdir(exist_ok=True)
+            outdirs[side] = outdir
+            values = {"outdir": str(outdir), "side": side, "benchmark": run.benchmark, "method": run.method,
+                      "run": run.key.replace("/", "-")}
+            env = {k: _render(v, values) for k, v in spec.env.items()}
+            env.update({"DUET_SIDE": side, "DUET_ITERATION_LOG": str(outdir / ITERATION_LOG),
+                        "DUET_BARRIER_TIMEOUT_MS": str(int(barrier_timeout_s * 1000))})
+            if run.method == "duet" and page is not None:
+                env["DUET_BARRIER"] = str(page.path)
+            argv = side_argv(_render(spec.command, values), spec.shell)
+            container = getattr(spec, "container", None)
+            if container is not None:
+                if engine is None:
+                    raise RuntimeError("a container benchmark needs a container engine")
+                containers.append(f"duetbench-{campaign_id}-{run.position}-{side}")
+                argv = container_argv(engine, container, argv, cpu=run.cpus[side], cwd=spec.cwd, env=env,
+                                      mounts=[outdir], cgroup=cgroups[side], name=containers[-1])
+            launch = LaunchSpec(argv=argv, side=side, index=run.repetition, pair=run.position, warmup=False,
+                                cpu=run.cpus[side], barrier=page.path if page else None,
+                                barrier_timeout_s=barrier_timeout_s, timeout_s=timeout_s, cgroup=cgroups[side],
+                                show_output=show_output, env=env, cwd=spec.cwd,
+                                stdout_path=outdir / STDOUT, stderr_path=outdir / STDERR)
+            running[side] = RunningInvocation(launch, run_dir)
+        invocations = _wait_all(running, page)
+    except KeyboardInterrupt:
+        interrupted = True
+        if page is not None:
+            page.abort(ABORT_USER)
+        for r in running.values():
+            r.terminate()
+        invocations = {side: r.wait() for side, r in running.items()}
+    finally:
+        if page is not None:
+            page.close()
+        for name in containers:
+            remove_container(engine, name)  # type: ignore[arg-type]
+        for group in cgroups.values():
+            if group is not None:
+                group.remove()
+    sides: dict[str, SideResult] = {}
+    for side, inv in invocations.items():
+        spec = sides_spec[side]
+        values = {"outdir": str(outdirs[side]), "side": side, "benchmark": run.benchmark, "method": run.method,
+                  "run": run.key.replace("/", "-")}
+        files, missing = _collect(results, values, spec.cwd, outdirs[side])
+        sides[side] = SideResult(side, inv, outdirs[side], files, missing)
+    execution = RunExecution(run, run_dir, started, time.time(), sides, interrupted)
+    if interrupted:
+        raise _Interrupted(execution)
+    return execution
+
+
+class _Interrupted(KeyboardInterrupt):
+    def __init__(self, execution: RunExecution) -> None:
+        super().__init__()
+        self.execution = execution
+
+
+def _wait_all(running: dict[str, RunningInvocation], page: BarrierPage | None) -> dict[str, Invocation]:
+    """Sleep until every side has exited. When the first side exits, abort the barrier page: a partner
+    still waiting for it at the next iteration must not wait out its timeout (the launcher does the
+    same; doing it here too covers a launcher that died)."""
+    pending = {r.pid: side for side, r in running.items()}
+    done: dict[str, Invocation] = {}
+    while pending:
+        pid = _wait_any(set(pending))
+        side = pending.pop(pid)
+        done[side] = running[side].wait()
+        if page is not None and pending:
+            page.abort(ABORT_EXITED)
+    return done
+
+
+def _collect(results: list[str], values: dict[str, str], cwd: Path, outdir: Path) -> tuple[dict[str, Path], list[str]]:
+    """Copy the declared result files into the side's output directory (unless already there)."""
+    files: dict[str, Path] = {}
+    missing: list[str] = []
+    for declared in results:
+        path = Path(_render(declared, values))
+        if not path.is_absolute():
+            path = cwd / path
+        if not path.exists():
+            missing.append(declared)
+            continue
+        try:
+            path.resolve().relative_to(outdir.resolve())
+            files[declared] = path
+        except ValueError:
+            target = outdir / "results" / path.name
+            target.parent.mkdir(exist_ok=True)
+            if path.is_dir():
+                shutil.copytree(path, target, dirs_exist_ok=True)
+            else:
+                shutil.copy2(path, target)
+            files[declared] = target
+    return files, missing
+

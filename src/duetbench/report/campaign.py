@@ -1,0 +1,105 @@
+"""Terminal output of `duet run`: the plan (--dry-run), the live campaign view, the summary table."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+from duetbench.analyze.comparison import ComparisonResult
+from duetbench.plan.campaign import PlannedRun
+from duetbench.analyze.ratio import RatioResult
+
+
+def print_plan(console: Console, name: str, seed: int, schedule: str, plan: list[PlannedRun],
+               commands: dict[tuple[str, str], str], done: set[str] | None = None) -> None:
+    done = done or set()
+    table = Table(title=f"campaign {name}: {len(plan)} runs, schedule {schedule}, seed {seed}", title_justify="left")
+    for column in ("#", "benchmark", "method", "rep", "launch order", "CPUs", "state"):
+        table.add_column(column, justify="right" if column in ("#", "rep") else "left")
+    for run in plan:
+        cpus = " ".join(f"{s}→{run.cpus[s]}" for s in run.sides)
+        table.add_row(str(run.position + 1), run.benchmark, run.method, str(run.repetition + 1),
+                      "".join(run.sides), cpus, "done" if run.key in done else "")
+    console.print(table)
+    for (bench, side), command in sorted(commands.items()):
+        console.print(f"  [bold]{bench}[/bold] {side}: {command}", soft_wrap=True, highlight=False)
+
+
+class CampaignProgress:
+    """Runs done and left, ETA, current benchmark and method, failures so far.
+
+    Refreshed only between runs (auto-refresh off): a refresh thread would wake up during the
+    measurement and land on one side of a duet.
+    """
+
+    def __init__(self, console: Console, total: int, done: int, enabled: bool) -> None:
+        self.enabled = enabled and console.is_terminal
+        self.console = console
+        self.failures = 0
+        self.progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                 TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+                                 TextColumn("{task.fields[failures]}"), console=console, auto_refresh=False)
+        self.task = self.progress.add_task("starting", total=total, completed=done, failures="")
+        self._t0 = time.monotonic()
+
+    def __enter__(self) -> "CampaignProgress":
+        if self.enabled:
+            self.progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.enabled:
+            self.progress.stop()
+
+    def starting(self, run: PlannedRun) -> None:
+        self._describe(f"{run.benchmark} · {run.method} {run.repetition + 1}")
+
+    def finished(self, run: PlannedRun, status: str, error: str) -> None:
+        if status != "ok":
+            self.failures += 1
+            self.console.print(f"[red]run {run.key} failed:[/red] {error}", soft_wrap=True, highlight=False)
+        self.progress.advance(self.task)
+        self._describe(f"{run.benchmark} · {run.method} {run.repetition + 1}")
+        if not self.enabled:
+            done = int(self.progress.tasks[0].completed)
+            self.console.print(f"[{done}/{self.progress.tasks[0].total:.0f}] {run.key}: {status}", highlight=False)
+
+    def _describe(self, text: str) -> None:
+        fails = f"[red]{self.failures} failed[/red]" if self.failures else ""
+        self.progress.update(self.task, description=text, failures=fails)
+        if self.enabled:
+            self.progress.refresh()
+
+
+@dataclass
+class BenchmarkRow:
+    benchmark: str
+    method: str
+    runs_ok: int
+    runs_failed: int
+    result: ComparisonResult | None
+    problem: str = ""
+
+
+def print_summary(console: Console, rows: list[BenchmarkRow], confidence_level: float) -> None:
+    table = Table(title="B relative to A (ratio of execution times, > 1 means B is slower)", title_justify="left")
+    for column in ("benchmark", "method", "runs", f"ratio B/A [{confidence_level:.0%} CI]", "verdict", "U-test p",
+                   "CI width"):
+        table.add_column(column)
+    for row in rows:
+        runs = f"{row.runs_ok}" + (f" [red]+{row.runs_failed} failed[/red]" if row.runs_failed else "")
+        if row.result is None:
+            table.add_row(row.benchmark, row.method, runs, f"[yellow]{row.problem}[/yellow]", "", "", "")
+            continue
+        r = row.result
+        colour = {"slower": "red", "faster": "green"}.get(r.verdict.split()[0] if r.verdict else "", "white")
+        table.add_row(row.benchmark, row.method, runs, format_ratio(r.ratio), f"[{colour}]{r.verdict}[/{colour}]",
+                      f"{r.u_test_p:.3g}", f"{r.relative_ci_width:.2%}")
+    console.print(table)
+
+
+def format_ratio(r: RatioResult) -> str:
+    return f"{r.estimate:.4f} [{r.low:.4f}, {r.high:.4f}]"

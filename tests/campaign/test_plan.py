@@ -1,0 +1,63 @@
+"""The campaign plan: every requested run exactly once, RMIT interleaving, seeded and reproducible."""
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from duetbench.plan.campaign import PlannedRun, RunRequest, make_plan
+
+REQUESTS = [RunRequest("fib", {"sequential": 3, "duet": 4, "aduet": 2}), RunRequest("sort", {"duet": 5})]
+
+
+def test_every_requested_run_once() -> None:
+    plan = make_plan(REQUESTS, schedule="rmit", seed=1, cpus=(0, 1))
+    keys = [p.key for p in plan]
+    assert len(keys) == len(set(keys)) == 3 * 2 + 4 + 2 + 5
+    count = Counter((p.benchmark, p.method) for p in plan)
+    assert count == {("fib", "sequential"): 6, ("fib", "duet"): 4, ("fib", "aduet"): 2, ("sort", "duet"): 5}
+    assert [p.position for p in plan] == list(range(len(plan)))
+    # a sequential repetition is one A run and one B run
+    seq = Counter(p.repetition for p in plan if p.method == "sequential")
+    assert all(v == 2 for v in seq.values())
+    assert {p.sides[0] for p in plan if p.method == "sequential"} == {"A", "B"}
+
+
+def test_seeded_and_reproducible() -> None:
+    one = make_plan(REQUESTS, schedule="rmit", seed=7, cpus=(0, 1))
+    assert one == make_plan(REQUESTS, schedule="rmit", seed=7, cpus=(0, 1))
+    assert [p.key for p in one] != [p.key for p in make_plan(REQUESTS, schedule="rmit", seed=8, cpus=(0, 1))]
+
+
+def test_rmit_interleaves_benchmarks_and_methods() -> None:
+    plan = make_plan([RunRequest("x", {"duet": 20, "sequential": 10}), RunRequest("y", {"aduet": 20})],
+                     schedule="rmit", seed=3, cpus=(0, 1))
+    labels = [(p.benchmark, p.method) for p in plan]
+    switches = sum(1 for a, b in zip(labels, labels[1:]) if a != b)
+    # 60 runs in 3 groups: ordered would switch twice; a shuffle switches about 2/3 of the time
+    assert switches > 25
+
+
+def test_ordered_keeps_file_and_method_order() -> None:
+    plan = make_plan(REQUESTS, schedule="ordered", seed=1, cpus=(0, 1))
+    assert [(p.benchmark, p.method) for p in plan][:6] == [("fib", "sequential")] * 6
+    assert [p.method for p in plan if p.benchmark == "fib"] == ["sequential"] * 6 + ["duet"] * 4 + ["aduet"] * 2
+    assert [p.benchmark for p in plan][-5:] == ["sort"] * 5
+
+
+def test_cpu_and_order_randomized_per_run() -> None:
+    plan = make_plan([RunRequest("x", {"duet": 200})], schedule="rmit", seed=5, cpus=(2, 3))
+    assert all(sorted(p.cpus.values()) == [2, 3] for p in plan)
+    a_on_2 = sum(p.cpus["A"] == 2 for p in plan)
+    a_first = sum(p.sides == ("A", "B") for p in plan)
+    assert 70 < a_on_2 < 130 and 70 < a_first < 130
+
+
+def test_json_round_trip() -> None:
+    for run in make_plan(REQUESTS, schedule="rmit", seed=2, cpus=(0, 1)):
+        assert PlannedRun.from_json(run.to_json()) == run
+
+
+def test_bad_schedule() -> None:
+    with pytest.raises(ValueError, match="schedule"):
+        make_plan(REQUESTS, schedule="random", seed=1, cpus=(0, 1))
