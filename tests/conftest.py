@@ -23,15 +23,16 @@ def native_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The installed native programs; built into a temp dir when running from a source tree."""
     import duetbench.execute.native as native
 
-    if all(os.access(native.NATIVE_DIR / n, os.X_OK) for n in ("duet-launch", "duet-workload")):
+    if all((native.NATIVE_DIR / n).exists() for n in ("duet-launch", "duet-workload", "libduethook.so")):
         return native.NATIVE_DIR
     cc = shutil.which("cc") or shutil.which("gcc")
     if cc is None:
         pytest.skip("no C compiler to build the native programs")
     out = tmp_path_factory.mktemp("native")
-    for name, src in (("duet-launch", "launcher.c"), ("duet-workload", "workload.c")):
+    for name, src, extra in (("duet-launch", "launcher.c", ["-lm"]), ("duet-workload", "workload.c", ["-lm"]),
+                             ("libduethook.so", "duethook.c", ["-fPIC", "-shared"])):
         subprocess.run([cc, "-O2", "-std=gnu11", "-I", str(ROOT / "native"), "-o", str(out / name),
-                        str(ROOT / "native" / src), "-lm"], check=True)
+                        str(ROOT / "native" / src), *extra], check=True)
     os.environ["DUETBENCH_NATIVE_DIR"] = str(out)
     return out
 

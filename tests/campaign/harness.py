@@ -1,0 +1,48 @@
+"""A tiny in-process harness for the `duet run` tests: N iterations of integer work, timed, with the
+duetbench hook around each one (warmups included), one line per iteration on stdout."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+from duetbench import hook
+
+
+def main() -> int:
+    p = argparse.ArgumentParser()
+    p.add_argument("--iterations", type=int, default=8)
+    p.add_argument("--warmups", type=int, default=1)
+    p.add_argument("--work", type=int, default=100_000)
+    p.add_argument("--exit", type=int, default=0, help="exit with this code after the iterations")
+    p.add_argument("--sleep", type=float, default=0.0, help="sleep this long before the first iteration")
+    p.add_argument("--result", help="also write the values to this file, one per line")
+    p.add_argument("--no-hook", action="store_true", help="behave like a harness without the duet hook")
+    args = p.parse_args()
+    time.sleep(args.sleep)
+    values = []
+    for i in range(args.warmups + args.iterations):
+        kind = "w" if i < args.warmups else "m"
+        if not args.no_hook:
+            hook.before_iteration(kind)
+        t0 = time.perf_counter()
+        x = 0
+        for j in range(args.work):
+            x += j
+        dt = time.perf_counter() - t0
+        if not args.no_hook:
+            hook.after_iteration()
+        label = "warmup" if kind == "w" else "iteration"
+        print(f"{label} {i}: {dt:.9f} s", flush=True)
+        if kind == "m":
+            values.append(dt)
+    if args.result:
+        with open(args.result, "w") as f:
+            f.write("".join(f"{v:.9f}\n" for v in values))
+    print(f"side {os.environ.get('DUET_SIDE')} done", file=sys.stderr)
+    return args.exit
+
+
+if __name__ == "__main__":
+    sys.exit(main())

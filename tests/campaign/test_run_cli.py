@@ -1,0 +1,209 @@
+"""`duet run` end to end, as a user runs it: a real campaign file, real processes through the native
+launcher, the Python hook and its barrier, the store, resume, the machine lock."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.conftest import cli_env
+
+HERE = Path(__file__).resolve().parent
+PATTERN = r"iteration \d+: (?P<value>[0-9.]+) s"
+
+
+def write_campaign(tmp_path: Path, body: str, *, methods: str = "{sequential: 1, duet: 2, aduet: 1}",
+                   extra: str = "") -> Path:
+    shutil.copy(HERE / "harness.py", tmp_path / "harness.py")
+    text = f"""campaign: t
+seed: 3
+methods: {methods}
+parser: {{name: regex, pattern: '{PATTERN}'}}
+timeout: 60
+{extra}
+benchmarks:
+{body}
+"""
+    path = tmp_path / "campaign.yml"
+    path.write_text(text)
+    return path
+
+
+def harness(*args: str) -> str:
+    return f"{sys.executable} harness.py " + " ".join(args)
+
+
+def db_rows(tmp_path: Path, query: str, *params: object) -> list[tuple]:
+    with sqlite3.connect(tmp_path / ".duet" / "results.db") as conn:
+        return conn.execute(query, params).fetchall()
+
+
+def test_full_campaign_all_methods(duet, tmp_path: Path) -> None:
+    write_campaign(tmp_path, f"""  loop:
+    command: {harness('--iterations 6 --work 60000')}
+    B: {{command: {harness('--iterations 6 --work 90000')}}}
+""")
+    result = duet("run", "campaign.yml", "--no-progress")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "[5/5]" in out
+    for method in ("sequential", "duet", "aduet"):
+        assert method in out
+    runs = db_rows(tmp_path, "SELECT key, status, clock, method FROM runs ORDER BY position")
+    assert sorted(r[0] for r in runs) == sorted(["loop/sequential/0/A", "loop/sequential/0/B", "loop/duet/0",
+                                                 "loop/duet/1", "loop/aduet/0"])
+    assert all(r[1] == "ok" and r[2] == "monotonic" for r in runs), runs
+    # every side of every run: 6 measured iterations with hook timestamps, end after start
+    counts = db_rows(tmp_path, "SELECT run_id, side, COUNT(*), MIN(end_ns > start_ns) FROM iterations GROUP BY "
+                               "run_id, side")
+    assert len(counts) == 2 * 2 + 2 * 1 + 2 and all(c[2] == 6 and c[3] == 1 for c in counts), counts
+    # sync duet: the k-th iterations of A and B started together through the barrier. B does 1.5x the
+    # work of A, so without the barrier their starts drift apart by milliseconds per iteration. With it
+    # they start within ~0.1 us; allow for preemption right after the release on a loaded machine.
+    skews = []
+    for (run_id,) in db_rows(tmp_path, "SELECT id FROM runs WHERE method='duet'"):
+        a = [r[0] for r in db_rows(tmp_path, "SELECT start_ns FROM iterations WHERE run_id=? AND side='A' "
+                                             "ORDER BY seq", run_id)]
+        b = [r[0] for r in db_rows(tmp_path, "SELECT start_ns FROM iterations WHERE run_id=? AND side='B' "
+                                             "ORDER BY seq", run_id)]
+        skews += list(np.abs(np.array(a) - np.array(b)) / 1e3)
+    assert np.mean(np.array(skews) < 100) >= 0.5, skews
+    # raw outputs are kept per run and side
+    run_dir = Path(db_rows(tmp_path, "SELECT run_dir FROM runs WHERE key='loop/duet/0'")[0][0])
+    for side in "AB":
+        assert "iteration 6:" in (run_dir / side / "stdout.txt").read_text()
+        assert len((run_dir / side / "iterations.log").read_text().splitlines()) == 7  # 1 warmup + 6
+    # each side pinned to its own CPU
+    sides = db_rows(tmp_path, "SELECT s.cpu_requested, s.cpu_seen FROM run_sides s JOIN runs r ON r.id=s.run_id "
+                              "WHERE r.method='duet'")
+    assert all(req == seen for req, seen in sides)
+    campaign = db_rows(tmp_path, "SELECT status, seed, plan, source_text FROM campaigns")[0]
+    assert campaign[0] == "finished" and campaign[1] == 3 and len(json.loads(campaign[2])) == 5
+    assert "campaign: t" in campaign[3]
+
+
+def test_dry_run_prints_plan_and_measures_nothing(duet, tmp_path: Path) -> None:
+    write_campaign(tmp_path, f"  loop: {harness()}\n", methods="{duet: 3, sequential: 2}")
+    result = duet("run", "campaign.yml", "--dry-run")
+    assert result.returncode == 0, result.stderr
+    assert "7 runs" in result.stdout and "seed 3" in result.stdout and "harness.py" in result.stdout
+    assert not (tmp_path / ".duet" / "results.db").exists()
+
+
+def test_failing_benchmark_is_recorded_and_campaign_goes_on(duet, tmp_path: Path) -> None:
+    write_campaign(tmp_path, f"""  good: {harness('--iterations 3')}
+  bad:
+    command: {harness('--iterations 3')}
+    B: {{command: {harness('--iterations 3 --exit 3')}}}
+""", methods="{duet: 2}")
+    result = duet("run", "campaign.yml", "--no-progress")
+    assert result.returncode == 0, result.stderr
+    assert "failed" in result.stdout
+    rows = db_rows(tmp_path, "SELECT benchmark, status, error FROM runs")
+    assert {(b, s) for b, s, _ in rows} == {("good", "ok"), ("bad", "failed")}
+    errors = [e for b, s, e in rows if b == "bad"]
+    assert all("B exit code 3" in e and "side B done" in e for e in errors), errors
+    exit_codes = db_rows(tmp_path, "SELECT s.side, s.exit_code, s.stderr_tail FROM run_sides s JOIN runs r "
+                                   "ON r.id = s.run_id WHERE r.benchmark='bad'")
+    assert {(side, code) for side, code, _ in exit_codes} == {("A", 0), ("B", 3)}
+
+
+def test_duet_sides_with_unequal_iteration_counts_do_not_hang(duet, tmp_path: Path) -> None:
+    # A stops after 2 iterations; B must not wait out the barrier timeout (60 s) for each of its other 6.
+    write_campaign(tmp_path, f"""  uneven:
+    A: {harness('--iterations 2')}
+    B: {harness('--iterations 8')}
+""", methods="{duet: 1}", extra="barrier_timeout: 30")
+    t0 = time.monotonic()
+    result = duet("run", "campaign.yml", "--no-progress")
+    assert time.monotonic() - t0 < 25
+    assert result.returncode == 0, result.stderr
+    counts = dict(db_rows(tmp_path, "SELECT side, COUNT(*) FROM iterations GROUP BY side"))
+    assert counts == {"A": 2, "B": 8}
+
+
+def test_timeout_kills_the_run_and_is_recorded(duet, tmp_path: Path) -> None:
+    write_campaign(tmp_path, f"  slow: {harness('--sleep 30')}\n", methods="{duet: 1}",
+                   extra="").write_text((tmp_path / "campaign.yml").read_text().replace("timeout: 60", "timeout: 1"))
+    t0 = time.monotonic()
+    result = duet("run", "campaign.yml", "--no-progress")
+    assert time.monotonic() - t0 < 20
+    assert result.returncode == 0, result.stderr
+    (status, error), = db_rows(tmp_path, "SELECT status, error FROM runs")
+    assert status == "failed" and "timed out" in error
+    leftover = subprocess.run(["pgrep", "-f", f"{tmp_path}"], capture_output=True, text=True)
+    assert leftover.stdout.strip() == ""
+
+
+def test_aduet_without_timestamps_is_refused_with_reason(duet, tmp_path: Path) -> None:
+    write_campaign(tmp_path, f"  nohook: {harness('--iterations 4 --no-hook')}\n", methods="{aduet: 2, duet: 2}")
+    result = duet("run", "campaign.yml", "--no-progress")
+    assert result.returncode == 0, result.stderr
+    assert "timestamps" in result.stdout
+    # the sync duet still works on process-level start synchronization and pairs by index
+    assert "nohook" in result.stdout
+
+
+def test_interrupt_then_resume_repeats_nothing(native_dir, tmp_path: Path) -> None:
+    write_campaign(tmp_path, f"  loop: {harness('--iterations 4 --work 200000')}\n",
+                   methods="{duet: 6, sequential: 3}")
+    env = cli_env(native_dir)
+    proc = subprocess.Popen([sys.executable, "-m", "duetbench", "run", "campaign.yml", "--no-progress"],
+                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # wait for 3 stored runs, then interrupt as a user would (Ctrl-C goes to the process group)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if len(db_rows(tmp_path, "SELECT id FROM runs")) >= 3:
+                break
+        except sqlite3.Error:
+            pass
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "--resume" in out and "Traceback" not in err
+    before = {r[0] for r in db_rows(tmp_path, "SELECT key FROM runs")}
+    assert 3 <= len(before) < 12
+    assert db_rows(tmp_path, "SELECT status FROM campaigns")[0][0] == "interrupted"
+    resumed = subprocess.run([sys.executable, "-m", "duetbench", "run", "campaign.yml", "--resume", "--no-progress"],
+                             cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert resumed.returncode == 0, resumed.stderr
+    keys = [r[0] for r in db_rows(tmp_path, "SELECT key FROM runs")]
+    assert len(keys) == len(set(keys)) == 12
+    assert len(db_rows(tmp_path, "SELECT id FROM campaigns")) == 1
+    assert db_rows(tmp_path, "SELECT status FROM campaigns")[0][0] == "finished"
+    # the resumed part ran in the planned order, after the runs kept from before
+    positions = db_rows(tmp_path, "SELECT position, id FROM runs WHERE key NOT IN (%s) ORDER BY id"
+                        % ",".join("?" * len(before)), *before)
+    assert [p for p, _ in positions] == sorted(p for p, _ in positions)
+    again = subprocess.run([sys.executable, "-m", "duetbench", "run", "campaign.yml", "--resume"],
+                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert again.returncode == 2 and "already finished" in again.stderr
+
+
+def test_second_campaign_is_refused_while_one_measures(native_dir, duet, tmp_path: Path) -> None:
+    from duetbench.execute.lock import MeasurementLock
+
+    write_campaign(tmp_path, f"  loop: {harness()}\n")
+    with MeasurementLock("duet run other.yml (pid test)"):
+        result = duet("run", "campaign.yml")
+    assert result.returncode == 2
+    assert "another measurement is running on this machine: duet run other.yml (pid test)" in result.stderr
+    assert len(result.stderr.strip().splitlines()) <= 2
+
+
+def test_invalid_campaign_reports_location_without_traceback(duet, tmp_path: Path) -> None:
+    (tmp_path / "campaign.yml").write_text("campaign: t\nmethds: {duet: 2}\nbenchmarks:\n  x: {A: 'true'}\n")
+    result = duet("run", "campaign.yml")
+    assert result.returncode == 2
+    assert "campaign.yml:2:1" in result.stderr and "methods" in result.stderr
