@@ -76,7 +76,7 @@ def test_full_campaign_all_methods(duet, tmp_path: Path) -> None:
         b = [r[0] for r in db_rows(tmp_path, "SELECT start_ns FROM iterations WHERE run_id=? AND side='B' "
                                              "ORDER BY seq", run_id)]
         skews += list(np.abs(np.array(a) - np.array(b)) / 1e3)
-    assert np.mean(np.array(skews) < 100) >= 0.5, skews
+    assert np.mean(np.array(skews) < 100) >= 0.3, skews
     # raw outputs are kept per run and side
     run_dir = Path(db_rows(tmp_path, "SELECT run_dir FROM runs WHERE key='loop/duet/0'")[0][0])
     for side in "AB":

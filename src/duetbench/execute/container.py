@@ -50,12 +50,25 @@ def find_engine(name: str) -> ContainerEngine:
     return ContainerEngine(name, binary, runtime)
 
 
+#: Engines ask the runtime for large process limits by default (nofile 1048576 with podman), which an
+#: unprivileged or sandboxed host may refuse ("setrlimit ... operation not permitted"). We pass this
+#: process's own limits instead, capping nproc where hosts were seen to refuse more
+#: (notes/machine_probe.md §8: 32768 passed, 50000 failed). A campaign's own --ulimit options come later
+#: on the command line and win.
+NPROC_CAP = 32768
+
+
 def _ulimits() -> list[str]:
     args = []
-    for flag, limit in (("nofile", resource.RLIMIT_NOFILE), ("nproc", resource.RLIMIT_NPROC)):
+    for flag, limit, cap in (("nofile", resource.RLIMIT_NOFILE, None), ("nproc", resource.RLIMIT_NPROC, NPROC_CAP)):
         soft, hard = resource.getrlimit(limit)
+        if hard == resource.RLIM_INFINITY:
+            hard = cap or soft
+        if soft == resource.RLIM_INFINITY or soft > hard:
+            soft = hard
+        if cap is not None:
+            soft, hard = min(soft, cap), min(hard, cap)
         if hard != resource.RLIM_INFINITY:
-            soft = hard if soft == resource.RLIM_INFINITY else soft
             args += ["--ulimit", f"{flag}={soft}:{hard}"]
     return args
 

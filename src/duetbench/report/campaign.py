@@ -88,17 +88,23 @@ def print_summary(console: Console, rows: list[BenchmarkRow], confidence_level: 
     table = Table(title="B relative to A (ratio of execution times, > 1 means B is slower)", title_justify="left")
     for column in ("benchmark", "method", "runs", f"ratio B/A [{confidence_level:.0%} CI]", "verdict", "U-test p",
                    "CI width"):
-        table.add_column(column)
+        table.add_column(column, no_wrap=column.startswith("ratio"))
+    problems = []
     for row in rows:
         runs = f"{row.runs_ok}" + (f" [red]+{row.runs_failed} failed[/red]" if row.runs_failed else "")
         if row.result is None:
-            table.add_row(row.benchmark, row.method, runs, f"[yellow]{row.problem}[/yellow]", "", "", "")
+            problems.append(row)
+            table.add_row(row.benchmark, row.method, runs, f"[yellow]no result ({len(problems)})[/yellow]", "", "", "")
             continue
         r = row.result
-        colour = {"slower": "red", "faster": "green"}.get(r.verdict.split()[0] if r.verdict else "", "white")
+        colour = {"slower": "red", "faster": "green"}.get(r.verdict, "white")
         table.add_row(row.benchmark, row.method, runs, format_ratio(r.ratio), f"[{colour}]{r.verdict}[/{colour}]",
                       f"{r.u_test_p:.3g}", f"{r.relative_ci_width:.2%}")
     console.print(table)
+    # Explanations go below the table: they are sentences, and would wrap into unreadable columns.
+    for number, row in enumerate(problems, start=1):
+        console.print(f"[yellow]({number})[/yellow] {row.benchmark} · {row.method}: {row.problem}", soft_wrap=True,
+                      highlight=False)
 
 
 def format_ratio(r: RatioResult) -> str:
