@@ -20,6 +20,7 @@ from rich.console import Console
 from duetbench import __version__
 from duetbench.campaign_evaluation import NotAnalyzable, evaluate_method
 from duetbench.errors import DuetError
+from duetbench.execute.barrier import ABORT_EXITED, ABORT_TIMEOUT
 from duetbench.execute.campaign_run import ITERATION_LOG, STDERR, STDOUT, RunExecution, _Interrupted, execute_run, side_argv
 from duetbench.execute.container import ContainerEngine, find_engine
 from duetbench.execute.lock import MeasurementLock
@@ -182,6 +183,11 @@ def to_record(bench, execution: RunExecution) -> RunRecord:  # type: ignore[no-u
         iterations += its
         clocks.add(clock)
     clock = clocks.pop() if len(clocks) == 1 else ("none" if not clocks else "mixed")
+    if execution.barrier_abort == ABORT_TIMEOUT:
+        notes.append("a barrier wait timed out: the sides stopped synchronizing their iterations mid-run "
+                     "(raise barrier_timeout, or check that both sides run the same number of iterations)")
+    elif execution.barrier_abort not in (0, ABORT_EXITED):
+        notes.append(f"the barrier was aborted (code {execution.barrier_abort}) before either side exited")
     return RunRecord(
         id=0, key=run.key, position=run.position, benchmark=run.benchmark, method=run.method,
         repetition=run.repetition, launch_order="".join(run.sides), status="failed" if errors else "ok",

@@ -14,8 +14,10 @@ from pathlib import Path
 MAGIC = 0x54455544
 VERSION = 1
 SIZE = 4096
+ABORT_TIMEOUT = 1
 ABORT_FAILED = 2
 ABORT_USER = 3
+ABORT_EXITED = 4  # a party's process has exited (set by duet-launch and by the orchestrator)
 _OFF_ABORT = 12
 _OFF_ARRIVED = 64
 _OFF_GENERATION = 128

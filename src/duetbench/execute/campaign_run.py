@@ -52,6 +52,8 @@ class RunExecution:
     finished: float
     sides: dict[str, SideResult]
     interrupted: bool = False
+    #: The barrier page's abort code when the run ended before the first side exited (0: never aborted).
+    barrier_abort: int = 0
 
 
 def _render(template: str, values: dict[str, str]) -> str:
@@ -82,6 +84,7 @@ def execute_run(run: PlannedRun, bench: object, run_dir: Path, *, campaign_id: i
     outdirs: dict[str, Path] = {}
     containers: list[str] = []
     interrupted = False
+    barrier_abort = 0
     try:
         for side in run.sides:
             spec = sides_spec[side]
@@ -109,7 +112,7 @@ def execute_run(run: PlannedRun, bench: object, run_dir: Path, *, campaign_id: i
                                 show_output=show_output, env=env, cwd=spec.cwd,
                                 stdout_path=outdir / STDOUT, stderr_path=outdir / STDERR)
             running[side] = RunningInvocation(launch, run_dir)
-        invocations = _wait_all(running, page)
+        invocations, barrier_abort = _wait_all(running, page)
     except KeyboardInterrupt:
         interrupted = True
         if page is not None:
@@ -132,7 +135,7 @@ def execute_run(run: PlannedRun, bench: object, run_dir: Path, *, campaign_id: i
                   "run": run.key.replace("/", "-")}
         files, missing = _collect(results, values, spec.cwd, outdirs[side])
         sides[side] = SideResult(side, inv, outdirs[side], files, missing)
-    execution = RunExecution(run, run_dir, started, time.time(), sides, interrupted)
+    execution = RunExecution(run, run_dir, started, time.time(), sides, interrupted, barrier_abort)
     if interrupted:
         raise _Interrupted(execution)
     return execution
@@ -144,19 +147,23 @@ class _Interrupted(KeyboardInterrupt):
         self.execution = execution
 
 
-def _wait_all(running: dict[str, RunningInvocation], page: BarrierPage | None) -> dict[str, Invocation]:
+def _wait_all(running: dict[str, RunningInvocation], page: BarrierPage | None) -> tuple[dict[str, Invocation], int]:
     """Sleep until every side has exited. When the first side exits, abort the barrier page: a partner
     still waiting for it at the next iteration must not wait out its timeout (the launcher does the
-    same; doing it here too covers a launcher that died)."""
+    same; doing it here too covers a launcher that died). Returns the page's abort code as it was
+    when the first side exited: anything but 0 or "exited" means synchronization was lost mid-run."""
     pending = {r.pid: side for side, r in running.items()}
     done: dict[str, Invocation] = {}
+    abort_seen = 0
     while pending:
         pid = _wait_any(set(pending))
         side = pending.pop(pid)
+        if page is not None and len(done) == 0:
+            abort_seen = page.aborted
         done[side] = running[side].wait()
         if page is not None and pending:
             page.abort(ABORT_EXITED)
-    return done
+    return done, abort_seen
 
 
 def _collect(results: list[str], values: dict[str, str], cwd: Path, outdir: Path) -> tuple[dict[str, Path], list[str]]:
