@@ -80,8 +80,9 @@ def evaluate_method(method: str, runs: list[RunRecord], discard: WarmupRule, *, 
             f"({notes})")
     a = np.concatenate([x.values for x, _ in pairs])
     b = np.concatenate([y.values for _, y in pairs])
-    ids_a = np.concatenate([np.full(x.values.size, i) for i, (x, _) in enumerate(pairs)])
-    ids_b = np.concatenate([np.full(y.values.size, i) for i, (_, y) in enumerate(pairs)])
+    # Runs are the bootstrap units (seed 004 §4.3.2); a single run can only be resampled by pairs.
+    ids_a = np.concatenate([np.full(x.values.size, i) for i, (x, _) in enumerate(pairs)]) if len(pairs) > 1 else None
+    ids_b = np.concatenate([np.full(y.values.size, i) for i, (_, y) in enumerate(pairs)]) if len(pairs) > 1 else None
     return compare("aduet", a, b, a_start=np.concatenate([x.start for x, _ in pairs]),  # type: ignore[misc]
                    a_end=np.concatenate([x.end for x, _ in pairs]),  # type: ignore[misc]
                    b_start=np.concatenate([y.start for _, y in pairs]),  # type: ignore[misc]

@@ -1,0 +1,59 @@
+"""What every parser produces: iterations with values in seconds and, when known, absolute timestamps."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+Clock = Literal["monotonic", "epoch", "none"]
+Kind = Literal["w", "m"]
+MetaValue = str | int | float
+
+
+@dataclass(frozen=True)
+class Iteration:
+    index: int
+    """0-based position within the run, per harness-internal benchmark ``name``; warmups included when known."""
+    value_s: float
+    """The measured quantity in seconds, lower is better (seconds per operation for throughput modes)."""
+    start_ns: int | None = None
+    """Absolute start in the domain of ``ParseResult.clock``; None when unknown."""
+    end_ns: int | None = None
+    warmup: bool = False
+    """The harness itself said this was a warmup iteration."""
+    name: str = ""
+    """Harness-internal benchmark name (one JMH JSON holds several); "" when the output holds one."""
+    fork: int = 0
+    """Harness-internal process number within the run (JMH fork, pyperf worker); 0 when there is one."""
+
+
+@dataclass(frozen=True)
+class ParseResult:
+    iterations: list[Iteration]
+    clock: Clock
+    """Domain of start_ns/end_ns; "none" means no iteration has timestamps."""
+    timestamp_note: str = ""
+    """Why there are no timestamps (clock "none") and how to get them; or what a log merge could not do."""
+    metadata: dict[str, MetaValue] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class LogLine:
+    """One line of the iteration log written by our hooks (docs/hooks.md, version 1)."""
+
+    side: str
+    index: int
+    start_ns: int
+    end_ns: int
+    kind: Kind | None = None
+
+
+@dataclass(frozen=True)
+class ParserInput:
+    stdout: str = ""
+    stderr: str = ""
+    files: dict[str, Path] = field(default_factory=dict)
+    """Declared result files, keyed by the name given in the campaign, valued by the collected copy's path."""
+    iteration_log: list[LogLine] = field(default_factory=list)
+    """This side's hook log lines; empty when no hook ran."""
+    side: str = "A"

@@ -1,0 +1,102 @@
+"""JMH JSON (``-rf json -rff FILE``): one iteration per measurement iteration in ``primaryMetric.rawData``.
+
+Sample mode (``rawDataHistogram``) gives one iteration per JMH iteration whose value is the histogram's
+weighted mean: expanding value×count would yield thousands of samples per iteration with no timestamps of
+their own, which neither pairs with the other side nor matches the hook's one log line per JMH iteration.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .._common import Options as _Base
+from .._common import load_json, number, pick_file, require, unit_seconds
+from ..model import Iteration, ParseResult, ParserInput
+
+TIMESTAMP_NOTE = ("JMH JSON has no timestamps; add -prof io.duetbench.jmh.DuetProfiler to the JMH command "
+                  "so the hook logs every iteration")
+_TIME_PER_OP_MODES = ("avgt", "sample", "ss")
+
+
+class Options(_Base):
+    file: str | None = None
+    """Name of the declared result file; default: the only declared file."""
+
+
+def _seconds_per_op(mode: str, unit: str, path: Path, where: str) -> tuple[float, bool]:
+    """(factor, inverse): value_s = factor/score when inverse (throughput), else factor·score."""
+    if mode == "thrpt":
+        require(unit.startswith("ops/"), path, f"{where}: throughput unit {unit!r} is not 'ops/<time unit>'")
+        return unit_seconds(unit.removeprefix("ops/"), path, where), True
+    require(mode in _TIME_PER_OP_MODES, path,
+            f"{where}: unknown mode {mode!r} (known: thrpt, {', '.join(_TIME_PER_OP_MODES)})")
+    require(unit.endswith("/op"), path, f"{where}: time unit {unit!r} is not '<time unit>/op'")
+    return unit_seconds(unit.removesuffix("/op"), path, where), False
+
+
+def _name(entry: dict[str, Any]) -> str:
+    params = entry.get("params") or {}
+    if not params:
+        return str(entry["benchmark"])
+    return f"{entry['benchmark']}:" + ",".join(f"{k}={v}" for k, v in params.items())
+
+
+def _histogram_mean(hist: Any, path: Path, where: str) -> float:
+    require(isinstance(hist, list) and hist != [], path, f"{where}: expected a non-empty [[value, count], ...] list")
+    total = weight = 0.0
+    for pair in hist:
+        require(isinstance(pair, list) and len(pair) == 2, path, f"{where}: expected [value, count], got {pair!r}")
+        value, count = number(pair[0], path, where), number(pair[1], path, where)
+        total += value * count
+        weight += count
+    require(weight > 0, path, f"{where}: histogram has no samples")
+    return total / weight
+
+
+def _scores(entry: dict[str, Any], path: Path, where: str) -> list[list[float]]:
+    metric = entry["primaryMetric"]
+    raw = metric.get("rawData")
+    if raw is None and "rawDataHistogram" in metric:
+        hist = metric["rawDataHistogram"]
+        require(isinstance(hist, list), path, f"{where}: rawDataHistogram is not a list of forks")
+        return [[_histogram_mean(it, path, f"{where} rawDataHistogram[{f}][{i}]") for i, it in enumerate(fork)]
+                for f, fork in enumerate(hist)]
+    require(raw is not None, path, f"{where}: primaryMetric has no rawData",
+            hint="do not run JMH with -Djmh.json.rawData=false")
+    require(isinstance(raw, list) and all(isinstance(f, list) for f in raw), path,
+            f"{where}: rawData is not a list of forks")
+    return [[number(v, path, f"{where} rawData[{f}][{i}]") for i, v in enumerate(fork)] for f, fork in enumerate(raw)]
+
+
+def parse(inp: ParserInput, options: Options) -> ParseResult:
+    path = pick_file(inp, options.file, "jmh")
+    doc = load_json(path)
+    require(isinstance(doc, list), path, "not a JMH JSON result (expected a top-level array of benchmarks)",
+            hint="run JMH with -rf json -rff FILE")
+    iterations: list[Iteration] = []
+    for n, entry in enumerate(doc):
+        where = f"benchmark #{n}"
+        require(isinstance(entry, dict) and "benchmark" in entry and "mode" in entry
+                and isinstance(entry.get("primaryMetric"), dict), path,
+                f"{where}: not a JMH result (needs benchmark, mode, primaryMetric)")
+        where = f"benchmark {entry['benchmark']!r}"
+        unit = entry["primaryMetric"].get("scoreUnit")
+        require(isinstance(unit, str), path, f"{where}: primaryMetric.scoreUnit missing")
+        factor, inverse = _seconds_per_op(str(entry["mode"]), unit, path, where)
+        name = _name(entry)
+        index = 0
+        for fork, scores in enumerate(_scores(entry, path, where)):
+            for score in scores:
+                if inverse:
+                    require(score > 0, path, f"{where}: throughput {score} {unit} cannot be turned into time per op")
+                    value = factor / score
+                else:
+                    value = factor * score
+                iterations.append(Iteration(index=index, value_s=value, name=name, fork=fork))
+                index += 1
+    first = doc[0] if doc else {}
+    metadata: dict[str, str | int | float] = {"harness": "JMH", "source": str(path)}
+    for key in ("jmhVersion", "jdkVersion", "vmName", "vmVersion", "jvm"):
+        if isinstance(first.get(key), str):
+            metadata[key] = first[key]
+    return ParseResult(iterations, clock="none", timestamp_note=TIMESTAMP_NOTE, metadata=metadata)

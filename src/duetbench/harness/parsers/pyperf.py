@@ -1,0 +1,65 @@
+"""pyperf JSON (``-o FILE``, also ``.json.gz``): every run's warmups and values, in seconds per loop.
+
+Runs without values are the calibration runs pyperf adds when ``--loops`` is not given; they are skipped.
+Each run is one worker process, numbered in ``Iteration.fork`` (calibration runs excluded).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .._common import Options as _Base
+from .._common import load_json, number, pick_file, require
+from ..model import Iteration, ParseResult, ParserInput
+
+TIMESTAMP_NOTE = ("pyperf JSON has no per-value timestamps; run pyperf with --hook duet (duetbench's pyperf hook, "
+                  "docs/hooks.md) and --loops N so the hook logs every value")
+
+
+class Options(_Base):
+    file: str | None = None
+    """Name of the declared result file; default: the only declared file."""
+
+
+def _benchmark(bench: Any, n: int, top: dict[str, Any], path: Path) -> tuple[str, list[Iteration]]:
+    require(isinstance(bench, dict) and isinstance(bench.get("runs"), list), path,
+            f"benchmarks[{n}]: no 'runs' list")
+    meta = {**top, **(bench.get("metadata") or {})}
+    unit = meta.get("unit", "second")
+    require(unit == "second", path, f"benchmarks[{n}]: values are in {unit!r}, not seconds",
+            hint="duetbench compares times; do not use --track-memory/--tracemalloc results")
+    name = str(meta.get("name", ""))
+    iterations: list[Iteration] = []
+    fork = 0
+    for r, run in enumerate(bench["runs"]):
+        where = f"benchmarks[{n}].runs[{r}]"
+        require(isinstance(run, dict), path, f"{where} is not an object")
+        values = run.get("values") or []
+        if not values:
+            continue
+        warmups = run.get("warmups") or []
+        for w, pair in enumerate(warmups):
+            require(isinstance(pair, list) and len(pair) == 2, path, f"{where}.warmups[{w}] is not [loops, value]")
+            iterations.append(Iteration(len(iterations), number(pair[1], path, f"{where}.warmups[{w}]"),
+                                        warmup=True, name=name, fork=fork))
+        for v, value in enumerate(values):
+            iterations.append(Iteration(len(iterations), number(value, path, f"{where}.values[{v}]"),
+                                        name=name, fork=fork))
+        fork += 1
+    return name, iterations
+
+
+def parse(inp: ParserInput, options: Options) -> ParseResult:
+    path = pick_file(inp, options.file, "pyperf")
+    doc = load_json(path)
+    require(isinstance(doc, dict) and isinstance(doc.get("benchmarks"), list), path,
+            "not a pyperf JSON result (no 'benchmarks' list)", hint="run pyperf with -o FILE.json")
+    top = doc.get("metadata") or {}
+    iterations: list[Iteration] = []
+    for n, bench in enumerate(doc["benchmarks"]):
+        iterations += _benchmark(bench, n, top, path)[1]
+    metadata: dict[str, str | int | float] = {"harness": "pyperf", "source": str(path)}
+    for key in ("perf_version", "python_version", "python_implementation", "timer", "loops"):
+        if isinstance(top.get(key), (str, int, float)) and not isinstance(top.get(key), bool):
+            metadata[key] = top[key]
+    return ParseResult(iterations, clock="none", timestamp_note=TIMESTAMP_NOTE, metadata=metadata)
