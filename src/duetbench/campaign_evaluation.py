@@ -31,13 +31,20 @@ class SideRun:
     end: np.ndarray | None
 
 
-def measured(iterations: list[StoredIteration], side: str, discard: WarmupRule) -> list[StoredIteration]:
-    steady = [it for it in iterations if it.side == side and not it.warmup]
+def measured(iterations: list[StoredIteration], side: str, discard: WarmupRule,
+             name: str | None = None) -> list[StoredIteration]:
+    """The side's measured iterations (of one harness-internal benchmark `name`, if given), warmup dropped."""
+    steady = [it for it in iterations if it.side == side and not it.warmup and (name is None or it.name == name)]
     return steady[discard(len(steady)):]
 
 
-def _side_run(run: RunRecord, side: str, discard: WarmupRule) -> SideRun:
-    its = measured(run.iterations, side, discard)
+def harness_names(runs: list[RunRecord]) -> list[str]:
+    """Harness-internal benchmark names in these runs (one JMH run may hold several), in first-seen order."""
+    return list(dict.fromkeys(it.name for r in runs for it in r.iterations))
+
+
+def _side_run(run: RunRecord, side: str, discard: WarmupRule, name: str | None = None) -> SideRun:
+    its = measured(run.iterations, side, discard, name)
     values = np.array([it.value_s for it in its], dtype=float)
     if run.clock == "none" or any(it.start_ns is None or it.end_ns is None for it in its):
         return SideRun(run, values, None, None)
@@ -49,18 +56,20 @@ class NotAnalyzable(Exception):
     """Why a benchmark/method cannot be analysed (shown to the user as is)."""
 
 
-def evaluate_method(method: str, runs: list[RunRecord], discard: WarmupRule, *, confidence_level: float = 0.99,
-                    n_resamples: int = 10_000, seed: int = 0, min_overlap_rate: float = 0.4) -> ComparisonResult:
+def evaluate_method(method: str, runs: list[RunRecord], discard: WarmupRule, *, name: str | None = None,
+                    confidence_level: float = 0.99, n_resamples: int = 10_000, seed: int = 0,
+                    min_overlap_rate: float = 0.4) -> ComparisonResult:
+    """Ratio B/A of one benchmark (and harness-internal `name`) measured by `method`, from its stored runs."""
     ok = [r for r in runs if r.status == "ok" and r.method == method]
     if method == "sequential":
-        a = [_side_run(r, "A", discard).values for r in ok if "A" in r.sides]
-        b = [_side_run(r, "B", discard).values for r in ok if "B" in r.sides]
+        a = [_side_run(r, "A", discard, name).values for r in ok if "A" in r.sides]
+        b = [_side_run(r, "B", discard, name).values for r in ok if "B" in r.sides]
         a, b = [x for x in a if x.size], [x for x in b if x.size]
         if not a or not b:
             raise NotAnalyzable("needs at least one finished run of A and of B with measured iterations")
         return compare("sequential", a, b, confidence_level=confidence_level, n_resamples=n_resamples,
                        random_state=seed)
-    pairs = [(_side_run(r, "A", discard), _side_run(r, "B", discard)) for r in ok]
+    pairs = [(_side_run(r, "A", discard, name), _side_run(r, "B", discard, name)) for r in ok]
     pairs = [(x, y) for x, y in pairs if x.values.size and y.values.size]
     if not pairs:
         raise NotAnalyzable("no finished run with measured iterations on both sides")

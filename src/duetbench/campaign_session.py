@@ -18,7 +18,7 @@ from pathlib import Path
 from rich.console import Console
 
 from duetbench import __version__
-from duetbench.campaign_evaluation import NotAnalyzable, evaluate_method
+from duetbench.campaign_evaluation import NotAnalyzable, evaluate_method, harness_names
 from duetbench.errors import DuetError
 from duetbench.execute.barrier import ABORT_EXITED, ABORT_TIMEOUT
 from duetbench.execute.campaign_run import ITERATION_LOG, STDERR, STDOUT, RunExecution, _Interrupted, execute_run, side_argv
@@ -325,11 +325,14 @@ def summarize(campaigns: CampaignStore, campaign_id: int, by_name, *, seed: int,
             if not mine:
                 continue
             ok = sum(1 for r in mine if r.status == "ok")
-            row = BenchmarkRow(name, method, ok, len(mine) - ok, None)
-            try:
-                row.result = evaluate_method(method, mine, bench.warmup.discard, confidence_level=confidence,
-                                             n_resamples=n_resamples, seed=seed)
-            except (NotAnalyzable, ValueError) as exc:
-                row.problem = str(exc)
-            rows.append(row)
+            inner = harness_names([r for r in mine if r.status == "ok"])
+            # One harness run may hold several benchmarks (a JMH jar, a pyperf suite): one row each.
+            for sub in inner if len(inner) > 1 else [None]:
+                row = BenchmarkRow(name if sub is None else f"{name}/{sub}", method, ok, len(mine) - ok, None)
+                try:
+                    row.result = evaluate_method(method, mine, bench.warmup.discard, name=sub,
+                                                 confidence_level=confidence, n_resamples=n_resamples, seed=seed)
+                except (NotAnalyzable, ValueError) as exc:
+                    row.problem = str(exc)
+                rows.append(row)
     return rows
