@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.markup import escape
 
 from duetbench import __version__
 from duetbench.config.compare import validated
@@ -18,8 +19,9 @@ _err = Console(stderr=True, highlight=False)
 
 
 def _fail(exc: DuetError) -> None:
-    _err.print(f"[bold red]error:[/bold red] {exc.message}" + (f" [dim]— {exc.hint}[/dim]" if exc.hint else ""),
-               soft_wrap=True)
+    # User text (commands, keys, paths) may contain [brackets]: escape it, never read it as markup.
+    hint = f" [dim]— {escape(exc.hint)}[/dim]" if exc.hint else ""
+    _err.print(f"[bold red]error:[/bold red] {escape(exc.message)}{hint}", soft_wrap=True)
     sys.exit(exc.exit_code)
 
 

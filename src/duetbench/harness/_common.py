@@ -44,7 +44,7 @@ def pick_file(inp: ParserInput, wanted: str | None, parser: str) -> Path:
             path = next(iter(inp.files.values()))
         elif not inp.files:
             raise DuetError(f"parser '{parser}': no result file was declared",
-                            hint="declare the harness's output file in the benchmark's 'files' list")
+                            hint="declare the harness's output file in the benchmark's 'results' list")
         else:
             names = ", ".join(sorted(inp.files))
             raise DuetError(f"parser '{parser}': several result files are declared ({names})",
@@ -53,7 +53,7 @@ def pick_file(inp: ParserInput, wanted: str | None, parser: str) -> Path:
         if wanted not in inp.files:
             names = ", ".join(sorted(inp.files)) or "none"
             raise DuetError(f"parser '{parser}': option file '{wanted}' is not a declared result file "
-                            f"(declared: {names})", hint="add it to the benchmark's 'files' or fix the name")
+                            f"(declared: {names})", hint="add it to the benchmark's 'results' or fix the name")
         path = inp.files[wanted]
     if not path.is_file():
         raise DuetError(f"{path}: result file not found (the harness did not write it?)",

@@ -1,0 +1,112 @@
+"""Loading a campaign file (``duet run campaign.yml``): YAML -> validated, inherited, immutable Campaign.
+
+The format is described in docs/campaign-format.md. Validation reports every problem at once, each with
+the file, line and column it comes from; a file that loads runs nothing yet — commands are checked for
+form here and executed by the execute layer.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from .campaign_checks import cross_level_issues
+from .campaign_model import (METHODS, BenchmarkSpec, Campaign, ContainerSpec, ParserSpec, Schedule, SideSpec,
+                             Warmup)
+from .campaign_problems import CampaignError, Problem, clamp, from_validation_error, place
+from .campaign_resolve import resolve
+from .campaign_schema import CampaignModel
+from .placeholders import NAMES as PLACEHOLDERS
+from .placeholders import render
+from .yaml_locations import DataPath, Located, YamlSyntaxError, last_line, locate
+
+__all__ = ["METHODS", "PLACEHOLDERS", "BenchmarkSpec", "Campaign", "CampaignError", "ContainerSpec", "ParserSpec",
+           "Problem", "Schedule", "SideSpec", "Warmup", "load_campaign", "parse_campaign", "render"]
+
+
+def load_campaign(path: str | Path) -> Campaign:
+    """The campaign in file ``path``; CampaignError listing every problem when it is not valid."""
+    file = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise CampaignError.single(file, "campaign file not found", "check the path") from None
+    except IsADirectoryError:
+        raise CampaignError.single(file, "is a directory, not a campaign file", "give the .yml file") from None
+    except UnicodeDecodeError as exc:
+        raise CampaignError.single(file, f"not UTF-8 text ({exc.reason} at byte {exc.start})",
+                                   "save the file as UTF-8") from None
+    except OSError as exc:
+        raise CampaignError.single(file, f"cannot read: {exc.strerror}") from None
+    return parse_campaign(text, Path(path), display=file)
+
+
+def parse_campaign(text: str, path: Path, *, display: str | None = None) -> Campaign:
+    """The campaign in ``text``, as if read from ``path`` (relative cwd's start at its directory).
+
+    ``display`` is how the file is named in error messages; by default ``path`` as given.
+    """
+    file = display if display is not None else str(path)
+    absolute = Path(os.path.abspath(path))
+    try:
+        located = locate(text)
+    except YamlSyntaxError as exc:
+        mark = min(exc.mark, last_line(text))
+        raise CampaignError(file, [Problem(mark, (), f"not valid YAML: {exc.message}",
+                                           "check indentation and quoting around this place")]) from None
+    if located is None:
+        raise CampaignError.single(file, "the campaign file is empty",
+                                   "start with 'campaign: NAME' and 'benchmarks:', see docs/campaign-format.md")
+    yaml_problems = [Problem(clamp(p.mark, located), p.path, p.message, p.hint) for p in located.problems]
+    data = _env_as_written(located)
+    later: list[Problem] = []
+    model: CampaignModel | None = None
+    try:
+        model = CampaignModel.model_validate(data, context={"base_dir": absolute.parent})
+    except ValidationError as exc:
+        later += from_validation_error(exc, located)
+    if isinstance(data, dict):
+        later += [place(issue, located) for issue in cross_level_issues(data)]
+    problems = yaml_problems + _not_about(located.unreadable, later)
+    if problems or model is None:
+        raise CampaignError(file, problems)
+    return resolve(model, absolute, text)
+
+
+def _env_as_written(located: Located) -> Any:
+    """The data with every non-string environment value replaced by its text in the file.
+
+    YAML reads ``1.10`` as the float 1.1 and ``010`` as the integer 8; a variable holds the text.
+    """
+    data = located.data
+    if not isinstance(data, dict):
+        return data
+    env_paths: list[tuple[str, ...]] = [("env",)]
+    benchmarks = data.get("benchmarks")
+    if isinstance(benchmarks, dict):
+        for name, bench in benchmarks.items():
+            env_paths.append(("benchmarks", name, "env"))
+            if isinstance(bench, dict):
+                env_paths += [("benchmarks", name, side, "env") for side in ("A", "B")]
+    for path in env_paths:
+        env = _get(data, path)
+        if isinstance(env, dict):
+            for key, value in env.items():
+                if isinstance(value, (bool, int, float)):
+                    env[key] = located.plain_text.get(path + (key,), str(value))
+    return data
+
+
+def _get(data: Any, path: tuple[str, ...]) -> Any:
+    for part in path:
+        if not isinstance(data, dict):
+            return None
+        data = data.get(part)
+    return data
+
+
+def _not_about(unreadable: set[DataPath], problems: list[Problem]) -> list[Problem]:
+    """Without problems about values the YAML reader could not read: it already reported them."""
+    return [p for p in problems if not any(p.path[:len(u)] == u for u in unreadable)]

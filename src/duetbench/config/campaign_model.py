@@ -1,0 +1,96 @@
+"""A campaign as the rest of duetbench sees it: every setting inherited and defaulted, nothing left to look up.
+
+Templates (commands, result paths, environment values) still hold their ``{placeholders}``; they are filled
+in per run with :func:`duetbench.config.placeholders.render`.
+"""
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+Schedule = Literal["rmit", "ordered"]
+METHODS: tuple[str, ...] = ("sequential", "duet", "aduet")
+"""In the order a benchmark's ``methods`` mapping is given to the planner."""
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ContainerSpec(_Frozen):
+    image: str
+    options: list[str] = []
+    """Extra arguments for the container engine, e.g. ``--memory=2g``."""
+
+
+class SideSpec(_Frozen):
+    """How to start one side (A or B) of a benchmark."""
+
+    command: str
+    shell: bool
+    """True: run by ``/bin/sh -c``; False: split like a shell would and exec'd directly."""
+    cwd: Path
+    """Absolute."""
+    env: dict[str, str]
+    """Added to (not replacing) the environment duet run passes on."""
+    container: ContainerSpec | None
+
+
+class ParserSpec(_Frozen):
+    name: str
+    options: dict[str, Any] = {}
+
+
+class Warmup(_Frozen):
+    """Iterations to discard at the start of every run: a fixed count, or a fraction of the run's iterations."""
+
+    count: int | None = None
+    fraction: float | None = None
+
+    def discard(self, n_iterations: int) -> int:
+        """How many of a run's ``n_iterations`` are warmup."""
+        if self.fraction is not None:
+            # Fraction of the decimal text, so that 29% of 100 is 29 and not floor(28.999999999999996).
+            return math.floor(Fraction(repr(self.fraction)) * n_iterations)
+        return min(self.count or 0, n_iterations)
+
+
+class BenchmarkSpec(_Frozen):
+    name: str
+    sides: dict[str, SideSpec]
+    """Keys "A" and "B"."""
+    aa: bool
+    """B was not given: it is a copy of A (an A/A benchmark, which measures the noise floor)."""
+    methods: dict[str, int]
+    """Method -> runs, only methods with at least one run, in the order of METHODS."""
+    parser: ParserSpec
+    results: list[str]
+    """Files the harness writes (templates); relative ones are relative to each side's cwd."""
+    warmup: Warmup
+    timeout_s: float
+    barrier_timeout_s: float
+
+
+class Campaign(_Frozen):
+    name: str
+    path: Path
+    """The campaign file, absolute."""
+    seed: int | None
+    """None: the runner draws one and records it."""
+    schedule: Schedule
+    artifacts: dict[str, str]
+    """Name -> shell command, run once per campaign to record facts about the host."""
+    benchmarks: list[BenchmarkSpec]
+    """In file order."""
+    source_text: str
+    """The campaign file's text, stored with the results so that a campaign can be re-run as it was."""
+
+    def benchmark(self, name: str) -> BenchmarkSpec:
+        for spec in self.benchmarks:
+            if spec.name == name:
+                return spec
+        raise KeyError(name)
