@@ -1,7 +1,10 @@
-"""Builds the native parts (launcher, workloads) with the system C compiler at install time.
+"""Builds the native parts (launcher, workloads, the Python hook's library) with the system C
+compiler at install time.
 
-The binaries are plain executables, not Python extensions, so they are compiled by a custom
-build_py step and shipped as package data in ``duetbench/_native``.
+They are plain executables and a plain shared library loaded with ctypes, not Python extensions, so
+they are compiled by a custom build_py step and shipped as package data in ``duetbench/_native``.
+The barrier protocol has one implementation, ``adapters/c/duet.h``, included by the launcher
+(through ``native/duet_barrier.h``) and by ``libduethook.so``.
 """
 from __future__ import annotations
 
@@ -18,6 +21,10 @@ HERE = Path(__file__).resolve().parent
 PROGRAMS = {
     "duet-launch": ["native/launcher.c"],
     "duet-workload": ["native/workload.c"],
+}
+# Shared libraries: loaded by duetbench.hook through ctypes.
+LIBRARIES = {
+    "libduethook.so": ["native/duethook.c"],
 }
 CFLAGS = ["-O2", "-std=gnu11", "-Wall", "-Wextra", "-Inative"]
 
@@ -39,8 +46,10 @@ class BuildNative(build_py):
         cc = find_compiler()
         out_dir = Path(self.build_lib) / "duetbench" / "_native"
         out_dir.mkdir(parents=True, exist_ok=True)
-        for name, sources in PROGRAMS.items():
-            cmd = [cc, *CFLAGS, "-o", str(out_dir / name), *[str(HERE / s) for s in sources], "-lm"]
+        builds = [(name, sources, ["-lm"]) for name, sources in PROGRAMS.items()]
+        builds += [(name, sources, ["-fPIC", "-shared"]) for name, sources in LIBRARIES.items()]
+        for name, sources, extra in builds:
+            cmd = [cc, *CFLAGS, "-o", str(out_dir / name), *[str(HERE / s) for s in sources], *extra]
             self.announce("compiling " + " ".join(cmd), level=2)
             result = subprocess.run(cmd, cwd=HERE, capture_output=True, text=True)
             if result.returncode != 0:

@@ -316,6 +316,10 @@ int main(int argc, char **argv)
             w = wait4(child, &wstatus, 0, &ru_main);
         while (w < 0 && errno == EINTR);
         end_ns = duet_now_ns();
+        /* The command is gone: a partner whose harness hooks still wait at the barrier for another
+         * iteration must not wait for us (abort code 4; a reason set earlier stays). */
+        if (shm)
+            duet_set_abort(shm, DUET_ABORT_EXITED);
         struct itimerval off = {{0, 0}, {0, 0}};
         setitimer(ITIMER_REAL, &off, NULL);
     }
