@@ -59,6 +59,13 @@ def cli_env(native_dir: Path) -> dict[str, str]:
 
 
 @pytest.fixture()
+def duet_env(native_dir: Path) -> dict[str, str]:
+    """The environment to run the ``duet`` CLI in a subprocess (a fixture: test modules cannot import
+    conftest reliably when several directories have one)."""
+    return cli_env(native_dir)
+
+
+@pytest.fixture()
 def duet(native_dir: Path, tmp_path: Path):
     """Run ``duet ARGS...`` in a fresh directory; returns the CompletedProcess."""
 

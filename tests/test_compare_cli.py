@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from conftest import cli_env
 
 two_cpus = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs to run a duet")
 
@@ -106,8 +105,8 @@ def test_fail_if_slower_sets_the_exit_code(duet) -> None:
     assert duet(*slower, "--fail-if-slower", "300").returncode == 0
 
 
-def _start(native_dir: Path, cwd: Path, *args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "duetbench", "compare", *args], cwd=cwd, env=cli_env(native_dir),
+def _start(env: dict[str, str], cwd: Path, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "duetbench", "compare", *args], cwd=cwd, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -127,8 +126,8 @@ def _wait_for_rows(db: Path, n: int, proc: subprocess.Popen[str], limit: float =
 
 
 @two_cpus
-def test_kill_9_keeps_every_finished_invocation(native_dir: Path, tmp_path: Path) -> None:
-    proc = _start(native_dir, tmp_path, "sleep 0.05", "sleep 0.05", "--runs", "200", *FAST)
+def test_kill_9_keeps_every_finished_invocation(duet_env: dict[str, str], tmp_path: Path) -> None:
+    proc = _start(duet_env, tmp_path, "sleep 0.05", "sleep 0.05", "--runs", "200", *FAST)
     db = tmp_path / ".duet/results.db"
     seen = _wait_for_rows(db, 6, proc)
     proc.send_signal(signal.SIGKILL)
@@ -139,8 +138,8 @@ def test_kill_9_keeps_every_finished_invocation(native_dir: Path, tmp_path: Path
 
 
 @two_cpus
-def test_ctrl_c_stops_keeps_and_reports(native_dir: Path, tmp_path: Path) -> None:
-    proc = _start(native_dir, tmp_path, "sleep 0.05", "sleep 0.06", "--runs", "200", *FAST)
+def test_ctrl_c_stops_keeps_and_reports(duet_env: dict[str, str], tmp_path: Path) -> None:
+    proc = _start(duet_env, tmp_path, "sleep 0.05", "sleep 0.06", "--runs", "200", *FAST)
     _wait_for_rows(tmp_path / ".duet/results.db", 8, proc)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=30)
@@ -235,13 +234,13 @@ def test_precision_target_stops_early(duet, workload: Path, tmp_path: Path) -> N
     assert cpu["runs"] < 20 and cpu["relative_ci_width"] <= 0.5
 
 
-def test_one_cpu_falls_back_to_sequential_with_a_warning(native_dir: Path, tmp_path: Path) -> None:
+def test_one_cpu_falls_back_to_sequential_with_a_warning(duet_env: dict[str, str], tmp_path: Path) -> None:
     if not Path("/usr/bin/taskset").exists():
         pytest.skip("taskset (util-linux) is not installed")
     cpu = str(min(os.sched_getaffinity(0)))
     result = subprocess.run(["taskset", "-c", cpu, sys.executable, "-m", "duetbench", "compare", "sleep 0.01",
                              "sleep 0.01", "--runs", "3", "--export-json", "o.json", *FAST], cwd=tmp_path,
-                            env=cli_env(native_dir), capture_output=True, text=True, timeout=60)
+                            env=duet_env, capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     data = json.loads((tmp_path / "o.json").read_text())
     assert data["method"] == "sequential"

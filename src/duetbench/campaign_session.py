@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 
 from duetbench import __version__
 from duetbench.campaign_evaluation import NotAnalyzable, evaluate_method, harness_names
@@ -264,7 +265,7 @@ def run_campaign(path: Path, opts: RunOptions, console: Console) -> int:
                 campaigns.set_status(campaign_id, "running")
             console.print(f"[bold]duet run[/bold] campaign [cyan]{campaign.name}[/cyan] #{campaign_id}: "
                           f"{len(plan)} runs ({len(plan) - len(done)} to go), schedule {campaign.schedule}, "
-                          f"seed {seed}; raw outputs in {run_root}", highlight=False)
+                          f"seed {seed}; raw outputs in {escape(str(run_root))}", highlight=False)
             # SIGTERM (a CI timeout, a scheduler) is handled like Ctrl-C: stop the runs, keep what finished.
             previous = signal.signal(signal.SIGTERM, _interrupt)
             try:
@@ -275,7 +276,7 @@ def run_campaign(path: Path, opts: RunOptions, console: Console) -> int:
             campaigns.set_status(campaign_id, status)
         if status == "interrupted":
             console.print(f"[yellow]interrupted[/yellow]: every finished run is stored; continue with "
-                          f"[bold]duet run {path} --resume[/bold]", highlight=False)
+                          f"[bold]duet run {escape(str(path))} --resume[/bold]", highlight=False)
             return 130
         rows = summarize(campaigns, campaign_id, by_name, seed=seed, confidence=opts.confidence,
                          n_resamples=opts.n_resamples)
@@ -283,7 +284,7 @@ def run_campaign(path: Path, opts: RunOptions, console: Console) -> int:
         failed = sum(r.runs_failed for r in rows)
         if failed:
             console.print(f"[yellow]{failed} run(s) failed[/yellow]; their exit codes and stderr are stored, raw "
-                          f"outputs in {run_root}", highlight=False)
+                          f"outputs in {escape(str(run_root))}", highlight=False)
         return 0
     finally:
         store.close()

@@ -15,7 +15,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.conftest import cli_env
 
 HERE = Path(__file__).resolve().parent
 PATTERN = r"iteration \d+: (?P<value>[0-9.]+) s"
@@ -153,10 +152,10 @@ def test_aduet_without_timestamps_is_refused_with_reason(duet, tmp_path: Path) -
     assert "nohook" in result.stdout
 
 
-def test_interrupt_then_resume_repeats_nothing(native_dir, tmp_path: Path) -> None:
+def test_interrupt_then_resume_repeats_nothing(duet_env: dict[str, str], tmp_path: Path) -> None:
     write_campaign(tmp_path, f"  loop: {harness('--iterations 4 --work 200000')}\n",
                    methods="{duet: 6, sequential: 3}")
-    env = cli_env(native_dir)
+    env = duet_env
     proc = subprocess.Popen([sys.executable, "-m", "duetbench", "run", "campaign.yml", "--no-progress"],
                             cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     # wait for 3 stored runs, then interrupt as a user would (Ctrl-C goes to the process group)

@@ -5,6 +5,7 @@ import time
 from dataclasses import dataclass
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
@@ -21,11 +22,11 @@ def print_plan(console: Console, name: str, seed: int, schedule: str, plan: list
         table.add_column(column, justify="right" if column in ("#", "rep") else "left")
     for run in plan:
         cpus = " ".join(f"{s}→{run.cpus[s]}" for s in run.sides)
-        table.add_row(str(run.position + 1), run.benchmark, run.method, str(run.repetition + 1),
+        table.add_row(str(run.position + 1), escape(run.benchmark), run.method, str(run.repetition + 1),
                       "".join(run.sides), cpus, "done" if run.key in done else "")
     console.print(table)
     for (bench, side), command in sorted(commands.items()):
-        console.print(f"  [bold]{bench}[/bold] {side}: {command}", soft_wrap=True, highlight=False)
+        console.print(f"  [bold]{escape(bench)}[/bold] {side}: {escape(command)}", soft_wrap=True, highlight=False)
 
 
 class CampaignProgress:
@@ -55,17 +56,19 @@ class CampaignProgress:
             self.progress.stop()
 
     def starting(self, run: PlannedRun) -> None:
-        self._describe(f"{run.benchmark} · {run.method} {run.repetition + 1}")
+        self._describe(escape(f"{run.benchmark} · {run.method} {run.repetition + 1}"))
 
     def finished(self, run: PlannedRun, status: str, error: str) -> None:
         if status != "ok":
             self.failures += 1
-            self.console.print(f"[red]run {run.key} failed:[/red] {error}", soft_wrap=True, highlight=False)
+            self.console.print(f"[red]run {escape(run.key)} failed:[/red] {escape(error)}", soft_wrap=True,
+                               highlight=False)
         self.progress.advance(self.task)
-        self._describe(f"{run.benchmark} · {run.method} {run.repetition + 1}")
+        self._describe(escape(f"{run.benchmark} · {run.method} {run.repetition + 1}"))
         if not self.enabled:
             done = int(self.progress.tasks[0].completed)
-            self.console.print(f"[{done}/{self.progress.tasks[0].total:.0f}] {run.key}: {status}", highlight=False)
+            total = self.progress.tasks[0].total or 0
+            self.console.print(escape(f"[{done}/{total:.0f}] {run.key}: {status}"), highlight=False)
 
     def _describe(self, text: str) -> None:
         fails = f"[red]{self.failures} failed[/red]" if self.failures else ""
@@ -94,17 +97,18 @@ def print_summary(console: Console, rows: list[BenchmarkRow], confidence_level: 
         runs = f"{row.runs_ok}" + (f" [red]+{row.runs_failed} failed[/red]" if row.runs_failed else "")
         if row.result is None:
             problems.append(row)
-            table.add_row(row.benchmark, row.method, runs, f"[yellow]no result ({len(problems)})[/yellow]", "", "", "")
+            table.add_row(escape(row.benchmark), row.method, runs, f"[yellow]no result ({len(problems)})[/yellow]",
+                          "", "", "")
             continue
         r = row.result
         colour = {"slower": "red", "faster": "green"}.get(r.verdict, "white")
-        table.add_row(row.benchmark, row.method, runs, format_ratio(r.ratio), f"[{colour}]{r.verdict}[/{colour}]",
+        table.add_row(escape(row.benchmark), row.method, runs, format_ratio(r.ratio), f"[{colour}]{r.verdict}[/{colour}]",
                       f"{r.u_test_p:.3g}", f"{r.relative_ci_width:.2%}")
     console.print(table)
     # Explanations go below the table: they are sentences, and would wrap into unreadable columns.
     for number, row in enumerate(problems, start=1):
-        console.print(f"[yellow]({number})[/yellow] {row.benchmark} · {row.method}: {row.problem}", soft_wrap=True,
-                      highlight=False)
+        console.print(f"[yellow]({number})[/yellow] {escape(row.benchmark)} · {row.method}: {escape(row.problem)}",
+                      soft_wrap=True, highlight=False)
 
 
 def format_ratio(r: RatioResult) -> str:
