@@ -77,3 +77,18 @@ def duet(native_dir: Path, tmp_path: Path):
         return result
 
     return run
+
+
+@pytest.fixture(scope="session")
+def java_build_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """adapters/java built once per session into a temporary directory (the source tree stays clean);
+    each module's jar lands in DIR/<artifactId>/."""
+    java, mvn = shutil.which("java"), shutil.which("mvn")
+    if java is None or mvn is None:
+        pytest.skip("java and mvn are needed to build adapters/java "
+                    "(Debian: apt-get install default-jdk-headless maven)")
+    out = tmp_path_factory.mktemp("java-build")
+    proc = subprocess.run([mvn, "-q", "-B", "package", f"-Dduet.target={out}/${{project.artifactId}}"],
+                          cwd=ROOT / "adapters" / "java", capture_output=True, text=True, timeout=1200)
+    assert proc.returncode == 0, f"mvn package failed:\n{proc.stdout[-6000:]}\n{proc.stderr[-3000:]}"
+    return out

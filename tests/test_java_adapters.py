@@ -44,16 +44,9 @@ class Build:
 
 
 @pytest.fixture(scope="module")
-def build(tmp_path_factory: pytest.TempPathFactory) -> Build:
-    """All Java modules, built once into a temporary directory (the source tree stays clean)."""
-    java, mvn = shutil.which("java"), shutil.which("mvn")
-    if java is None or mvn is None:
-        pytest.skip("java and mvn are needed to build adapters/java "
-                    "(Debian: apt-get install default-jdk-headless maven)")
-    out = tmp_path_factory.mktemp("java-build")
-    proc = subprocess.run([mvn, "-q", "-B", "package", f"-Dduet.target={out}/${{project.artifactId}}"],
-                          cwd=JAVA_DIR, capture_output=True, text=True, timeout=1200)
-    assert proc.returncode == 0, f"mvn package failed:\n{proc.stdout[-6000:]}\n{proc.stderr[-3000:]}"
+def build(java_build_dir: Path) -> Build:
+    """All Java modules, built once per test session into a temporary directory (conftest)."""
+    out = java_build_dir
     b = Build(core=out / "duet-core" / "duet-core.jar", jmh=out / "duet-jmh" / "duet-jmh.jar",
               dacapo=out / "duet-dacapo" / "duet-dacapo.jar",
               renaissance=out / "duet-renaissance" / "duet-renaissance.jar",
