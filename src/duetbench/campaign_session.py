@@ -299,6 +299,10 @@ def _execute(plan: list[PlannedRun], done: set[str], by_name, campaigns: Campaig
             progress.starting(run)
             suffix = f"-{run.sides[0]}" if run.method == "sequential" else ""
             run_dir = run_root / "runs" / run.benchmark / f"{run.method}-{run.repetition}{suffix}"
+            if run_dir.exists():
+                # Left by an attempt that was killed before it could be stored: keep its outputs aside
+                # (nothing measured is thrown away) and start this attempt clean; the hooks append to logs.
+                run_dir.rename(run_dir.with_name(f"{run_dir.name}.killed-{time.strftime('%Y%m%d-%H%M%S')}"))
             try:
                 execution = execute_run(run, bench, run_dir, campaign_id=campaign_id, engine=engine,
                                         use_cgroups=opts.use_cgroups, show_output=opts.show_output)

@@ -206,3 +206,34 @@ def test_invalid_campaign_reports_location_without_traceback(duet, tmp_path: Pat
     result = duet("run", "campaign.yml")
     assert result.returncode == 2
     assert "campaign.yml:2:1" in result.stderr and "methods" in result.stderr
+
+
+def test_kill_9_then_resume_keeps_the_killed_runs_outputs_aside(duet_env: dict[str, str], tmp_path: Path) -> None:
+    write_campaign(tmp_path, f"  loop: {harness('--iterations 6 --work 300000')}\n", methods="{duet: 8}")
+    proc = subprocess.Popen([sys.executable, "-m", "duetbench", "run", "campaign.yml", "--no-progress"],
+                            cwd=tmp_path, env=duet_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if len(db_rows(tmp_path, "SELECT id FROM runs")) >= 2:
+                break
+        except sqlite3.Error:
+            pass
+        time.sleep(0.02)
+    time.sleep(0.1)  # most likely in the middle of the next run
+    proc.kill()
+    proc.wait()
+    stored = len(db_rows(tmp_path, "SELECT id FROM runs"))
+    # the launchers die with the orchestrator (PDEATHSIG) and take their harnesses with them
+    time.sleep(2)
+    leftover = subprocess.run(["pgrep", "-f", "harness.py"], capture_output=True, text=True).stdout.split()
+    assert not [pid for pid in leftover if str(tmp_path) in Path(f"/proc/{pid}/cwd").resolve().as_posix()]
+    resumed = subprocess.run([sys.executable, "-m", "duetbench", "run", "campaign.yml", "--resume", "--no-progress"],
+                             cwd=tmp_path, env=duet_env, capture_output=True, text=True, timeout=120)
+    assert resumed.returncode == 0, resumed.stderr
+    rows = db_rows(tmp_path, "SELECT key, status FROM runs")
+    assert len(rows) == len({k for k, _ in rows}) == 8 and all(s == "ok" for _, s in rows), rows
+    assert stored < 8
+    runs_dir = next((tmp_path / ".duet" / "campaigns").iterdir()) / "runs" / "loop"
+    killed = [d.name for d in runs_dir.iterdir() if ".killed-" in d.name]
+    assert len(killed) <= 1  # the run the kill interrupted, if it had started, is kept aside
