@@ -9,10 +9,13 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from duetbench.execute.invocation import Invocation
 from duetbench.store.db import Store
+
+if TYPE_CHECKING:
+    from duetbench.analyze.table import IterationTable
 
 _SIDE_COLUMNS = [f.name for f in fields(Invocation)]
 
@@ -159,3 +162,30 @@ def _campaign(row: tuple[Any, ...]) -> CampaignRecord:
      version) = row
     return CampaignRecord(id_, name, path, sha, text, created, finished, status, seed, schedule, json.loads(plan),
                           run_dir, json.loads(options), json.loads(host), json.loads(artifacts), version)
+
+
+def iteration_table(store: CampaignStore, campaign_id: int, *, include_failed: bool = False) -> "IterationTable":
+    """Every stored iteration of a campaign's runs as an IterationTable (analyze/table.py).
+
+    A harness run that holds several benchmarks (a JMH jar, a pyperf suite) becomes one benchmark per
+    harness-internal name, "<campaign benchmark>/<name>". Failed runs are left out unless asked for."""
+    import numpy as np
+
+    from duetbench.analyze.table import NO_TIME, IterationTable
+
+    status = "" if include_failed else "AND r.status = 'ok'"
+    rows = store.conn.execute(
+        "SELECT r.benchmark, r.method, r.repetition, i.side, i.seq, i.name, i.value_s, i.start_ns, i.end_ns, "
+        f"i.warmup FROM iterations i JOIN runs r ON r.id = i.run_id WHERE r.campaign_id = ? {status} "
+        "ORDER BY r.position, i.side, i.seq", (campaign_id,)).fetchall()
+    names: dict[str, set[str]] = {}
+    for bench, *_, name, _v, _s, _e, _w in rows:
+        names.setdefault(bench, set()).add(name)
+    qualified = [f"{b}/{n}" if len(names[b]) > 1 and n else b for b, *_rest, n, _v, _s, _e, _w in rows]
+    if not rows:
+        return IterationTable.from_columns(benchmark=[], method=[], run=[], side=[], value=[])
+    _, method, rep, side, seq, _, value, start, end, warm = zip(*rows)
+    return IterationTable.from_columns(
+        benchmark=qualified, method=method, run=rep, side=side, index=seq, value=value,
+        start_ns=[NO_TIME if s is None else s for s in start], end_ns=[NO_TIME if e is None else e for e in end],
+        warmup=np.array(warm, dtype=bool))
