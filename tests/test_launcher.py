@@ -38,15 +38,24 @@ def test_pins_the_command_to_the_requested_cpu(launcher: Path, tmp_path: Path) -
     assert out.read_text().split()[-1] == str(cpu)
 
 
+def _shell_times(path: Path) -> float:
+    """CPU seconds a shell reported for itself with the `times` builtin (first line: user and sys)."""
+    user, system = path.read_text().split("\n")[0].split()
+    return sum(float(t.split("m")[0]) * 60 + float(t.split("m")[1].rstrip("s")) for t in (user, system))
+
+
 def test_counts_cpu_of_daemonized_grandchildren(launcher: Path, tmp_path: Path) -> None:
     # Double fork: the intermediate subshell exits at once, so the burner is orphaned and re-parented;
-    # without a subreaper it would go to init and plain wait4 would never see its CPU time.
-    alone = launch(launcher, tmp_path, "sh", "-c", BURN)
-    daemonized = launch(launcher, tmp_path, "sh", "-c", f"(setsid sh -c '{BURN}' &); sleep 2")
-    burn_cpu = (alone["utime_us"] + alone["stime_us"]) / 1e6
+    # without a subreaper it would go to init and plain wait4 would never see its CPU time. The burner
+    # reports its own CPU time: these VMs change speed by up to 2x from second to second, so comparing
+    # with a separate run of the burner would be noise.
+    times = tmp_path / "burner-times"
+    daemonized = launch(launcher, tmp_path, "sh", "-c", f"(setsid sh -c '{BURN}; times > {times}' &); sleep 2")
+    burn_cpu = _shell_times(times)
     tree_cpu = (daemonized["utime_us"] + daemonized["stime_us"]) / 1e6
     assert daemonized["orphans_reaped"] >= 1
-    assert tree_cpu > 0.8 * burn_cpu, (tree_cpu, burn_cpu)
+    assert burn_cpu > 0.1
+    assert tree_cpu >= 0.95 * burn_cpu, (tree_cpu, burn_cpu)
 
 
 def test_leaves_no_process_behind(launcher: Path, tmp_path: Path) -> None:
