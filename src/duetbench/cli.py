@@ -13,6 +13,7 @@ from duetbench import __version__
 from duetbench.config.compare import validated
 from duetbench.errors import DuetError
 from duetbench.store.db import DEFAULT_DB
+from duetbench.analyze_cli import analyze, report
 from duetbench.workload_cli import workload
 
 _err = Console(stderr=True, highlight=False)
@@ -183,3 +184,5 @@ def run(campaign_file: Path, dry_run: bool, resume: bool, executor: str, seed: i
 
 
 main.add_command(workload)
+main.add_command(analyze)
+main.add_command(report)

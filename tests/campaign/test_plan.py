@@ -45,12 +45,21 @@ def test_ordered_keeps_file_and_method_order() -> None:
     assert [p.benchmark for p in plan][-5:] == ["sort"] * 5
 
 
-def test_cpu_and_order_randomized_per_run() -> None:
-    plan = make_plan([RunRequest("x", {"duet": 200})], schedule="rmit", seed=5, cpus=(2, 3))
-    assert all(sorted(p.cpus.values()) == [2, 3] for p in plan)
-    a_on_2 = sum(p.cpus["A"] == 2 for p in plan)
-    a_first = sum(p.sides == ("A", "B") for p in plan)
-    assert 70 < a_on_2 < 130 and 70 < a_first < 130
+def test_cpu_and_order_randomized_and_balanced() -> None:
+    for n in (2, 3, 7, 200):
+        plan = make_plan([RunRequest("x", {"duet": n, "sequential": n})], schedule="rmit", seed=n, cpus=(2, 3))
+        duets = [p for p in plan if p.method == "duet"]
+        assert all(sorted(p.cpus.values()) == [2, 3] for p in duets)
+        # exactly balanced (within one for odd n): a slower CPU cannot bias the ratio
+        assert abs(2 * sum(p.cpus["A"] == 2 for p in duets) - n) <= 1
+        assert abs(2 * sum(p.sides == ("A", "B") for p in duets) - n) <= 1
+        for side in "AB":
+            mine = [p for p in plan if p.method == "sequential" and p.sides == (side,)]
+            assert len(mine) == n and abs(2 * sum(p.cpus[side] == 2 for p in mine) - n) <= 1
+    # and random: different seeds give different assignments
+    one = [p.cpus["A"] for p in make_plan([RunRequest("x", {"duet": 20})], schedule="ordered", seed=1, cpus=(0, 1))]
+    two = [p.cpus["A"] for p in make_plan([RunRequest("x", {"duet": 20})], schedule="ordered", seed=2, cpus=(0, 1))]
+    assert one != two
 
 
 def test_json_round_trip() -> None:

@@ -11,8 +11,8 @@ Schedules:
   the machine spreads over everything instead of landing on one benchmark or one method.
 - ``ordered``: benchmarks in file order, methods in the order sequential, duet, aduet, repetitions
   in order (useful to debug a campaign; not recommended for measuring).
-In both, each duet run draws which CPU each side gets and which side is launched first, and each
-sequential run draws its CPU, so fixed asymmetries become noise rather than bias.
+In both, which CPU each side gets and which side is launched first are randomized, balanced per
+benchmark and method (see make_plan), so fixed asymmetries cancel instead of biasing the ratio.
 """
 from __future__ import annotations
 
@@ -61,30 +61,46 @@ class RunRequest:
     methods: dict[str, int]
 
 
+def _balanced(n: int, rng: random.Random) -> list[bool]:
+    """n coin flips with exactly half heads (one more when n is odd, chosen at random), in random order."""
+    heads = n // 2 + (rng.random() < 0.5 if n % 2 else 0)
+    flips = [True] * heads + [False] * (n - heads)
+    rng.shuffle(flips)
+    return flips
+
+
 def make_plan(requests: Iterable[RunRequest], *, schedule: str, seed: int, cpus: tuple[int, int]) -> list[PlannedRun]:
-    """Expand benchmarks × methods × repetitions into the ordered list of runs (pure; seeded)."""
+    """Expand benchmarks × methods × repetitions into the ordered list of runs (pure; seeded).
+
+    CPU assignment and launch order are randomized *balanced* per benchmark and method: in half of the
+    runs A gets the first CPU (and launches first), in the other half B does, in random order. Plain
+    coin flips would leave, say, all of 3 duet runs with A on the same CPU a quarter of the time, and a
+    vCPU that is slower for a while (a busy hyperthread sibling on the host) would then bias the ratio.
+    """
     if schedule not in ("rmit", "ordered"):
         raise ValueError(f"schedule must be 'rmit' or 'ordered', got {schedule!r}")
     rng = random.Random(seed)
-    units: list[tuple[str, str, int, str | None]] = []  # benchmark, method, repetition, side (sequential)
+    units: list[tuple[str, str, int, tuple[str, ...], dict[str, int]]] = []
     for request in requests:
         for method in METHOD_ORDER:
-            for rep in range(request.methods.get(method, 0)):
-                if method == "sequential":
-                    first, second = SIDES if rng.random() < 0.5 else SIDES[::-1]
-                    units += [(request.benchmark, method, rep, first), (request.benchmark, method, rep, second)]
-                else:
-                    units.append((request.benchmark, method, rep, None))
+            n = request.methods.get(method, 0)
+            if n <= 0:
+                continue
+            if method == "sequential":
+                first_is_a = _balanced(n, rng)
+                cpu_of = {side: _balanced(n, rng) for side in SIDES}
+                for rep in range(n):
+                    order = SIDES if first_is_a[rep] else SIDES[::-1]
+                    for side in order:
+                        cpu = cpus[0] if cpu_of[side][rep] else cpus[1]
+                        units.append((request.benchmark, method, rep, (side,), {side: cpu}))
+            else:
+                a_first_cpu, a_launches_first = _balanced(n, rng), _balanced(n, rng)
+                for rep in range(n):
+                    placement = {"A": cpus[0], "B": cpus[1]} if a_first_cpu[rep] else {"A": cpus[1], "B": cpus[0]}
+                    units.append((request.benchmark, method, rep, SIDES if a_launches_first[rep] else SIDES[::-1],
+                                  placement))
     if schedule == "rmit":
         rng.shuffle(units)
-    plan = []
-    for position, (benchmark, method, rep, side) in enumerate(units):
-        if side is not None:
-            sides: tuple[str, ...] = (side,)
-            placement = {side: cpus[rng.randrange(2)]}
-        else:
-            sides = SIDES if rng.random() < 0.5 else SIDES[::-1]
-            first_cpu, second_cpu = cpus if rng.random() < 0.5 else cpus[::-1]
-            placement = {"A": first_cpu, "B": second_cpu}
-        plan.append(PlannedRun(position, benchmark, method, rep, sides, placement))
-    return plan
+    return [PlannedRun(position, benchmark, method, rep, sides, placement)
+            for position, (benchmark, method, rep, sides, placement) in enumerate(units)]

@@ -26,11 +26,21 @@ class Schedule:
         self.seed = seed
         self.cpus = cpus
         self._rng = random.Random(seed)
+        self._cpu_flips: list[bool] = []
+        self._order_flips: list[bool] = []
+
+    def _balanced_flip(self, pending: list[bool]) -> bool:
+        """Coin flips drawn in blocks of two (one of each, random order): after every even number of pairs
+        each assignment has occurred equally often, so a slower CPU cannot bias the ratio however early
+        the adaptive stop comes."""
+        if not pending:
+            pending += [True, False] if self._rng.random() < 0.5 else [False, True]
+        return pending.pop()
 
     def next_duet_pair(self) -> PairPlacement:
         """CPU of each side and launch order of one duet pair."""
-        first_cpu, second_cpu = self.cpus if self._rng.random() < 0.5 else self.cpus[::-1]
-        order = SIDES if self._rng.random() < 0.5 else SIDES[::-1]
+        first_cpu, second_cpu = self.cpus if self._balanced_flip(self._cpu_flips) else self.cpus[::-1]
+        order = SIDES if self._balanced_flip(self._order_flips) else SIDES[::-1]
         return PairPlacement(cpu={"A": first_cpu, "B": second_cpu}, order=order)
 
     def next_round_order(self) -> tuple[str, str]:

@@ -189,3 +189,19 @@ def iteration_table(store: CampaignStore, campaign_id: int, *, include_failed: b
         benchmark=qualified, method=method, run=rep, side=side, index=seq, value=value,
         start_ns=[NO_TIME if s is None else s for s in start], end_ns=[NO_TIME if e is None else e for e in end],
         warmup=np.array(warm, dtype=bool))
+
+
+def process_cpu_table(store: CampaignStore, campaign_id: int) -> "IterationTable":
+    """One row per run side: the process tree's CPU time (user+sys, wait4 with subreaper) of the whole
+    run — the `cpu` metric of a campaign. Harness iterations have no CPU time of their own."""
+    from duetbench.analyze.table import IterationTable
+
+    rows = store.conn.execute(
+        "SELECT r.benchmark, r.method, r.repetition, s.side, s.cpu_s, s.start_ns, s.end_ns FROM run_sides s "
+        "JOIN runs r ON r.id = s.run_id WHERE r.campaign_id = ? AND r.status = 'ok' ORDER BY r.position, s.side",
+        (campaign_id,)).fetchall()
+    if not rows:
+        return IterationTable.from_columns(benchmark=[], method=[], run=[], side=[], value=[])
+    bench, method, rep, side, cpu, start, end = zip(*rows)
+    return IterationTable.from_columns(benchmark=bench, method=method, run=rep, side=side, value=cpu,
+                                       start_ns=start, end_ns=end)

@@ -1,0 +1,178 @@
+"""`duet analyze` and `duet report`: the papers' analyses on any stored campaign (or imported data)."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+from duetbench.errors import DuetError
+from duetbench.store.db import DEFAULT_DB
+
+_db_option = click.option("--db", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_DB,
+                          show_default=True, help="The results database.")
+
+
+def _warmup(text: str | None) -> tuple[int, float]:
+    if not text:
+        return 0, 0.0
+    try:
+        if text.endswith("%"):
+            fraction = float(text[:-1]) / 100
+            if not 0 <= fraction < 1:
+                raise ValueError
+            return 0, fraction
+        count = int(text)
+        if count < 0:
+            raise ValueError
+        return count, 0.0
+    except ValueError:
+        raise DuetError(f"--warmup {text!r}: expected a count (e.g. 5) or a percentage below 100 (e.g. 20%)") from None
+
+
+def _open(db: Path, campaign: int | None):  # type: ignore[no-untyped-def]
+    from duetbench.store.campaigns import CampaignStore
+    from duetbench.store.db import Store
+
+    if not db.exists():
+        raise DuetError(f"no results database at {db}", hint="run 'duet run CAMPAIGN.yml' first, or pass --db PATH")
+    store = Store(db)
+    campaigns = CampaignStore(store)
+    if campaign is None:
+        found = campaigns.campaigns(limit=1)
+        if not found:
+            raise DuetError(f"{db} holds no campaign", hint="run 'duet run CAMPAIGN.yml' or 'duet import' first")
+        record = found[0]
+    else:
+        record = campaigns.campaign(campaign)
+        if record is None:
+            known = ", ".join(str(c.id) for c in campaigns.campaigns(limit=20))
+            raise DuetError(f"no campaign #{campaign} in {db}", hint=f"known: {known or 'none'}")
+    return store, campaigns, record
+
+
+def analysis_options(f):  # type: ignore[no-untyped-def]
+    options = [
+        click.option("--campaign", "campaign", type=int, help="Campaign id (default: the latest)."),
+        click.option("--benchmark", "benchmarks", multiple=True, metavar="GLOB",
+                     help="Only benchmarks matching this glob (repeatable)."),
+        click.option("--method", "methods", multiple=True, type=click.Choice(["sequential", "duet", "aduet"]),
+                     help="Only this method (repeatable)."),
+        click.option("--metric", type=click.Choice(["wall", "cpu"]), default="wall", show_default=True,
+                     help="wall: the harness's iteration times; cpu: each run's process-tree CPU time."),
+        click.option("--confidence", type=float, default=0.99, show_default=True, help="Confidence level of the CIs."),
+        click.option("--resamples", type=int, default=10_000, show_default=True, help="Bootstrap replicates."),
+        click.option("--warmup", metavar="N|PCT", help="Also drop the first N (or PCT%) measured iterations of every run."),
+        click.option("--winsorize/--no-winsorize", default=False, show_default=True,
+                     help="Winsorize each run (seed 000 §4: one value per run, beyond 20% of the range)."),
+        click.option("--min-overlap", type=float, default=0.4, show_default=True,
+                     help="aduet: pair iterations overlapping by more than this share of each."),
+        click.option("--estimator", type=click.Choice(["run-means", "merged", "hierarchical"]), default="run-means",
+                     show_default=True, help="Bootstrap unit: runs (default), pooled pairs/iterations, or runs then "
+                                             "iterations (sequential)."),
+        click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap."),
+        _db_option,
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def _rows(campaign: int | None, benchmarks: tuple[str, ...], methods: tuple[str, ...], metric: str,
+          confidence: float, resamples: int, warmup: str | None, winsorize: bool, min_overlap: float,
+          estimator: str, seed: int, db: Path):  # type: ignore[no-untyped-def]
+    from duetbench.store.campaigns import iteration_table, process_cpu_table
+    from duetbench.table_analysis import AnalysisOptions, analyze_table
+
+    if not 0.5 <= confidence < 1:
+        raise DuetError(f"--confidence must be in [0.5, 1), got {confidence}", hint="e.g. --confidence 0.95")
+    if resamples < 100:
+        raise DuetError(f"--resamples {resamples} is too few for a percentile CI", hint="use 1000 or more")
+    if not 0 < min_overlap < 1:
+        raise DuetError(f"--min-overlap must be between 0 and 1, got {min_overlap}", hint="the thesis uses 0.4")
+    count, fraction = _warmup(warmup)
+    store, campaigns, record = _open(db, campaign)
+    try:
+        table = iteration_table(campaigns, record.id) if metric == "wall" else process_cpu_table(campaigns, record.id)
+    finally:
+        store.close()
+    opts = AnalysisOptions(confidence_level=confidence, n_resamples=resamples, seed=seed, warmup_count=count,
+                           warmup_fraction=fraction, winsorize=winsorize, min_overlap_rate=min_overlap,
+                           estimator=estimator, benchmarks=benchmarks, methods=methods)
+    rows = analyze_table(table, opts)
+    if metric == "cpu":
+        for row in rows:
+            if row.method == "duet":
+                # The side that finishes an iteration first spins at the barrier until its partner
+                # arrives: its process CPU time includes that wait, so the ratio says nothing.
+                row.result, row.notes = None, []
+                row.problem = ("in a synchronous duet the faster side spins at the barrier, so process CPU time "
+                               "includes waiting; use --metric wall (or the aduet/sequential runs) for CPU")
+    if not rows:
+        raise DuetError(f"campaign #{record.id} has nothing to analyse with these filters",
+                        hint="check --benchmark/--method, or 'duet analyze' without them")
+    return record, table, rows
+
+
+@click.command()
+@analysis_options
+@click.option("--export-json", type=click.Path(dir_okay=False, path_type=Path), help="Write the rows as JSON.")
+@click.option("--export-csv", type=click.Path(dir_okay=False, path_type=Path), help="Write the rows as CSV.")
+@click.option("--export-markdown", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write a Markdown table (a PR comment, or $GITHUB_STEP_SUMMARY).")
+@click.option("--fail-if-slower", type=float, metavar="PCT",
+              help="Exit with 1 when a benchmark is slower than A by more than PCT percent, with the chosen confidence.")
+def analyze(export_json: Path | None, export_csv: Path | None, export_markdown: Path | None,
+            fail_if_slower: float | None, **options: object) -> None:
+    """Per benchmark and method: the ratio B/A with its CI, verdict, U-test, CV, CI width.
+
+    \b
+    Examples:
+      duet analyze                                  # the latest campaign
+      duet analyze --campaign 3 --benchmark 'jmh*' --method duet
+      duet analyze --warmup 20% --winsorize --confidence 0.95
+      duet analyze --export-markdown "$GITHUB_STEP_SUMMARY" --fail-if-slower 3
+    """
+    from duetbench.report import analysis as out
+
+    if fail_if_slower is not None and not (0 <= fail_if_slower < 1000):
+        raise DuetError(f"--fail-if-slower must be a percentage between 0 and 1000, got {fail_if_slower}")
+    record, _, rows = _rows(**options)  # type: ignore[arg-type]
+    # Piped into a file or a CI log, rich would wrap the table at 80 columns; a wide one stays readable.
+    console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
+    title = f"campaign #{record.id} {record.name} · metric {options['metric']} · B relative to A (> 1: B slower)"
+    out.print_rows(console, rows, title=title)
+    meta = {"campaign": record.id, "name": record.name, "options": {k: v for k, v in options.items() if k != "db"}}
+    meta["options"] = {k: list(v) if isinstance(v, tuple) else v for k, v in meta["options"].items()}
+    if export_json:
+        out.write_json(rows, export_json, meta)
+    if export_csv:
+        out.write_csv(rows, export_csv)
+    if export_markdown:
+        with export_markdown.open("a") as f:  # append: $GITHUB_STEP_SUMMARY may hold other steps' output
+            f.write(out.markdown(rows, title=f"duetbench: campaign {record.name}", threshold_pct=fail_if_slower))
+    if fail_if_slower is not None:
+        over = out.slower_than(rows, fail_if_slower)
+        if over:
+            names = ", ".join(f"{r.benchmark} ({r.method})" for r in over)
+            console.print(f"[red]slower by more than {fail_if_slower:g}%:[/red] {names}")
+            sys.exit(1)
+
+
+@click.command()
+@analysis_options
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=Path("report.html"),
+              show_default=True, help="The HTML file to write.")
+def report(output: Path, **options: object) -> None:
+    """Write one self-contained HTML report (works offline) of a campaign."""
+    try:
+        from duetbench.report.html import write_html_report
+    except ImportError as exc:  # pragma: no cover - until the report module is installed
+        raise DuetError(f"the HTML report is not available in this installation: {exc}") from None
+    record, table, rows = _rows(**options)  # type: ignore[arg-type]
+    results = [(r.benchmark, r.method, r.result, r.problem) for r in rows]
+    write_html_report(output, title=f"duetbench · campaign {record.name} (#{record.id})", table=table,
+                      results=results, environment={**record.host, **{f"artifact: {k}": v[:2000] for k, v in
+                                                                        record.artifacts.items()}})
+    Console(highlight=False).print(f"wrote {output}")

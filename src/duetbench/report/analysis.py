@@ -1,0 +1,110 @@
+"""Output of `duet analyze`: the terminal table, and JSON, CSV and Markdown of the same rows."""
+from __future__ import annotations
+
+import csv
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from duetbench.analyze.verdict import describe_change
+from duetbench.table_analysis import AnalysisRow
+
+COLUMNS = ("benchmark", "method", "runs", "iterations_a", "iterations_b", "ratio", "ci_low", "ci_high",
+           "confidence_level", "verdict", "u_test_p", "cv_a", "cv_b", "relative_ci_width", "change", "problem",
+           "notes")
+
+
+def _num(x: float | None) -> float | None:
+    return None if x is None or not math.isfinite(x) else float(x)
+
+
+def row_dict(row: AnalysisRow) -> dict[str, Any]:
+    r = row.result
+    return {
+        "benchmark": row.benchmark, "method": row.method, "runs": row.runs,
+        "iterations_a": row.iterations_a, "iterations_b": row.iterations_b,
+        "ratio": _num(r.ratio.estimate) if r else None, "ci_low": _num(r.ratio.low) if r else None,
+        "ci_high": _num(r.ratio.high) if r else None,
+        "confidence_level": r.ratio.confidence_level if r else None,
+        "verdict": r.verdict if r else None, "u_test_p": _num(r.u_test_p) if r else None,
+        "cv_a": _num(r.a.cv) if r else None, "cv_b": _num(r.b.cv) if r else None,
+        "relative_ci_width": _num(r.relative_ci_width) if r else None,
+        "change": describe_change(r.ratio, "A", "B") if r else None,
+        "problem": row.problem, "notes": list(row.notes),
+    }
+
+
+def print_rows(console: Console, rows: list[AnalysisRow], *, title: str) -> None:
+    table = Table(title=title, title_justify="left")
+    for column in ("benchmark", "method", "runs", "iters A/B", "ratio B/A [CI]", "verdict", "U p", "CV A/B",
+                   "CI width"):
+        table.add_column(column, no_wrap=column.startswith("ratio"))
+    problems: list[AnalysisRow] = []
+    for row in rows:
+        base = [escape(row.benchmark), row.method, str(row.runs), f"{row.iterations_a}/{row.iterations_b}"]
+        r = row.result
+        if r is None:
+            problems.append(row)
+            table.add_row(*base, f"[yellow]no result ({len(problems)})[/yellow]", "", "", "", "")
+            continue
+        colour = {"slower": "red", "faster": "green"}.get(r.verdict, "white")
+        table.add_row(*base, f"{r.ratio.estimate:.4f} [{r.ratio.low:.4f}, {r.ratio.high:.4f}]",
+                      f"[{colour}]{r.verdict}[/{colour}]", f"{r.u_test_p:.2g}",
+                      f"{r.a.cv:.1%}/{r.b.cv:.1%}", f"{r.relative_ci_width:.2%}")
+    console.print(table)
+    for number, row in enumerate(problems, start=1):
+        console.print(f"[yellow]({number})[/yellow] {escape(row.benchmark)} · {row.method}: {escape(row.problem)}",
+                      soft_wrap=True, highlight=False)
+    noted = [row for row in rows if row.notes]
+    for row in noted:
+        for note in row.notes:
+            console.print(f"[dim]note[/dim] {escape(row.benchmark)} · {row.method}: {escape(note)}", soft_wrap=True,
+                          highlight=False)
+
+
+def write_json(rows: list[AnalysisRow], path: Path, meta: dict[str, Any]) -> None:
+    path.write_text(json.dumps({**meta, "rows": [row_dict(r) for r in rows]}, indent=2))
+
+
+def write_csv(rows: list[AnalysisRow], path: Path) -> None:
+    with path.open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=COLUMNS)
+        writer.writeheader()
+        for row in rows:
+            data = row_dict(row)
+            data["notes"] = " | ".join(data["notes"])
+            writer.writerow(data)
+
+
+def _md(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def markdown(rows: list[AnalysisRow], *, title: str, threshold_pct: float | None = None) -> str:
+    """A table for a pull-request comment or $GITHUB_STEP_SUMMARY."""
+    lines = [f"### {_md(title)}", "", "| benchmark | method | runs | B vs A | verdict | CI width |",
+             "|---|---|---:|---|---|---:|"]
+    for row in rows:
+        r = row.result
+        if r is None:
+            lines.append(f"| {_md(row.benchmark)} | {row.method} | {row.runs} | {_md(row.problem)} | | |")
+            continue
+        icon = {"slower": "🔴", "faster": "🟢"}.get(r.verdict, "⚪")
+        lines.append(f"| {_md(row.benchmark)} | {row.method} | {row.runs} | "
+                     f"{_md(describe_change(r.ratio, 'A', 'B'))} | {icon} {r.verdict} | {r.relative_ci_width:.2%} |")
+    if threshold_pct is not None:
+        over = slower_than(rows, threshold_pct)
+        lines += ["", f"**{len(over)} benchmark(s) slower by more than {threshold_pct:g}%**" if over
+                  else f"No benchmark is slower by more than {threshold_pct:g}% (with the stated confidence)."]
+    return "\n".join(lines) + "\n"
+
+
+def slower_than(rows: list[AnalysisRow], threshold_pct: float) -> list[AnalysisRow]:
+    """Rows whose whole CI lies above 1 + threshold: slower by more than the threshold, with confidence."""
+    limit = 1 + threshold_pct / 100
+    return [r for r in rows if r.result is not None and r.result.ratio.low > limit]

@@ -1,0 +1,135 @@
+"""Per benchmark and method: the ratio B/A of an IterationTable, with the options of `duet analyze`.
+
+Selects and shapes what enters each estimator (warmup, winsorization, pairing, the bootstrap unit) and
+calls `analyze.compare`; kept apart from `analyze` (pure estimators) and from the CLI, because `duet
+analyze`, `duet report` and `duet run`'s closing summary judge the same data the same way.
+
+Estimators (DESIGN §4):
+- ``run-means`` (default): the bootstrap resamples runs — per-run geometric means of pair ratios for the
+  duets (seed 000 §3, seed 004 §4.3.2), per-run iteration arrays for sequential (ratio of means);
+- ``merged``: all runs pooled, the bootstrap resamples pairs (duet/aduet) or iterations (sequential) —
+  narrower, but blind to run-to-run variation; for comparison with tools that pool;
+- ``hierarchical``: sequential only, resamples runs and then iterations within runs (Kalibera & Jones),
+  which is what ``run-means`` does for sequential already; for the duets it is the same as run-means.
+"""
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from duetbench.analyze.comparison import ComparisonResult, compare
+from duetbench.analyze.filter import winsorize_run
+from duetbench.analyze.table import METHODS, IterationTable, discard_leading
+
+ESTIMATORS = ("run-means", "merged", "hierarchical")
+
+
+@dataclass(frozen=True)
+class AnalysisOptions:
+    confidence_level: float = 0.99
+    n_resamples: int = 10_000
+    seed: int = 0
+    warmup_count: int = 0
+    warmup_fraction: float = 0.0
+    winsorize: bool = False
+    min_overlap_rate: float = 0.4
+    estimator: str = "run-means"
+    robust: bool = True
+    benchmarks: tuple[str, ...] = ()  # glob patterns; empty = all
+    methods: tuple[str, ...] = ()  # empty = all
+
+
+@dataclass
+class AnalysisRow:
+    benchmark: str
+    method: str
+    runs: int
+    iterations_a: int
+    iterations_b: int
+    result: ComparisonResult | None
+    problem: str = ""
+    notes: list[str] = field(default_factory=list)
+
+
+def _pairs_by_run(a_runs: list[np.ndarray], b_runs: list[np.ndarray]) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Duet: the k-th measured iteration of A with the k-th of B in each run (the barrier started them together)."""
+    a_out, b_out = [], []
+    for a, b in zip(a_runs, b_runs):
+        n = min(a.size, b.size)
+        if n:
+            a_out.append(a[:n])
+            b_out.append(b[:n])
+    return a_out, b_out
+
+
+def _side_runs(rows: IterationTable, side: str, run_ids: np.ndarray) -> list[np.ndarray]:
+    """One array per run in `run_ids` order (empty where the side has no rows in that run)."""
+    mine = rows.where(rows.side == side)
+    out = []
+    for r in run_ids:
+        sel = mine.run == r
+        out.append(mine.value[sel][np.argsort(mine.index[sel], kind="stable")])
+    return out
+
+
+def analyze_group(rows: IterationTable, method: str, opts: AnalysisOptions) -> ComparisonResult:
+    """The ratio B/A for one benchmark's rows of one method (measured rows only)."""
+    run_ids = np.unique(rows.run)
+    a_runs, b_runs = _side_runs(rows, "A", run_ids), _side_runs(rows, "B", run_ids)
+    if opts.winsorize:
+        # Per run, in place: the duet pairs A's and B's runs by position (seed 000 §4 needs >= 3 values).
+        a_runs = [winsorize_run(x) if x.size >= 3 else x for x in a_runs]
+        b_runs = [winsorize_run(x) if x.size >= 3 else x for x in b_runs]
+    common = dict(confidence_level=opts.confidence_level, n_resamples=opts.n_resamples, random_state=opts.seed,
+                  robust=opts.robust)
+    if method == "sequential":
+        a = [x for x in a_runs if x.size]
+        b = [x for x in b_runs if x.size]
+        if not a or not b:
+            raise ValueError("needs measured iterations of both A and B")
+        if opts.estimator == "merged":
+            return compare("sequential", np.concatenate(a), np.concatenate(b), **common)
+        return compare("sequential", a, b, **common)
+    if method == "duet":
+        a, b = _pairs_by_run(a_runs, b_runs)
+        if not a:
+            raise ValueError("no run with measured iterations on both sides")
+        if opts.estimator == "merged":
+            return compare("duet", np.concatenate(a), np.concatenate(b), **common)
+        return compare("duet", a, b, **common)
+    if not rows.has_timestamps():
+        raise ValueError("the async duet pairs iterations by time, but these iterations have no start/end "
+                         "timestamps (the harness's output has none and no duet hook logged them)")
+    a_rows, b_rows = rows.where(rows.side == "A"), rows.where(rows.side == "B")
+    by_run = opts.estimator != "merged" and run_ids.size > 1
+    return compare("aduet", a_rows.value, b_rows.value, a_start=a_rows.start_ns, a_end=a_rows.end_ns,
+                   b_start=b_rows.start_ns, b_end=b_rows.end_ns, min_overlap_rate=opts.min_overlap_rate,
+                   a_run_ids=a_rows.run if by_run else None, b_run_ids=b_rows.run if by_run else None, **common)
+
+
+def analyze_table(table: IterationTable, opts: AnalysisOptions) -> list[AnalysisRow]:
+    """One row per benchmark and method present (filtered by the options), in table order."""
+    if opts.estimator not in ESTIMATORS:
+        raise ValueError(f"estimator must be one of {', '.join(ESTIMATORS)}, got {opts.estimator!r}")
+    unknown = [m for m in opts.methods if m not in METHODS]
+    if unknown:
+        raise ValueError(f"unknown method {unknown[0]!r}; known: {', '.join(METHODS)}")
+    table = discard_leading(table, count=opts.warmup_count, fraction=opts.warmup_fraction)
+    out = []
+    for bench, method, rows in table.groups():
+        if opts.benchmarks and not any(fnmatch.fnmatchcase(bench, g) for g in opts.benchmarks):
+            continue
+        if opts.methods and method not in opts.methods:
+            continue
+        measured = rows.measured()
+        row = AnalysisRow(bench, method, int(np.unique(measured.run).size),
+                          int(np.sum(measured.side == "A")), int(np.sum(measured.side == "B")), None)
+        try:
+            row.result = analyze_group(measured, method, opts)
+            row.notes = list(row.result.notes)
+        except ValueError as exc:
+            row.problem = str(exc)
+        out.append(row)
+    return out

@@ -1,0 +1,122 @@
+"""`duet analyze` on a real stored campaign: options, filters, exports, the CI gate, clear errors."""
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+HARNESS = Path(__file__).resolve().parents[1] / "campaign" / "harness.py"
+
+
+@pytest.fixture(scope="module")
+def campaign_dir(tmp_path_factory: pytest.TempPathFactory, native_dir: Path) -> Path:
+    """One small campaign, measured once for all the tests here: B does 1.6x the work of A."""
+    import subprocess
+
+
+    d = tmp_path_factory.mktemp("analyze")
+    shutil.copy(HARNESS, d / "harness.py")
+    py = sys.executable
+    (d / "campaign.yml").write_text(f"""campaign: an
+seed: 9
+methods: {{sequential: 3, duet: 3, aduet: 3}}
+parser: {{name: regex, pattern: 'iteration \\d+: (?P<value>[0-9.]+) s'}}
+timeout: 60
+benchmarks:
+  slow-b:
+    A: {py} harness.py --iterations 12 --work 300000
+    B: {py} harness.py --iterations 12 --work 480000
+  same:
+    command: {py} harness.py --iterations 12 --work 300000
+    methods: {{duet: 2}}
+""")
+    return d
+
+
+@pytest.fixture(scope="module")
+def measured(campaign_dir: Path, native_dir: Path) -> Path:
+    import os
+    import subprocess
+
+    import duetbench
+
+    env = dict(os.environ, DUETBENCH_NATIVE_DIR=str(native_dir), COLUMNS="200")
+    env["PYTHONPATH"] = str(Path(duetbench.__file__).resolve().parent.parent) + os.pathsep + env.get("PYTHONPATH", "")
+    r = subprocess.run([sys.executable, "-m", "duetbench", "run", "campaign.yml", "--no-progress"], cwd=campaign_dir,
+                       env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    return campaign_dir
+
+
+def analyze(duet_env: dict[str, str], cwd: Path, *args: str):  # type: ignore[no-untyped-def]
+    import subprocess
+
+    r = subprocess.run([sys.executable, "-m", "duetbench", "analyze", *args], cwd=cwd, env=duet_env,
+                       capture_output=True, text=True, timeout=120)
+    assert "Traceback" not in r.stderr, r.stderr
+    return r
+
+
+def test_default_analysis_of_the_latest_campaign(measured: Path, duet_env: dict[str, str]) -> None:
+    r = analyze(duet_env, measured, "--export-json", "a.json", "--export-csv", "a.csv")
+    assert r.returncode == 0, r.stderr
+    data = json.loads((measured / "a.json").read_text())
+    rows = {(x["benchmark"], x["method"]): x for x in data["rows"]}
+    assert set(rows) == {("slow-b", "sequential"), ("slow-b", "duet"), ("slow-b", "aduet"), ("same", "duet")}
+    assert rows[("slow-b", "duet")]["verdict"] == "slower" and rows[("slow-b", "duet")]["ratio"] > 1.2
+    assert rows[("slow-b", "duet")]["runs"] == 3 and rows[("slow-b", "duet")]["iterations_a"] == 36
+    for x in rows.values():
+        assert x["problem"] == "" and x["ci_low"] <= x["ratio"] <= x["ci_high"], x
+        assert x["confidence_level"] == 0.99
+    with (measured / "a.csv").open() as f:
+        assert len(list(csv.DictReader(f))) == 4
+    assert "slow-b" in r.stdout and "aduet" in r.stdout
+
+
+def test_filters_and_options(measured: Path, duet_env: dict[str, str]) -> None:
+    r = analyze(duet_env, measured, "--benchmark", "slow*", "--method", "duet", "--warmup", "25%", "--winsorize",
+                "--estimator", "merged", "--confidence", "0.95", "--resamples", "2000", "--export-json", "b.json")
+    assert r.returncode == 0, r.stderr
+    rows = json.loads((measured / "b.json").read_text())["rows"]
+    assert [(x["benchmark"], x["method"]) for x in rows] == [("slow-b", "duet")]
+    assert rows[0]["iterations_a"] == 3 * 9  # 12 per run, the first 25% (3) dropped
+    assert rows[0]["confidence_level"] == 0.95
+
+
+def test_cpu_metric_uses_each_runs_process_time(measured: Path, duet_env: dict[str, str]) -> None:
+    r = analyze(duet_env, measured, "--metric", "cpu", "--benchmark", "slow-b", "--export-json", "c.json")
+    assert r.returncode == 0, r.stderr
+    rows = {x["method"]: x for x in json.loads((measured / "c.json").read_text())["rows"]}
+    assert rows["aduet"]["iterations_a"] == 3  # one value per run
+    # diluted by interpreter start-up, which is the same for both
+    assert rows["aduet"]["ratio"] > 1.02 and rows["sequential"]["ratio"] > 1.02
+    # the faster side of a sync duet spins at the barrier: its CPU time is not its work
+    assert rows["duet"]["ratio"] is None and "spins at the barrier" in rows["duet"]["problem"]
+
+
+def test_fail_if_slower_gates_and_writes_markdown(measured: Path, duet_env: dict[str, str]) -> None:
+    md = measured / "summary.md"
+    gate = analyze(duet_env, measured, "--method", "duet", "--fail-if-slower", "10", "--export-markdown", str(md))
+    assert gate.returncode == 1 and "slow-b" in gate.stdout
+    text = md.read_text()
+    assert "| slow-b | duet |" in text and "slower" in text and "slower by more than 10%" in text
+    ok = analyze(duet_env, measured, "--method", "duet", "--fail-if-slower", "500")
+    assert ok.returncode == 0, ok.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    (("--campaign", "99"), "no campaign #99"),
+    (("--warmup", "lots"), "--warmup 'lots'"),
+    (("--benchmark", "nothing*"), "nothing to analyse"),
+    (("--confidence", "1.5"), "--confidence must be"),
+    (("--db", "missing.db"), "no results database"),
+])
+def test_bad_input_is_one_clear_line(measured: Path, duet_env: dict[str, str], args: tuple[str, ...],
+                                     message: str) -> None:
+    r = analyze(duet_env, measured, *args)
+    assert r.returncode == 2 and message in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) <= 2
