@@ -68,9 +68,11 @@ def analysis_options(f):  # type: ignore[no-untyped-def]
                      help="Winsorize each run (seed 000 §4: one value per run, beyond 20% of the range)."),
         click.option("--min-overlap", type=float, default=0.4, show_default=True,
                      help="aduet: pair iterations overlapping by more than this share of each."),
-        click.option("--estimator", type=click.Choice(["run-means", "merged", "hierarchical"]), default="run-means",
-                     show_default=True, help="Bootstrap unit: runs (default), pooled pairs/iterations, or runs then "
-                                             "iterations (sequential)."),
+        click.option("--estimator", type=click.Choice(["auto", "run-means", "hierarchical", "merged"]),
+                     default="auto", show_default=True,
+                     help="Bootstrap unit: auto = each method's own (duets: run means; sequential: hierarchical); "
+                          "run-means; hierarchical (runs, then iterations within runs); merged (pooled pairs or "
+                          "iterations)."),
         click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap."),
         _db_option,
     ]

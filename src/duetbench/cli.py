@@ -14,6 +14,7 @@ from duetbench.config.compare import validated
 from duetbench.errors import DuetError
 from duetbench.store.db import DEFAULT_DB
 from duetbench.analyze_cli import analyze, report
+from duetbench.import_cli import import_
 from duetbench.workload_cli import workload
 
 _err = Console(stderr=True, highlight=False)
@@ -186,3 +187,4 @@ def run(campaign_file: Path, dry_run: bool, resume: bool, executor: str, seed: i
 main.add_command(workload)
 main.add_command(analyze)
 main.add_command(report)
+main.add_command(import_)

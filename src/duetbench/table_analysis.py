@@ -4,13 +4,14 @@ Selects and shapes what enters each estimator (warmup, winsorization, pairing, t
 calls `analyze.compare`; kept apart from `analyze` (pure estimators) and from the CLI, because `duet
 analyze`, `duet report` and `duet run`'s closing summary judge the same data the same way.
 
-Estimators (DESIGN §4):
-- ``run-means`` (default): the bootstrap resamples runs — per-run geometric means of pair ratios for the
-  duets (seed 000 §3, seed 004 §4.3.2), per-run iteration arrays for sequential (ratio of means);
-- ``merged``: all runs pooled, the bootstrap resamples pairs (duet/aduet) or iterations (sequential) —
-  narrower, but blind to run-to-run variation; for comparison with tools that pool;
-- ``hierarchical``: sequential only, resamples runs and then iterations within runs (Kalibera & Jones),
-  which is what ``run-means`` does for sequential already; for the duets it is the same as run-means.
+Estimators (DESIGN §4); ``auto`` (the default) picks each method's own:
+- ``run-means``: the bootstrap resamples runs, each summarized by one number — the geometric mean of its
+  pair ratios for the duets (seed 000 §3, seed 004 §4.3.2; ``auto`` for duet and aduet), its mean for
+  sequential;
+- ``hierarchical``: resamples runs, then iterations within each drawn run (Kalibera & Jones; ``auto`` for
+  sequential); for the duets it falls back to run-means (noted);
+- ``merged``: all runs pooled, the bootstrap resamples pairs (duets) or iterations (sequential) —
+  narrower, but blind to run-to-run variation; there for comparison with tools that pool.
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from duetbench.analyze.comparison import ComparisonResult, compare
 from duetbench.analyze.filter import winsorize_run
 from duetbench.analyze.table import METHODS, IterationTable, discard_leading
 
-ESTIMATORS = ("run-means", "merged", "hierarchical")
+ESTIMATORS = ("auto", "run-means", "hierarchical", "merged")
 
 
 @dataclass(frozen=True)
@@ -35,7 +36,7 @@ class AnalysisOptions:
     warmup_fraction: float = 0.0
     winsorize: bool = False
     min_overlap_rate: float = 0.4
-    estimator: str = "run-means"
+    estimator: str = "auto"
     robust: bool = True
     benchmarks: tuple[str, ...] = ()  # glob patterns; empty = all
     methods: tuple[str, ...] = ()  # empty = all
@@ -91,7 +92,9 @@ def analyze_group(rows: IterationTable, method: str, opts: AnalysisOptions) -> C
             raise ValueError("needs measured iterations of both A and B")
         if opts.estimator == "merged":
             return compare("sequential", np.concatenate(a), np.concatenate(b), **common)
-        return compare("sequential", a, b, **common)
+        if opts.estimator == "run-means":
+            return compare("sequential", np.array([x.mean() for x in a]), np.array([x.mean() for x in b]), **common)
+        return compare("sequential", a, b, **common)  # hierarchical: runs, then iterations within runs
     if method == "duet":
         a, b = _pairs_by_run(a_runs, b_runs)
         if not a:
@@ -103,7 +106,9 @@ def analyze_group(rows: IterationTable, method: str, opts: AnalysisOptions) -> C
         raise ValueError("the async duet pairs iterations by time, but these iterations have no start/end "
                          "timestamps (the harness's output has none and no duet hook logged them)")
     a_rows, b_rows = rows.where(rows.side == "A"), rows.where(rows.side == "B")
-    by_run = opts.estimator != "merged" and run_ids.size > 1
+    # Overlaps are found within each run (runs may share a clock range across machines or restarts), so
+    # the aduet always pairs by run and resamples runs; "merged" does not apply to it (noted by the caller).
+    by_run = run_ids.size > 1
     return compare("aduet", a_rows.value, b_rows.value, a_start=a_rows.start_ns, a_end=a_rows.end_ns,
                    b_start=b_rows.start_ns, b_end=b_rows.end_ns, min_overlap_rate=opts.min_overlap_rate,
                    a_run_ids=a_rows.run if by_run else None, b_run_ids=b_rows.run if by_run else None, **common)
@@ -129,6 +134,12 @@ def analyze_table(table: IterationTable, opts: AnalysisOptions) -> list[Analysis
         try:
             row.result = analyze_group(measured, method, opts)
             row.notes = list(row.result.notes)
+            if opts.estimator == "merged" and method == "aduet":
+                row.notes.append("the async duet pairs iterations within runs and resamples runs; 'merged' "
+                                 "does not apply to it")
+            if opts.estimator == "hierarchical" and method != "sequential":
+                row.notes.append("the hierarchical estimator is for the sequential method; the duets resample "
+                                 "runs of pair ratios (run-means)")
         except ValueError as exc:
             row.problem = str(exc)
         out.append(row)

@@ -1,0 +1,104 @@
+"""Writing imported iterations into the results database as a campaign, so `duet analyze --campaign ID`
+and every other campaign analysis work on them exactly as on a `duet run` campaign.
+
+Runs are stored the way `duet run` stores them (plan/campaign.py): a duet/aduet run is one record with
+both sides; a sequential run is one record per side. Imported runs have no process measurements, so
+the sides' Invocation fields other than times are zero and every run says so in its notes.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
+from duetbench import __version__
+from duetbench.analyze.table import NO_TIME, IterationTable
+from duetbench.execute.invocation import Invocation
+from duetbench.plan.campaign import PlannedRun
+from duetbench.store.campaigns import CampaignStore, RunRecord, StoredIteration
+from duetbench.store.db import Store
+
+from ._table import Imported
+
+NOTE = "imported: no process measurements (CPU time, RSS, context switches) were recorded by the source"
+
+
+def _sha256(files: tuple[str, ...]) -> str:
+    digest = hashlib.sha256()
+    for f in files:
+        try:
+            digest.update(Path(f).read_bytes())
+        except OSError:
+            digest.update(f.encode())
+    return digest.hexdigest()
+
+
+def _side(side: str, run: int, values: np.ndarray, start: np.ndarray, end: np.ndarray) -> Invocation:
+    timed = (start != NO_TIME) & (end != NO_TIME)
+    return Invocation(side=side, index=run, pair=run, warmup=False, status="ok", exit_code=0, signal=0,
+                      start_ns=int(start[timed].min()) if timed.any() else 0,
+                      end_ns=int(end[timed].max()) if timed.any() else 0,
+                      wall_s=float(values.sum()), cpu_s=0.0, user_s=0.0, sys_s=0.0, cgroup_cpu_s=None, maxrss_kb=0,
+                      nvcsw=0, nivcsw=0, minflt=0, majflt=0, cpu_requested=-1, cpu_seen=-1, orphans_reaped=0)
+
+
+def _runs(table: IterationTable, now: float) -> list[tuple[PlannedRun, RunRecord]]:
+    sequential = table.method == "sequential"
+    # One stored run per (benchmark, method, run), and per side too for sequential runs.
+    unit = np.where(sequential, table.side, "AB")
+    keys = list(dict.fromkeys(zip(table.benchmark.tolist(), table.method.tolist(), table.run.tolist(),
+                                  unit.tolist())))
+    by_key: dict[tuple[str, str, int, str], list[int]] = {k: [] for k in keys}
+    for i, k in enumerate(zip(table.benchmark.tolist(), table.method.tolist(), table.run.tolist(), unit.tolist())):
+        by_key[k].append(i)
+    out: list[tuple[PlannedRun, RunRecord]] = []
+    for position, (bench, method, run, sides) in enumerate(keys):
+        rows = np.array(by_key[(bench, method, run, sides)])
+        rows = rows[np.lexsort((table.index[rows], table.side[rows] == "B"))]
+        present = tuple(dict.fromkeys(table.side[rows].tolist())) if method != "sequential" else (sides,)
+        plan = PlannedRun(position=position, benchmark=bench, method=method, repetition=run, sides=present, cpus={})
+        start, end = table.start_ns[rows], table.end_ns[rows]
+        clock = "epoch" if bool(np.all((start != NO_TIME) & (end != NO_TIME))) else "none"
+        iterations = [StoredIteration(side=s, seq=int(q), name="", value_s=float(v),
+                                      start_ns=None if clock == "none" else int(a),
+                                      end_ns=None if clock == "none" else int(b), warmup=bool(w))
+                      for s, q, v, a, b, w in zip(table.side[rows], table.index[rows], table.value[rows], start, end,
+                                                  table.warmup[rows])]
+        side_records = {}
+        for s in present:
+            mine = table.side[rows] == s
+            side_records[s] = _side(s, run, table.value[rows][mine], start[mine], end[mine])
+        record = RunRecord(id=0, key=plan.key, position=position, benchmark=bench, method=method, repetition=run,
+                           launch_order="".join(present), status="ok", error="", started=now, finished=now,
+                           run_dir="", clock=clock, notes=[NOTE], sides=side_records, iterations=iterations)
+        out.append((plan, record))
+    return out
+
+
+def store_imported(db: Path | str | Store, imported: Imported, *, name: str, command: str = "") -> int:
+    """Store `imported` as a new finished campaign named `name`; return its id.
+
+    `command` (the import command line) is kept as the campaign's source text, so the campaign says
+    how it was made."""
+    store = db if isinstance(db, Store) else Store(db)
+    try:
+        campaigns = CampaignStore(store)
+        now = time.time()
+        runs = _runs(imported.table, now)
+        source = {"format": imported.format, "files": list(imported.files), "metadata": imported.metadata,
+                  "notes": list(imported.notes), "command": command}
+        campaign_id = campaigns.begin(
+            name=name, path=" ".join(imported.files), source_sha256=_sha256(imported.files),
+            source_text=json.dumps(source, indent=1, default=str), seed=0, schedule="imported",
+            plan=[p.to_json() for p, _ in runs], run_dir="", options={"imported": imported.format},
+            host={"imported_from": imported.format}, tool_version=__version__)
+        for _, record in runs:
+            campaigns.add_run(campaign_id, record)
+        campaigns.set_status(campaign_id, "finished")
+        return campaign_id
+    finally:
+        if not isinstance(db, Store):
+            store.close()

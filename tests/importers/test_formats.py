@@ -1,0 +1,186 @@
+"""Importers of tool outputs, on files the real tools wrote (hyperfine, pyperf) or in their exact format (JMH)."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from duetbench.errors import DuetError
+from duetbench.importers import CsvMapping, read_csv, read_duetprocess, read_hyperfine, read_jmh, read_pyperf
+
+DATA = Path(__file__).parent / "data"
+
+
+@pytest.fixture(scope="module")
+def hyperfine_json(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if shutil.which("hyperfine") is None:
+        pytest.skip("hyperfine is not installed (Debian package 'hyperfine')")
+    out = tmp_path_factory.mktemp("hf") / "hf.json"
+    subprocess.run(["hyperfine", "-N", "--runs", "6", "--warmup", "1", "--export-json", str(out), "true",
+                    "sleep 0.05"], check=True, capture_output=True)
+    return out
+
+
+def test_hyperfine_two_commands_are_a_and_b(hyperfine_json: Path) -> None:
+    doc = json.loads(hyperfine_json.read_text())
+    imp = read_hyperfine(hyperfine_json)
+    t = imp.table
+    assert len(t) == 12 and set(t.method) == {"sequential"}
+    assert np.allclose(t.value[t.side == "A"], doc["results"][0]["times"])
+    assert np.allclose(t.value[t.side == "B"], doc["results"][1]["times"])
+    # each timing is its own run of one iteration, numbered per side
+    assert t.run[t.side == "B"].tolist() == list(range(6)) and set(t.index) == {0}
+    assert np.median(t.value[t.side == "B"]) > 0.04 > np.median(t.value[t.side == "A"])
+    assert t.benchmark[0] == "true vs sleep 0.05"
+
+
+def test_hyperfine_choose_commands_and_two_files(hyperfine_json: Path, tmp_path: Path) -> None:
+    t = read_hyperfine(hyperfine_json, command_a="sleep 0.05", command_b=0).table
+    assert np.median(t.value[t.side == "A"]) > 0.04
+    with pytest.raises(DuetError, match="out of range"):
+        read_hyperfine(hyperfine_json, command_b=5)
+    doc = json.loads(hyperfine_json.read_text())
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a.write_text(json.dumps({"results": doc["results"][:1]}))
+    b.write_text(json.dumps({"results": doc["results"][1:]}))
+    assert np.array_equal(read_hyperfine(a, b).table.value, read_hyperfine(hyperfine_json).table.value)
+
+
+@pytest.fixture(scope="module")
+def pyperf_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    pytest.importorskip("pyperf", reason="pyperf is a test dependency (pip install '.[test]')")
+    d = tmp_path_factory.mktemp("pyperf")
+    out = []
+    for name, stmt in (("a", "sum(range(50))"), ("b", "sum(range(500))")):
+        path = d / f"{name}.json"
+        subprocess.run([sys.executable, "-m", "pyperf", "timeit", "--name", "summing", "-p", "2", "-n", "3", "-w",
+                        "1", "--loops", "100", "-o", str(path), "-q", stmt], check=True, capture_output=True)
+        out.append(path)
+    return out[0], out[1]
+
+
+def test_pyperf_two_files(pyperf_files: tuple[Path, Path]) -> None:
+    a, b = pyperf_files
+    t = read_pyperf(a, b).table
+    doc = json.loads(a.read_text())
+    runs = [r for r in doc["benchmarks"][0]["runs"] if r.get("values")]
+    assert len(runs) == 2
+    assert set(t.benchmark) == {"summing"} and set(t.method) == {"sequential"}
+    side_a = t.where(t.side == "A")
+    assert side_a.run.tolist() == [0] * 4 + [1] * 4 and side_a.index.tolist() == [0, 1, 2, 3] * 2
+    assert side_a.warmup.tolist() == [True, False, False, False] * 2
+    assert np.allclose(side_a.value[~side_a.warmup], [v for r in runs for v in r["values"]])
+    measured = t.measured()
+    assert measured.value[measured.side == "B"].mean() > 3 * measured.value[measured.side == "A"].mean()
+
+
+def test_pyperf_one_file_with_two_benchmarks(pyperf_files: tuple[Path, Path], tmp_path: Path) -> None:
+    a, b = (json.loads(p.read_text()) for p in pyperf_files)
+    b["benchmarks"][0]["metadata"] = {"name": "summing-more"}
+    both = tmp_path / "both.json"
+    both.write_text(json.dumps({**a, "benchmarks": a["benchmarks"] + b["benchmarks"]}))
+    t = read_pyperf(both).table
+    assert set(t.benchmark) == {"summing vs summing-more"} and len(t) == 16
+    a["benchmarks"] = [{**a["benchmarks"][0], "metadata": {"name": f"n{i}"}} for i in range(3)]
+    three = tmp_path / "three.json"
+    three.write_text(json.dumps(a))
+    with pytest.raises(DuetError, match="holds 3 pyperf benchmark"):
+        read_pyperf(three)
+
+
+def _jmh(path: Path, benchmarks: dict[str, list[list[float]]], mode: str = "avgt", unit: str = "us/op") -> Path:
+    path.write_text(json.dumps([{"jmhVersion": "1.37", "benchmark": name, "mode": mode, "threads": 1, "forks": len(raw),
+                                 "jdkVersion": "17", "params": {}, "primaryMetric": {
+                                     "score": 1.0, "scoreUnit": unit, "rawData": raw}}
+                                for name, raw in benchmarks.items()]))
+    return path
+
+
+def test_jmh_forks_are_runs(tmp_path: Path) -> None:
+    a = _jmh(tmp_path / "a.json", {"x.Bench.run": [[10.0, 11.0, 12.0], [13.0, 14.0, 15.0]],
+                                   "x.Bench.onlyA": [[1.0]]})
+    b = _jmh(tmp_path / "b.json", {"x.Bench.run": [[20.0, 21.0, 22.0], [23.0, 24.0, 25.0]]})
+    imp = read_jmh(a, b)
+    t = imp.table
+    assert set(t.benchmark) == {"x.Bench.run"} and any("onlyA" in n for n in imp.notes)
+    side_b = t.where(t.side == "B")
+    assert side_b.run.tolist() == [0, 0, 0, 1, 1, 1] and side_b.index.tolist() == [0, 1, 2] * 2
+    assert np.allclose(side_b.value, np.arange(20, 26) * 1e-6)
+    thr = read_jmh(_jmh(tmp_path / "t.json", {"b": [[2.0]]}, "thrpt", "ops/s"), _jmh(tmp_path / "u.json",
+                                                                                      {"b": [[4.0]]}, "thrpt", "ops/s"))
+    assert thr.table.value.tolist() == [0.5, 0.25]
+
+
+def test_jmh_errors_name_the_file(tmp_path: Path) -> None:
+    a = _jmh(tmp_path / "a.json", {"p.A": [[1.0]]})
+    b = _jmh(tmp_path / "b.json", {"p.B": [[1.0]]})
+    with pytest.raises(DuetError, match="no JMH benchmark appears in both files"):
+        read_jmh(a, b)
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    with pytest.raises(DuetError, match=r"bad\.json: not valid JSON"):
+        read_jmh(bad, b)
+    with pytest.raises(DuetError, match="file not found"):
+        read_jmh(tmp_path / "missing.json", b)
+
+
+def test_duetprocess_csv_of_the_thesis_tool() -> None:
+    t = read_duetprocess(DATA / "asynchronous-duet" / "duetprocess_chi-square_5096d7d.csv").table
+    assert len(t) == 32 and set(t.benchmark) == {"renaissance/chi-square"}
+    # the tool's "duet" is the asynchronous one; 2 runs × 4 iterations per side and method
+    assert set(t.method) == {"sequential", "aduet"}
+    for method in ("sequential", "aduet"):
+        rows = t.where((t.method == method) & (t.side == "A"))
+        assert sorted(rows.run.tolist()) == [0] * 4 + [1] * 4
+    assert t.has_timestamps() and bool(np.all(t.end_ns - t.start_ns == np.round(t.value * 1e9)))
+
+
+def test_duetprocess_errors(tmp_path: Path) -> None:
+    header = "suite,benchmark,type,runid,pair,iteration,iteration_start_ns,iteration_end_ns,iteration_time_ns,order\n"
+    f = tmp_path / "x.csv"
+    f.write_text(header + "s,b,weird,0,A,0,1,2,1,AB\n")
+    with pytest.raises(DuetError, match="unknown type"):
+        read_duetprocess(f)
+    f.write_text(header + "s,b,seqn,0,C,0,1,2,1,AB\n")
+    with pytest.raises(DuetError, match=r"x\.csv: row 2: side 'C' is not A or B"):
+        read_duetprocess(f)
+    f.write_text(header + "s,b,seqn,0,A,0,1,2,1,AB\ns,b,seqn,0,A,0,1,2,1,AB\n")
+    with pytest.raises(DuetError, match="appears more than once"):
+        read_duetprocess(f)
+    f.write_text(header + "s,b,seqn,0,A,0,1,2,-5,AB\n")
+    with pytest.raises(DuetError, match="not a positive finite time"):
+        read_duetprocess(f)
+    f.write_text("a,b\n1,2\n")
+    with pytest.raises(DuetError, match="missing column"):
+        read_duetprocess(f)
+
+
+def test_generic_csv_iso_times_and_errors(tmp_path: Path) -> None:
+    # the thesis's DaCapo timeline: ISO start/end, no run id (a run restarts at iteration 1)
+    path = DATA / "asynchronous-duet" / "verification_timeline_dacapo_2022-06-26.csv"
+    mapping = CsvMapping(columns={"benchmark": ("suite", "benchmark"), "method": ("type",), "side": ("pair",),
+                                  "value": ("duration_ms",), "start": ("iteration_start",),
+                                  "end": ("iteration_end",), "index": ("iteration",)},
+                         values={"method": {"seqn": "sequential", "duet": "aduet", "syncduet": "duet"}},
+                         unit="ms", time_unit="iso", where={"benchmark": ("tradesoap",), "type": ("syncduet",)})
+    t = read_csv(path, mapping).table
+    assert len(t) > 10 and set(t.method) == {"duet"}
+    assert np.allclose((t.end_ns - t.start_ns) / 1e9, t.value, atol=1e-9)
+    f = tmp_path / "g.csv"
+    f.write_text("name,v,who\nx,1.5,A\nx,oops,B\n")
+    m = CsvMapping(columns={"benchmark": ("name",), "value": ("v",), "side": ("who",)},
+                   constants={"method": "sequential"})
+    with pytest.raises(DuetError, match=r"g\.csv: row 3: value 'oops' is not a number"):
+        read_csv(f, m)
+    with pytest.raises(DuetError, match="no column 'nope'"):
+        read_csv(f, CsvMapping(columns={**m.columns, "run": ("nope",)}, constants=m.constants))
+    with pytest.raises(DuetError, match="has no method"):
+        read_csv(f, CsvMapping(columns=m.columns))
+    f.write_text("name,v,who\nx,1,A\nx,2\n")
+    with pytest.raises(DuetError, match=r"g\.csv:3: has 2 fields"):
+        read_csv(f, m)
