@@ -120,3 +120,14 @@ def test_bad_input_is_one_clear_line(measured: Path, duet_env: dict[str, str], a
     r = analyze(duet_env, measured, *args)
     assert r.returncode == 2 and message in r.stderr, r.stderr
     assert len(r.stderr.strip().splitlines()) <= 2
+
+
+def test_report_writes_one_offline_html_file(measured: Path, duet_env: dict[str, str]) -> None:
+    import subprocess
+
+    r = subprocess.run([sys.executable, "-m", "duetbench", "report", "-o", "r.html", "--resamples", "1000"],
+                       cwd=measured, env=duet_env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    html = (measured / "r.html").read_text()
+    assert "campaign an" in html and "slow-b" in html and "same" in html
+    assert "https://" not in html and "<script src" not in html

@@ -1,0 +1,337 @@
+"""`duet report`: one self-contained HTML file, readable offline, with every plot of a campaign.
+
+Python derives the data of every plot (downsampled where a campaign is large) and embeds it as one JSON
+block; a small vanilla script of ours (static/report.js) draws the plots as SVG and adds the interaction
+(hover values, benchmark selector, sortable table). No plotting library: the charts needed are few and
+simple, and our own ~15 KB script keeps a report free of third-party code and network references.
+
+Escaping: the page comes from a Jinja2 template with autoescape on; the data block goes through
+`tojson` (which escapes <, >, & and ' so nothing can close the script element); the script inserts
+text only with textContent/setAttribute, never as markup.
+"""
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import numpy as np
+
+from duetbench.analyze.comparison import ComparisonResult, compare
+from duetbench.analyze.overlap import overlap_pairs, overlap_pairs_by_run
+from duetbench.analyze.ratio import ratio_of_means_ci
+from duetbench.analyze.table import METHODS, IterationTable
+from duetbench.errors import DuetError
+from duetbench.report.export import _clean
+
+#: Points per pair scatter; a random subset beyond this keeps a 100-benchmark report to a few MB.
+MAX_SCATTER_POINTS = 250
+#: Iterations of side A shown in a run's timeline (B's iterations in the same time window come along).
+MAX_TIMELINE_ITERATIONS = 40
+#: Histogram bins per distribution plot (fewer with few values).
+MAX_BINS = 30
+#: Points on a CI-narrowing curve; with more runs, k is spread over 2..R.
+MAX_NARROWING_POINTS = 10
+#: Bootstrap replicates per CI-narrowing point: the curve shows a trend, not a result to quote.
+NARROWING_RESAMPLES = 1000
+
+Row = tuple[str, str, ComparisonResult | None, str]
+
+
+def _sig(x: float, digits: int = 5) -> float | None:
+    """Round to `digits` significant digits: the JSON stays small and the plots cannot tell."""
+    if not math.isfinite(x):
+        return None
+    return float(f"{x:.{digits}g}")
+
+
+def _sig_list(values: np.ndarray, digits: int = 5) -> list[float | None]:
+    return [_sig(float(v), digits) for v in values]
+
+
+def _run_sides(rows: IterationTable) -> list[tuple[int, np.ndarray, np.ndarray]]:
+    """(run, A rows, B rows) as index arrays into `rows`, iteration order, for runs holding both sides."""
+    order = np.lexsort((rows.index, rows.side == "B", rows.run))
+    run, is_b = rows.run[order], rows.side[order] == "B"
+    cuts = np.flatnonzero((np.diff(run) != 0) | (np.diff(is_b) != 0)) + 1
+    parts: dict[int, dict[bool, np.ndarray]] = {}
+    for idx in np.split(order, cuts) if order.size else []:
+        parts.setdefault(int(rows.run[idx[0]]), {})[bool(rows.side[idx[0]] == "B")] = idx
+    return [(r, p[False], p[True]) for r, p in parts.items() if False in p and True in p]
+
+
+def _groups(table: IterationTable) -> list[tuple[str, str, IterationTable]]:
+    """(benchmark, method, all its rows) in the order of `IterationTable.groups`, in one sort rather than
+    a scan of the whole table per group (which dominates with 100 benchmarks)."""
+    if not len(table):
+        return []
+    names, first, bench_code = np.unique(table.benchmark, return_index=True, return_inverse=True)
+    rank = np.empty(names.size, dtype=np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(names.size)  # first-seen order
+    method_code = np.full(len(table), len(METHODS), dtype=np.int64)
+    for i, m in enumerate(METHODS):
+        method_code[table.method == m] = i
+    key = rank[bench_code] * (len(METHODS) + 1) + method_code
+    order = np.argsort(key, kind="stable")
+    cuts = np.flatnonzero(np.diff(key[order])) + 1
+    out = []
+    for idx in np.split(order, cuts):
+        code = int(method_code[idx[0]])
+        if code < len(METHODS):
+            out.append((str(table.benchmark[idx[0]]), METHODS[code], table.where(idx)))
+    return out
+
+
+def _estimate(method: str, rows: IterationTable, confidence_level: float, n_resamples: int,
+              u_test: bool = False) -> ComparisonResult:
+    """B/A of one benchmark and method from its measured rows, exactly as `duet analyze` computes it."""
+    from duetbench.table_analysis import AnalysisOptions, analyze_group
+
+    del u_test  # the U-test is cheap next to the bootstrap; analyze_group always runs it
+    return analyze_group(rows, method, AnalysisOptions(confidence_level=confidence_level, n_resamples=n_resamples))
+
+
+def _narrowing(method: str, rows: IterationTable, confidence_level: float) -> list[list[float | None]]:
+    """[k, estimate, low, high] with the CI recomputed on the first k runs, k = 2..R (spread when R is large)."""
+    if method == "aduet" and not rows.has_timestamps():
+        return []
+    run_ids = np.unique(rows.run)
+    total = run_ids.size
+    if total < 2:
+        return []
+    ks = np.unique(np.linspace(2, total, min(MAX_NARROWING_POINTS, total - 1)).round().astype(int))
+    if method == "sequential":
+        # Run means, not the hierarchical bootstrap of the summary: a dozen hierarchical bootstraps per
+        # benchmark would dominate the report's time, and the curve only shows how the CI narrows.
+        means = {side: {int(r): float(rows.value[(rows.side == side) & (rows.run == r)].mean())
+                        for r in np.unique(rows.run[rows.side == side])} for side in ("A", "B")}
+    out = []
+    for k in ks:
+        try:
+            if method == "sequential":
+                first = set(run_ids[:k].tolist())
+                a, b = ([v for r, v in means[s].items() if r in first] for s in ("A", "B"))
+                ratio = ratio_of_means_ci(a, b, confidence_level=confidence_level,
+                                          n_resamples=NARROWING_RESAMPLES, random_state=0)
+            else:
+                ratio = _estimate(method, rows.where(np.isin(rows.run, run_ids[:k])), confidence_level,
+                                  NARROWING_RESAMPLES).ratio
+        except ValueError:
+            continue  # too few units at this k (e.g. a run without measured iterations); later k may work
+        out.append([int(k), _sig(ratio.estimate), _sig(ratio.low), _sig(ratio.high)])
+    return out
+
+
+def _subsample(n: int, limit: int) -> np.ndarray:
+    if n <= limit:
+        return np.arange(n)
+    return np.sort(np.random.default_rng(0).choice(n, size=limit, replace=False))
+
+
+def _pairs(method: str, rows: IterationTable) -> dict[str, Any] | None:
+    """A against B for every pair that entered the duet estimators: iteration k with k (duet), overlap (aduet)."""
+    runs = _run_sides(rows)
+    if method == "duet":
+        a_idx, b_idx = [], []
+        for _, ia, ib in runs:
+            n = min(ia.size, ib.size)
+            a_idx.append(ia[:n])
+            b_idx.append(ib[:n])
+        if not a_idx:
+            return None
+        ia, ib = np.concatenate(a_idx), np.concatenate(b_idx)
+        kind = "iteration k of A with iteration k of B, per run"
+    elif method == "aduet" and rows.has_timestamps() and runs:
+        ra = np.concatenate([x for _, x, _ in runs])
+        rb = np.concatenate([y for _, _, y in runs])
+        try:
+            pairs, _ = overlap_pairs_by_run(rows.start_ns[ra], rows.end_ns[ra], rows.start_ns[rb], rows.end_ns[rb],
+                                            rows.run[ra], rows.run[rb])
+        except ValueError:
+            return None
+        ia, ib = ra[pairs.a_index], rb[pairs.b_index]
+        kind = "iterations overlapping by more than 40% of their length, per run"
+    else:
+        return None
+    if not ia.size:
+        return None
+    keep = _subsample(ia.size, MAX_SCATTER_POINTS)
+    return {"a": _sig_list(rows.value[ia[keep]], 4), "b": _sig_list(rows.value[ib[keep]], 4),
+            "run": rows.run[ia[keep]].tolist(), "shown": int(keep.size), "total": int(ia.size), "kind": kind}
+
+
+def _timeline(rows: IterationTable) -> dict[str, Any] | None:
+    """The first run's iterations of A and B on one time axis (ms from its start), with the overlaps."""
+    if not rows.has_timestamps():
+        return None
+    runs = _run_sides(rows)
+    if not runs:
+        return None
+    run, ia, ib = runs[0]
+    ia = ia[np.argsort(rows.start_ns[ia], kind="stable")]
+    ib = ib[np.argsort(rows.start_ns[ib], kind="stable")]
+    t0 = int(min(rows.start_ns[ia[0]], rows.start_ns[ib[0]]))
+    shown_a = ia[:MAX_TIMELINE_ITERATIONS]
+    horizon = int(rows.end_ns[shown_a[-1]])
+    shown_b = ib[rows.start_ns[ib] < horizon]
+
+    def bars(idx: np.ndarray) -> list[list[Any]]:
+        return [[_sig((rows.start_ns[i] - t0) / 1e6, 7), _sig((rows.end_ns[i] - t0) / 1e6, 7),
+                 int(rows.index[i]), bool(rows.warmup[i])] for i in idx]
+
+    overlaps: list[list[float | None]] = []
+    try:
+        p = overlap_pairs(rows.start_ns[shown_a], rows.end_ns[shown_a], rows.start_ns[shown_b], rows.end_ns[shown_b],
+                          min_overlap_rate=0.0)
+        lo = np.maximum(rows.start_ns[shown_a][p.a_index], rows.start_ns[shown_b][p.b_index])
+        hi = np.minimum(rows.end_ns[shown_a][p.a_index], rows.end_ns[shown_b][p.b_index])
+        overlaps = [[_sig((s - t0) / 1e6, 7), _sig((e - t0) / 1e6, 7), _sig(r, 3)]
+                    for s, e, r in zip(lo.tolist(), hi.tolist(), p.overlap_rate.tolist())]
+    except ValueError:
+        pass  # one side's iterations overlap each other (bad timestamps): show the bars without overlaps
+    return {"run": run, "A": bars(shown_a), "B": bars(shown_b), "overlaps": overlaps,
+            "shown": int(shown_a.size), "total": int(ia.size)}
+
+
+def _histogram(rows: IterationTable) -> dict[str, Any] | None:
+    """Both sides' measured values over shared bins; the extreme 1% are folded into the end bins."""
+    a = rows.value[rows.side == "A"]
+    b = rows.value[rows.side == "B"]
+    both = np.concatenate([a, b])
+    if both.size < 2:
+        return None
+    lo, hi = np.percentile(both, [0.5, 99.5])
+    if not hi > lo:
+        lo, hi = float(both.min()) * 0.999, float(both.max()) * 1.001 + 1e-12
+    bins = int(min(MAX_BINS, max(5, math.ceil(math.sqrt(both.size)))))
+    edges = np.linspace(lo, hi, bins + 1)
+    counts = [np.histogram(np.clip(x, lo, hi), edges)[0].tolist() for x in (a, b)]
+    return {"edges": _sig_list(edges, 6), "A": counts[0], "B": counts[1], "nA": int(a.size), "nB": int(b.size)}
+
+
+def _result_row(bench: str, method: str, r: ComparisonResult | None, problem: str) -> dict[str, Any]:
+    if r is None:
+        return {"benchmark": bench, "method": method, "problem": problem}
+    return {"benchmark": bench, "method": method, "estimate": r.ratio.estimate, "low": r.ratio.low,
+            "high": r.ratio.high, "verdict": r.verdict, "p": r.u_test_p, "rcw": r.relative_ci_width,
+            "runs": r.runs, "cv": r.ratio_cv, "problem": problem, "notes": list(r.notes)}
+
+
+def _studies(studies: Mapping[str, Any] | None) -> dict[str, Any]:
+    if not studies:
+        return {}
+    out: dict[str, Any] = {}
+    mds = studies.get("mds")
+    if isinstance(mds, Mapping):
+        out["mds"] = [{"method": str(m), "points": [[_sig(float(s)), _sig(float(q))] for s, q in pts]}
+                      for m, pts in mds.items()]
+    for key in ("aa_false_positive_rate", "runtime_saving"):
+        value = studies.get(key)
+        if isinstance(value, Mapping) and value and all(isinstance(v, (int, float)) for v in value.values()):
+            out[key] = [{"label": str(k), "value": _sig(float(v))} for k, v in value.items()]
+    return out
+
+
+def _other_studies(studies: Mapping[str, Any] | None, charted: Mapping[str, Any]) -> dict[str, str]:
+    """Study results with no chart of their own, shown as formatted JSON."""
+    if not studies:
+        return {}
+    return {str(k): json.dumps(_clean(v), indent=2, default=str) for k, v in studies.items() if k not in charted}
+
+
+def _environment(environment: Mapping[str, Any]) -> list[tuple[str, str]]:
+    rows = []
+    for key, value in environment.items():
+        if isinstance(value, Mapping):
+            rows += [(f"{key}.{k}", v if isinstance(v, str) else json.dumps(_clean(v), default=str))
+                     for k, v in value.items()]
+        else:
+            rows.append((str(key), value if isinstance(value, str) else json.dumps(_clean(value), default=str)))
+    return rows
+
+
+def report_data(table: IterationTable, results: list[Row], studies: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Everything the page's script draws, JSON-ready (non-finite numbers become null)."""
+    cl = next((r.ratio.confidence_level for _, _, r, _ in results if r is not None), 0.99)
+    benchmarks: dict[str, dict[str, Any]] = {}
+    methods_seen: set[str] = set()
+    for bench, method, full in _groups(table):
+        rows = full.measured()
+        if not len(rows):
+            continue
+        methods_seen.add(method)
+        benchmarks.setdefault(bench, {"name": bench, "methods": []})["methods"].append({
+            "method": method,
+            "pairs": _pairs(method, rows),
+            "timeline": _timeline(full) if method != "sequential" else None,
+            "hist": _histogram(rows),
+            "narrowing": _narrowing(method, rows, cl),
+        })
+    for bench, *_ in results:
+        benchmarks.setdefault(bench, {"name": bench, "methods": []})
+    return _clean({
+        "confidence": cl,
+        "methods": [m for m in METHODS if any(r[1] == m for r in results) or m in methods_seen],
+        "rows": [_result_row(*row) for row in results],
+        "benchmarks": list(benchmarks.values()),
+        "studies": _studies(studies),
+    })
+
+
+def _fmt(value: float | None, spec: str) -> str:
+    return "—" if value is None or not math.isfinite(value) else format(value, spec)
+
+
+_VERDICT_CLASS = {"slower": "slower", "faster": "faster", "no difference": "same"}
+
+
+def _table_rows(results: list[Row]) -> list[dict[str, Any]]:
+    rows = []
+    for bench, method, r, problem in results:
+        if r is None:
+            rows.append({"benchmark": bench, "method": method, "problem": problem, "ok": False})
+            continue
+        rows.append({
+            "benchmark": bench, "method": method, "ok": True, "problem": problem,
+            "ratio": _fmt(r.ratio.estimate, ".4f"), "ratio_v": _sig(r.ratio.estimate),
+            "ci": f"{_fmt(r.ratio.low, '.4f')} … {_fmt(r.ratio.high, '.4f')}", "low_v": _sig(r.ratio.low),
+            "verdict": r.verdict, "verdict_class": _VERDICT_CLASS.get(r.verdict, "same"),
+            "p": _fmt(r.u_test_p, ".3g"), "p_v": _sig(r.u_test_p),
+            "rcw": _fmt(r.relative_ci_width * 100, ".2f") + "%", "rcw_v": _sig(r.relative_ci_width),
+            "cv": _fmt(None if r.ratio_cv is None else r.ratio_cv * 100, ".2f") + ("%" if r.ratio_cv else ""),
+            "cv_v": _sig(r.ratio_cv) if r.ratio_cv is not None else None,
+            "runs": r.runs, "notes": list(r.notes),
+        })
+    return rows
+
+
+def _static(name: str) -> str:
+    return (resources.files("duetbench.report") / "static" / name).read_text(encoding="utf-8")
+
+
+def render_html_report(*, title: str, table: IterationTable, results: list[Row], environment: Mapping[str, Any],
+                       studies: Mapping[str, Any] | None = None) -> str:
+    env = jinja2.Environment(loader=jinja2.PackageLoader("duetbench.report", "templates"),
+                             autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    data = report_data(table, results, studies)
+    return env.get_template("report.html.j2").render(
+        title=title, data=data, rows=_table_rows(results), environment=_environment(environment),
+        other_studies=_other_studies(studies, data["studies"]), confidence=data["confidence"],
+        style=_static("report.css"), script=_static("report.js"),
+        n_iterations=len(table), n_benchmarks=len(data["benchmarks"]))
+
+
+def write_html_report(path: Path, *, title: str, table: IterationTable,
+                      results: list[tuple[str, str, ComparisonResult | None, str]], environment: dict,
+                      studies: dict | None = None) -> None:
+    """Write the report of one campaign: `results` rows are (benchmark, method, result or None, problem text)."""
+    html = render_html_report(title=title, table=table, results=results, environment=environment, studies=studies)
+    try:
+        Path(path).write_text(html, encoding="utf-8")
+    except OSError as exc:
+        raise DuetError(f"cannot write the HTML report to {path}: {exc.strerror}",
+                        hint="choose a writable path with -o") from None
