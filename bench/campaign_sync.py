@@ -155,14 +155,15 @@ def overlap_stats(conn: sqlite3.Connection) -> dict[str, float]:
 
 
 def method_stats(db: Path, seed: int) -> dict[str, dict[str, object]]:
-    from duetbench.campaign_evaluation import NotAnalyzable, evaluate_method
-    from duetbench.store.campaigns import CampaignStore
+    from duetbench.store.campaigns import CampaignStore, iteration_table
     from duetbench.store.db import Store
+    from duetbench.table_analysis import AnalysisOptions, analyze_table
 
     store = Store(db)
     campaigns = CampaignStore(store)
     record = campaigns.campaigns()[0]
     runs = campaigns.runs(record.id)
+    analysed = {r.method: r for r in analyze_table(iteration_table(campaigns, record.id), AnalysisOptions(seed=seed))}
     out: dict[str, dict[str, object]] = {}
     for method in ("sequential", "duet", "aduet"):
         mine = [r for r in runs if r.method == method]
@@ -170,13 +171,14 @@ def method_stats(db: Path, seed: int) -> dict[str, dict[str, object]]:
                       for r in mine if r.sides) / 1e9
         entry: dict[str, object] = {"runs_ok": sum(r.status == "ok" for r in mine), "runs": len(mine),
                                     "machine_s": seconds}
-        try:
-            res = evaluate_method(method, mine, lambda n: 0, seed=seed)
+        row = analysed.get(method)
+        res = row.result if row else None
+        if res is not None:
             entry.update(ratio=res.ratio.estimate, low=res.ratio.low, high=res.ratio.high,
                          rciw=res.relative_ci_width, verdict=res.verdict,
                          covers_truth=bool(res.ratio.low <= TRUTH <= res.ratio.high))
-        except (NotAnalyzable, ValueError) as exc:
-            entry["problem"] = str(exc)
+        else:
+            entry["problem"] = row.problem if row else "no runs"
         out[method] = entry
     store.close()
     return out

@@ -15,22 +15,25 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 from rich.console import Console
 from rich.markup import escape
 
 from duetbench import __version__
-from duetbench.campaign_evaluation import NotAnalyzable, evaluate_method, harness_names
+from duetbench.analyze.table import discard_leading
 from duetbench.errors import DuetError
 from duetbench.execute.barrier import ABORT_EXITED, ABORT_TIMEOUT
-from duetbench.execute.campaign_run import ITERATION_LOG, STDERR, STDOUT, RunExecution, _Interrupted, execute_run, side_argv
+from duetbench.execute.campaign_run import (ITERATION_LOG, STDERR, STDOUT, RunExecution, _Interrupted, execute_run,
+                                            side_argv)
 from duetbench.execute.container import ContainerEngine, find_engine
 from duetbench.execute.lock import MeasurementLock
 from duetbench.measure.host import host_facts, usable_cpus
 from duetbench.plan.campaign import METHOD_ORDER, PlannedRun, RunRequest, make_plan
 from duetbench.plan.schedule import choose_cpus
 from duetbench.report.campaign import BenchmarkRow, CampaignProgress, print_plan, print_summary
-from duetbench.store.campaigns import CampaignRecord, CampaignStore, RunRecord, StoredIteration
+from duetbench.store.campaigns import CampaignRecord, CampaignStore, RunRecord, StoredIteration, iteration_table
 from duetbench.store.db import Store
+from duetbench.table_analysis import AnalysisOptions, analyze_table
 
 EXECUTORS = ("auto", "local", "podman", "docker")
 
@@ -322,22 +325,25 @@ def _execute(plan: list[PlannedRun], done: set[str], by_name, campaigns: Campaig
 
 def summarize(campaigns: CampaignStore, campaign_id: int, by_name, *, seed: int, confidence: float,  # type: ignore[no-untyped-def]
               n_resamples: int) -> list[BenchmarkRow]:
-    runs = campaigns.runs(campaign_id)
+    """The closing table of `duet run`: `duet analyze`'s analysis with each benchmark's own warmup setting."""
+    table = iteration_table(campaigns, campaign_id)
+    runs = campaigns.runs(campaign_id, with_iterations=False)
+    opts = AnalysisOptions(confidence_level=confidence, n_resamples=n_resamples, seed=seed)
     rows = []
     for name, bench in by_name.items():
+        # A harness run may hold several benchmarks (a JMH jar): the table names them "<name>/<inner>".
+        mine = table.where((table.benchmark == name) | np.char.startswith(table.benchmark.astype(str), name + "/"))
+        analysed = {(r.benchmark, r.method): r for r in analyze_table(discard_leading(mine, rule=bench.warmup.discard),
+                                                                       opts)}
         for method in METHOD_ORDER:
-            mine = [r for r in runs if r.benchmark == name and r.method == method]
-            if not mine:
+            stored = [r for r in runs if r.benchmark == name and r.method == method]
+            if not stored:
                 continue
-            ok = sum(1 for r in mine if r.status == "ok")
-            inner = harness_names([r for r in mine if r.status == "ok"])
-            # One harness run may hold several benchmarks (a JMH jar, a pyperf suite): one row each.
-            for sub in inner if len(inner) > 1 else [None]:
-                row = BenchmarkRow(name if sub is None else f"{name}/{sub}", method, ok, len(mine) - ok, None)
-                try:
-                    row.result = evaluate_method(method, mine, bench.warmup.discard, name=sub,
-                                                 confidence_level=confidence, n_resamples=n_resamples, seed=seed)
-                except (NotAnalyzable, ValueError) as exc:
-                    row.problem = str(exc)
-                rows.append(row)
+            ok = sum(1 for r in stored if r.status == "ok")
+            found = [row for (b, m), row in analysed.items() if m == method]
+            for row in found or [None]:
+                label = row.benchmark if row else name
+                result = row.result if row else None
+                problem = row.problem if row else "no finished run with measured iterations"
+                rows.append(BenchmarkRow(label, method, ok, len(stored) - ok, result, problem))
     return rows

@@ -15,7 +15,6 @@ HARNESS = Path(__file__).resolve().parents[1] / "campaign" / "harness.py"
 @pytest.fixture(scope="module")
 def campaign_dir(tmp_path_factory: pytest.TempPathFactory, native_dir: Path) -> Path:
     """One small campaign, measured once for all the tests here: B does 1.6x the work of A."""
-    import subprocess
 
 
     d = tmp_path_factory.mktemp("analyze")

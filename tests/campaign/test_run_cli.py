@@ -3,7 +3,6 @@ launcher, the Python hook and its barrier, the store, resume, the machine lock."
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import signal
 import sqlite3
@@ -13,7 +12,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 
 HERE = Path(__file__).resolve().parent

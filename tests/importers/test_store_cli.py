@@ -8,7 +8,7 @@ import numpy as np
 from click.testing import CliRunner
 
 from duetbench.analyze.table import IterationTable
-from duetbench.campaign_evaluation import evaluate_method
+from duetbench.table_analysis import AnalysisOptions, analyze_table
 from duetbench.import_cli import import_
 from duetbench.importers import read_csv, read_duetprocess, store_imported
 from duetbench.importers.datasets import FAASTERBENCH
@@ -52,11 +52,12 @@ def test_campaign_evaluation_runs_on_imported_faas_data(tmp_path: Path) -> None:
     cid = store_imported(db, imported, name="faas")
     store = Store(db)
     try:
-        runs = [r for r in CampaignStore(store).runs(cid) if r.benchmark == "aws/5/10/25"]
+        table = iteration_table(CampaignStore(store), cid)
     finally:
         store.close()
-    duet = evaluate_method("duet", runs, lambda n: 0, n_resamples=2000)
-    seq = evaluate_method("sequential", runs, lambda n: 0, n_resamples=2000)
+    rows = {r.method: r.result for r in analyze_table(table, AnalysisOptions(benchmarks=("aws/5/10/25",),
+                                                                             n_resamples=2000))}
+    duet, seq = rows["duet"], rows["sequential"]
     # the known +5 % regression: both methods see it, the paired one with a narrower CI
     for result in (duet, seq):
         assert result.verdict == "slower" and 1.03 < result.ratio.estimate < 1.07, result

@@ -11,7 +11,7 @@ run of repetition r share the run number r too (they are independent launches, n
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, fields
 
 import numpy as np
@@ -86,11 +86,13 @@ class IterationTable:
         return np.split(values, cuts) if len(values) else []
 
 
-def discard_leading(table: IterationTable, count: int = 0, fraction: float = 0.0) -> IterationTable:
-    """Mark the first `count` (or floor(fraction·n)) measured iterations of every run side as warmup.
+def discard_leading(table: IterationTable, count: int = 0, fraction: float = 0.0,
+                    rule: Callable[[int], int] | None = None) -> IterationTable:
+    """Mark the first `count` (or floor(fraction·n), or rule(n)) measured iterations of every run side as
+    warmup, n being that run side's measured iterations.
 
     The fixed warmup policy of DESIGN §4 (seed 004 drops the first half of JVM iterations)."""
-    if count <= 0 and fraction <= 0:
+    if count <= 0 and fraction <= 0 and rule is None:
         return table
     warm = table.warmup.copy()
     keys = np.stack([table.run, (table.side == "B").astype(np.int64)])
@@ -103,6 +105,8 @@ def discard_leading(table: IterationTable, count: int = 0, fraction: float = 0.0
         starts = np.flatnonzero(np.r_[True, np.any(np.diff(group_keys, axis=1) != 0, axis=0)])
         sizes = np.diff(np.r_[starts, order.size])
         position = np.arange(order.size) - np.repeat(starts, sizes)
-        drop = np.repeat(np.maximum(count, np.floor(sizes * fraction).astype(np.int64)), sizes)
+        per_group = (np.array([rule(int(n)) for n in sizes], dtype=np.int64) if rule is not None
+                     else np.maximum(count, np.floor(sizes * fraction).astype(np.int64)))
+        drop = np.repeat(per_group, sizes)
         warm[order[position < drop]] = True
     return IterationTable(**{**{f.name: getattr(table, f.name) for f in fields(table)}, "warmup": warm})

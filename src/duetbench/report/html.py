@@ -21,7 +21,7 @@ from typing import Any
 import jinja2
 import numpy as np
 
-from duetbench.analyze.comparison import ComparisonResult, compare
+from duetbench.analyze.comparison import ComparisonResult
 from duetbench.analyze.overlap import overlap_pairs, overlap_pairs_by_run
 from duetbench.analyze.ratio import ratio_of_means_ci
 from duetbench.analyze.table import METHODS, IterationTable
