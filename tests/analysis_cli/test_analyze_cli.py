@@ -14,7 +14,7 @@ HARNESS = Path(__file__).resolve().parents[1] / "campaign" / "harness.py"
 
 @pytest.fixture(scope="module")
 def campaign_dir(tmp_path_factory: pytest.TempPathFactory, native_dir: Path) -> Path:
-    """One small campaign, measured once for all the tests here: B does 1.6x the work of A."""
+    """One small campaign, measured once for all the tests here: B does 2x the work of A."""
 
 
     d = tmp_path_factory.mktemp("analyze")
@@ -22,13 +22,13 @@ def campaign_dir(tmp_path_factory: pytest.TempPathFactory, native_dir: Path) -> 
     py = sys.executable
     (d / "campaign.yml").write_text(f"""campaign: an
 seed: 9
-methods: {{sequential: 3, duet: 3, aduet: 3}}
+methods: {{sequential: 3, duet: 4, aduet: 3}}
 parser: {{name: regex, pattern: 'iteration \\d+: (?P<value>[0-9.]+) s'}}
 timeout: 60
 benchmarks:
   slow-b:
     A: {py} harness.py --iterations 12 --work 300000
-    B: {py} harness.py --iterations 12 --work 480000
+    B: {py} harness.py --iterations 12 --work 600000
   same:
     command: {py} harness.py --iterations 12 --work 300000
     methods: {{duet: 2}}
@@ -67,7 +67,7 @@ def test_default_analysis_of_the_latest_campaign(measured: Path, duet_env: dict[
     rows = {(x["benchmark"], x["method"]): x for x in data["rows"]}
     assert set(rows) == {("slow-b", "sequential"), ("slow-b", "duet"), ("slow-b", "aduet"), ("same", "duet")}
     assert rows[("slow-b", "duet")]["verdict"] == "slower" and rows[("slow-b", "duet")]["ratio"] > 1.2
-    assert rows[("slow-b", "duet")]["runs"] == 3 and rows[("slow-b", "duet")]["iterations_a"] == 36
+    assert rows[("slow-b", "duet")]["runs"] == 4 and rows[("slow-b", "duet")]["iterations_a"] == 48
     for x in rows.values():
         assert x["problem"] == "" and x["ci_low"] <= x["ratio"] <= x["ci_high"], x
         assert x["confidence_level"] == 0.99
@@ -82,7 +82,7 @@ def test_filters_and_options(measured: Path, duet_env: dict[str, str]) -> None:
     assert r.returncode == 0, r.stderr
     rows = json.loads((measured / "b.json").read_text())["rows"]
     assert [(x["benchmark"], x["method"]) for x in rows] == [("slow-b", "duet")]
-    assert rows[0]["iterations_a"] == 3 * 9  # 12 per run, the first 25% (3) dropped
+    assert rows[0]["iterations_a"] == 4 * 9  # 12 per run, the first 25% (3) dropped
     assert rows[0]["confidence_level"] == 0.95
 
 
