@@ -125,8 +125,12 @@ def _rows(campaign: int | None, benchmarks: tuple[str, ...], methods: tuple[str,
               help="Write a Markdown table (a PR comment, or $GITHUB_STEP_SUMMARY).")
 @click.option("--fail-if-slower", type=float, metavar="PCT",
               help="Exit with 1 when a benchmark is slower than A by more than PCT percent, with the chosen confidence.")
+@click.option("--studies", is_flag=True,
+              help="Also the papers' method studies: runtime saving, CI-width reduction, shuffle analysis, overlaps "
+                   "(and with --aa: A/A false-positive rates, minimal detectable slowdown).")
+@click.option("--aa", is_flag=True, help="The campaign compares A with itself: run the A/A studies too.")
 def analyze(export_json: Path | None, export_csv: Path | None, export_markdown: Path | None,
-            fail_if_slower: float | None, **options: object) -> None:
+            fail_if_slower: float | None, studies: bool, aa: bool, **options: object) -> None:
     """Per benchmark and method: the ratio B/A with its CI, verdict, U-test, CV, CI width.
 
     \b
@@ -140,13 +144,19 @@ def analyze(export_json: Path | None, export_csv: Path | None, export_markdown: 
 
     if fail_if_slower is not None and not (0 <= fail_if_slower < 1000):
         raise DuetError(f"--fail-if-slower must be a percentage between 0 and 1000, got {fail_if_slower}")
-    record, _, rows = _rows(**options)  # type: ignore[arg-type]
+    record, table, rows = _rows(**options)  # type: ignore[arg-type]
     # Piped into a file or a CI log, rich would wrap the table at 80 columns; a wide one stays readable.
     console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
     title = f"campaign #{record.id} {record.name} · metric {options['metric']} · B relative to A (> 1: B slower)"
     out.print_rows(console, rows, title=title)
     meta = {"campaign": record.id, "name": record.name, "options": {k: v for k, v in options.items() if k != "db"}}
     meta["options"] = {k: list(v) if isinstance(v, tuple) else v for k, v in meta["options"].items()}
+    if studies or aa:
+        from duetbench.report.studies import print_studies, studies_dict
+
+        result = _studies(table, aa=aa, **options)  # type: ignore[arg-type]
+        print_studies(console, result)
+        meta["studies"] = studies_dict(result)
     if export_json:
         out.write_json(rows, export_json, meta)
     if export_csv:
@@ -162,11 +172,24 @@ def analyze(export_json: Path | None, export_csv: Path | None, export_markdown: 
             sys.exit(1)
 
 
+def _studies(table, *, aa: bool, confidence: float, resamples: int, min_overlap: float, seed: int,  # type: ignore[no-untyped-def]
+             **_: object):
+    from duetbench.analyze.studies import run_studies
+
+    try:
+        return run_studies(table.measured(), aa=aa, confidence_level=confidence, n_resamples=resamples,
+                           min_overlap_rate=min_overlap, seed=seed)
+    except ValueError as exc:
+        raise DuetError(f"the method studies cannot run on this campaign: {exc}") from None
+
+
 @click.command()
 @analysis_options
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=Path("report.html"),
               show_default=True, help="The HTML file to write.")
-def report(output: Path, **options: object) -> None:
+@click.option("--no-studies", is_flag=True, help="Leave out the method studies (faster on huge campaigns).")
+@click.option("--aa", is_flag=True, help="The campaign compares A with itself: add the A/A studies.")
+def report(output: Path, no_studies: bool, aa: bool, **options: object) -> None:
     """Write one self-contained HTML report (works offline) of a campaign."""
     try:
         from duetbench.report.html import write_html_report
@@ -174,7 +197,12 @@ def report(output: Path, **options: object) -> None:
         raise DuetError(f"the HTML report is not available in this installation: {exc}") from None
     record, table, rows = _rows(**options)  # type: ignore[arg-type]
     results = [(r.benchmark, r.method, r.result, r.problem) for r in rows]
+    studies = None
+    if not no_studies:
+        from duetbench.report.studies import studies_dict
+
+        studies = studies_dict(_studies(table, aa=aa, **options))  # type: ignore[arg-type]
     write_html_report(output, title=f"duetbench · campaign {record.name} (#{record.id})", table=table,
-                      results=results, environment={**record.host, **{f"artifact: {k}": v[:2000] for k, v in
+                      results=results, studies=studies, environment={**record.host, **{f"artifact: {k}": v[:2000] for k, v in
                                                                         record.artifacts.items()}})
     Console(highlight=False).print(f"wrote {output}")

@@ -130,3 +130,14 @@ def test_report_writes_one_offline_html_file(measured: Path, duet_env: dict[str,
     html = (measured / "r.html").read_text()
     assert "campaign an" in html and "slow-b" in html and "same" in html
     assert "https://" not in html and "<script src" not in html
+
+
+def test_studies_on_a_stored_campaign(measured: Path, duet_env: dict[str, str]) -> None:
+    r = analyze(duet_env, measured, "--studies", "--aa", "--resamples", "1000", "--export-json", "s.json")
+    assert r.returncode == 0, r.stderr
+    assert "Method studies" in r.stdout and "machine time saved" in r.stdout
+    studies = json.loads((measured / "s.json").read_text())["studies"]
+    # duet and aduet run A and B at once: they save machine time against running them one after the other
+    assert 0.2 < studies["runtime_saving"]["duet"] < 0.7
+    assert set(studies["mds"]) >= {"duet", "sequential"} and set(studies["aa_false_positive_rate"]) >= {"duet"}
+    assert all(0 <= share <= 1 for _, share in studies["mds"]["duet"])

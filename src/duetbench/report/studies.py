@@ -1,0 +1,65 @@
+"""The method studies of `duet analyze --studies` (analyze/studies.py): terminal text, JSON, and the
+shape `duet report` draws."""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from rich.console import Console
+
+from duetbench.analyze.studies import CampaignStudies
+
+
+def _finite(x: float) -> float | None:
+    return float(x) if isinstance(x, (int, float)) and math.isfinite(x) else None
+
+
+def studies_dict(st: CampaignStudies) -> dict[str, Any]:
+    """Plain data: for JSON export and for the HTML report's study charts."""
+    methods = ("duet", "aduet")
+    out: dict[str, Any] = {
+        "runtime_saving": {m: _finite(st.runtime.median_saving(m)) for m in methods},
+        "runtime_speedup": {m: _finite(st.runtime.median_speedup(m)) for m in methods},
+        "ci_width_reduction": {m: _finite(st.width_reduction.geomean_reduction(m)) for m in methods},
+        "shuffle_width_ratio": {m: _finite(v) for m, v in st.shuffle_ratio.items()},
+        "relative_overlap_time": {o.benchmark: {f"{m:g}": _finite(v) for m, v in zip(o.m, o.relative_overlap_time)}
+                                  for o in st.overlaps},
+    }
+    out["runtime_saving"] = {k: v for k, v in out["runtime_saving"].items() if v is not None}
+    if st.false_positives is not None:
+        out["aa_false_positive_rate"] = {m: fp.ci_rate for m, fp in st.false_positives.items()}
+        out["aa_false_positive_rate_u_test"] = {m: fp.u_rate for m, fp in st.false_positives.items()}
+    if st.slowdown_curves:
+        out["mds"] = {m: [(float(s), float(share)) for s, share in zip(c.slowdowns, c.share_equal_ci)]
+                      for m, c in st.slowdown_curves.items()}
+    return out
+
+
+def print_studies(console: Console, st: CampaignStudies) -> None:
+    d = studies_dict(st)
+    console.print("[bold]Method studies[/bold] (seed 000 §4.2 and Table 1; seed 004 §4.4, §5.2)")
+
+    def line(label: str, values: dict[str, Any], fmt: str) -> None:
+        shown = ", ".join(f"{m} {format(v, fmt)}" for m, v in values.items() if v is not None)
+        if shown:
+            console.print(f"  {label}: {shown}", highlight=False)
+
+    line("machine time saved by running A and B together (median over benchmarks)", d["runtime_saving"], ".0%")
+    line("CI width, sequential / method (geometric mean; > 1: narrower than sequential)", d["ci_width_reduction"],
+         ".2f")
+    line("CI width after shuffling the pairs / as measured (> 1: synchronized interference cancelled)",
+         d["shuffle_width_ratio"], ".2f")
+    overlap40 = [v.get("0.4") for v in d["relative_overlap_time"].values() if v.get("0.4") is not None]
+    if overlap40:
+        console.print(f"  aduet relative overlap time at m = 0.4: median {sorted(overlap40)[len(overlap40) // 2]:.0%} "
+                      f"over {len(overlap40)} benchmark(s)", highlight=False)
+    if "aa_false_positive_rate" in d:
+        for m, fp in (st.false_positives or {}).items():
+            console.print(f"  A/A false alarms, {m}: CI test {fp.ci_alarms}/{fp.benchmarks} ({fp.ci_rate:.0%}, "
+                          f"95% CI {fp.ci_rate_low:.0%}–{fp.ci_rate_high:.0%}), U test {fp.u_alarms}/{fp.benchmarks}",
+                          highlight=False)
+    for m, curve in st.slowdown_curves.items():
+        detected = [s for s, share in zip(curve.slowdowns, curve.share_equal_ci) if share <= 0.5]
+        where = f"{detected[0]:.0%}" if detected else f"> {curve.slowdowns[-1]:.0%}"
+        console.print(f"  minimal detectable slowdown, {m}: half of the {curve.benchmarks} benchmark(s) detect an "
+                      f"injected slowdown of {where}", highlight=False)
