@@ -120,7 +120,8 @@ def _rows(campaign: int | None, benchmarks: tuple[str, ...], methods: tuple[str,
 @click.command()
 @analysis_options
 @click.option("--export-json", type=click.Path(dir_okay=False, path_type=Path), help="Write the rows as JSON.")
-@click.option("--export-csv", type=click.Path(dir_okay=False, path_type=Path), help="Write the rows as CSV.")
+@click.option("--export-csv", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the rows as CSV (with --studies also every study's table, as NAME.studies.csv).")
 @click.option("--export-markdown", type=click.Path(dir_okay=False, path_type=Path),
               help="Write a Markdown table (a PR comment, or $GITHUB_STEP_SUMMARY).")
 @click.option("--fail-if-slower", type=float, metavar="PCT",
@@ -157,6 +158,10 @@ def analyze(export_json: Path | None, export_csv: Path | None, export_markdown: 
         result = _studies(table, aa=aa, **options)  # type: ignore[arg-type]
         print_studies(console, result)
         meta["studies"] = studies_dict(result)
+        if export_csv:
+            from duetbench.report.studies import write_studies_csv
+
+            write_studies_csv(result, export_csv.with_name(export_csv.stem + ".studies.csv"))
     if export_json:
         out.write_json(rows, export_json, meta)
     if export_csv:

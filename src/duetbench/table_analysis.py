@@ -8,8 +8,8 @@ Estimators (DESIGN §4); ``auto`` (the default) picks each method's own:
 - ``run-means``: the bootstrap resamples runs, each summarized by one number — the geometric mean of its
   pair ratios for the duets (seed 000 §3, seed 004 §4.3.2; ``auto`` for duet and aduet), its mean for
   sequential;
-- ``hierarchical``: resamples runs, then iterations within each drawn run (Kalibera & Jones; ``auto`` for
-  sequential); for the duets it falls back to run-means (noted);
+- ``hierarchical``: resamples runs, then iterations (pairs, for the duets) within each drawn run (Kalibera
+  & Jones; ``auto`` for sequential);
 - ``merged``: all runs pooled, the bootstrap resamples pairs (duets) or iterations (sequential) —
   narrower, but blind to run-to-run variation; there for comparison with tools that pool.
 """
@@ -22,6 +22,7 @@ import numpy as np
 
 from duetbench.analyze.comparison import ComparisonResult, compare
 from duetbench.analyze.filter import winsorize_run
+from duetbench.analyze.summary import describe
 from duetbench.analyze.table import METHODS, IterationTable, discard_leading
 
 ESTIMATORS = ("auto", "run-means", "hierarchical", "merged")
@@ -85,6 +86,8 @@ def analyze_group(rows: IterationTable, method: str, opts: AnalysisOptions) -> C
         b_runs = [winsorize_run(x) if x.size >= 3 else x for x in b_runs]
     common = dict(confidence_level=opts.confidence_level, n_resamples=opts.n_resamples, random_state=opts.seed,
                   robust=opts.robust)
+    if opts.estimator == "hierarchical" and method != "sequential":
+        return _hierarchical_duet(rows, method, a_runs, b_runs, opts)
     if method == "sequential":
         a = [x for x in a_runs if x.size]
         b = [x for x in b_runs if x.size]
@@ -114,6 +117,22 @@ def analyze_group(rows: IterationTable, method: str, opts: AnalysisOptions) -> C
                    a_run_ids=a_rows.run if by_run else None, b_run_ids=b_rows.run if by_run else None, **common)
 
 
+def _hierarchical_duet(rows: IterationTable, method: str, a_runs: list[np.ndarray], b_runs: list[np.ndarray],
+                       opts: AnalysisOptions) -> ComparisonResult:
+    """The duets' hierarchical estimator (runs, then pairs within runs: analyze.grouped), in the shape of
+    the other estimators' results."""
+    from duetbench.analyze.grouped import compare_group
+
+    g = compare_group(rows, method, estimator="hierarchical", confidence_level=opts.confidence_level,
+                      n_resamples=opts.n_resamples, random_state=opts.seed, min_overlap_rate=opts.min_overlap_rate,
+                      robust=opts.robust)
+    a = np.concatenate([x for x in a_runs if x.size]) if a_runs else np.array([])
+    b = np.concatenate([x for x in b_runs if x.size]) if b_runs else np.array([])
+    return ComparisonResult(method=method, metric="wall", runs=g.runs, ratio=g.ratio, verdict=g.verdict,
+                            u_test_p=g.u_test_p, relative_ci_width=g.relative_ci_width, a=describe(a), b=describe(b),
+                            difference=None, outliers_removed=0, ratio_cv=None, notes=g.notes)
+
+
 def analyze_table(table: IterationTable, opts: AnalysisOptions) -> list[AnalysisRow]:
     """One row per benchmark and method present (filtered by the options), in table order."""
     if opts.estimator not in ESTIMATORS:
@@ -137,9 +156,6 @@ def analyze_table(table: IterationTable, opts: AnalysisOptions) -> list[Analysis
             if opts.estimator == "merged" and method == "aduet":
                 row.notes.append("the async duet pairs iterations within runs and resamples runs; 'merged' "
                                  "does not apply to it")
-            if opts.estimator == "hierarchical" and method != "sequential":
-                row.notes.append("the hierarchical estimator is for the sequential method; the duets resample "
-                                 "runs of pair ratios (run-means)")
         except ValueError as exc:
             row.problem = str(exc)
         out.append(row)

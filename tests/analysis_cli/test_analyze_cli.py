@@ -133,7 +133,8 @@ def test_report_writes_one_offline_html_file(measured: Path, duet_env: dict[str,
 
 
 def test_studies_on_a_stored_campaign(measured: Path, duet_env: dict[str, str]) -> None:
-    r = analyze(duet_env, measured, "--studies", "--aa", "--resamples", "1000", "--export-json", "s.json")
+    r = analyze(duet_env, measured, "--studies", "--aa", "--resamples", "1000", "--export-json", "s.json",
+                "--export-csv", "s.csv")
     assert r.returncode == 0, r.stderr
     assert "Method studies" in r.stdout and "machine time saved" in r.stdout
     studies = json.loads((measured / "s.json").read_text())["studies"]
@@ -141,3 +142,6 @@ def test_studies_on_a_stored_campaign(measured: Path, duet_env: dict[str, str]) 
     assert 0.2 < studies["runtime_saving"]["duet"] < 0.7
     assert set(studies["mds"]) >= {"duet", "sequential"} and set(studies["aa_false_positive_rate"]) >= {"duet"}
     assert all(0 <= share <= 1 for _, share in studies["mds"]["duet"])
+    with (measured / "s.studies.csv").open() as f:
+        studies_rows = list(csv.DictReader(f))
+    assert {r["study"] for r in studies_rows} >= {"runtime", "ci_width", "shuffle", "aa", "mds"}

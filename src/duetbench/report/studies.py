@@ -2,7 +2,9 @@
 shape `duet report` draws."""
 from __future__ import annotations
 
+import csv
 import math
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -63,3 +65,32 @@ def print_studies(console: Console, st: CampaignStudies) -> None:
         where = f"{detected[0]:.0%}" if detected else f"> {curve.slowdowns[-1]:.0%}"
         console.print(f"  minimal detectable slowdown, {m}: half of the {curve.benchmarks} benchmark(s) detect an "
                       f"injected slowdown of {where}", highlight=False)
+
+
+def write_studies_csv(st: CampaignStudies, path: Path) -> None:
+    """Every study's table in one long CSV: study, method, benchmark, quantity, value."""
+    rows: list[tuple[str, str, str, str, float | None]] = []
+    rt = st.runtime
+    for i, bench in enumerate(rt.benchmarks):
+        rows.append(("runtime", "sequential", bench, "seconds_per_run", _finite(float(rt.sequential_s[i]))))
+        for m in ("duet", "aduet"):
+            rows.append(("runtime", m, bench, "seconds_per_run", _finite(float(getattr(rt, f"{m}_s")[i]))))
+            rows.append(("runtime", m, bench, "saving", _finite(float(rt.saving(m)[i]))))
+    wr = st.width_reduction
+    for i, bench in enumerate(wr.benchmarks):
+        for m in ("sequential", "duet", "aduet"):
+            rows.append(("ci_width", m, bench, "relative_ci_width", _finite(float(getattr(wr, m)[i]))))
+    for sh in st.shuffles:
+        rows.append(("shuffle", sh.method, sh.benchmark, "width_ratio", _finite(sh.width_ratio)))
+    for o in st.overlaps:
+        for m, v in zip(o.m, o.relative_overlap_time):
+            rows.append(("overlap", "aduet", o.benchmark, f"relative_overlap_time@m={m:g}", _finite(float(v))))
+    for m, fp in (st.false_positives or {}).items():
+        rows += [("aa", m, "", "ci_false_positive_rate", fp.ci_rate), ("aa", m, "", "u_false_positive_rate", fp.u_rate)]
+    for m, curve in st.slowdown_curves.items():
+        for s, share in zip(curve.slowdowns, curve.share_equal_ci):
+            rows.append(("mds", m, "", f"share_equal@{s:g}", _finite(float(share))))
+    with path.open("w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(("study", "method", "benchmark", "quantity", "value"))
+        writer.writerows(rows)
