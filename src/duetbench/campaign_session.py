@@ -50,6 +50,11 @@ class RunOptions:
     use_cgroups: bool = True
     confidence: float = 0.99
     n_resamples: int = 10_000
+    #: Stop a benchmark's method once the CI of B/A is this narrow relative to it (after min_runs runs).
+    target_width: float | None = None
+    min_runs: int = 5
+    #: Stop launching runs after this many seconds (the campaign stays resumable).
+    time_budget: float | None = None
 
 
 def _load(path: Path):  # type: ignore[no-untyped-def]
@@ -277,6 +282,9 @@ def run_campaign(path: Path, opts: RunOptions, console: Console) -> int:
             finally:
                 signal.signal(signal.SIGTERM, previous)
             campaigns.set_status(campaign_id, status)
+        if status == "stopped":
+            console.print(f"[yellow]stopped[/yellow] at the time budget: every finished run is stored; continue "
+                          f"with [bold]duet run {escape(str(path))} --resume[/bold]", highlight=False)
         if status == "interrupted":
             console.print(f"[yellow]interrupted[/yellow]: every finished run is stored; continue with "
                           f"[bold]duet run {escape(str(path))} --resume[/bold]", highlight=False)
@@ -293,12 +301,64 @@ def run_campaign(path: Path, opts: RunOptions, console: Console) -> int:
         store.close()
 
 
+# Live precision checks only steer stopping: fewer replicates than the final analysis.
+LIVE_RESAMPLES = 2000
+
+
+def _precision(campaigns: CampaignStore, campaign_id: int, bench, method: str, opts: RunOptions  # type: ignore[no-untyped-def]
+               ) -> str | None:
+    """Why this benchmark's method may stop launching runs (its ratio is precise enough), or None.
+
+    Stopping on precision, never on significance (DESIGN §4): the rule looks at the CI's width only,
+    not at whether it excludes 1, so it cannot inflate false alarms the way stopping at the first
+    "significant" result does."""
+    if opts.target_width is None:
+        return None
+    table = iteration_table(campaigns, campaign_id)
+    mine = table.where(((table.benchmark == bench.name)
+                        | np.char.startswith(table.benchmark.astype(str), bench.name + "/")) & (table.method == method))
+    if not len(mine):
+        return None
+    sides = [np.unique(mine.run[mine.side == s]).size for s in ("A", "B")]
+    if min(sides) < opts.min_runs:
+        return None
+    rows = analyze_table(discard_leading(mine, rule=bench.warmup.discard),
+                         AnalysisOptions(confidence_level=opts.confidence, n_resamples=LIVE_RESAMPLES))
+    widths = [r.result.relative_ci_width for r in rows if r.result is not None]
+    if len(widths) != len(rows) or not widths or max(widths) > opts.target_width:
+        return None
+    return (f"stopped early: the CI of B/A is {max(widths):.2%} wide after {min(sides)} runs "
+            f"(target {opts.target_width:.2%})")
+
+
+def _skipped(run: PlannedRun, reason: str) -> RunRecord:
+    now = time.time()
+    return RunRecord(id=0, key=run.key, position=run.position, benchmark=run.benchmark, method=run.method,
+                     repetition=run.repetition, launch_order="".join(run.sides), status="skipped", error=reason,
+                     started=now, finished=now, run_dir="", clock="none", notes=[], sides={}, iterations=[])
+
+
 def _execute(plan: list[PlannedRun], done: set[str], by_name, campaigns: CampaignStore, campaign_id: int,  # type: ignore[no-untyped-def]
              run_root: Path, engine: ContainerEngine | None, opts: RunOptions, console: Console) -> str:
     todo = [p for p in plan if p.key not in done]
+    stopped: dict[tuple[str, str], str] = {}
+    if opts.target_width is not None and done:  # resuming: which groups were already precise enough?
+        for bench in by_name.values():
+            for method in METHOD_ORDER:
+                reason = _precision(campaigns, campaign_id, bench, method, opts)
+                if reason:
+                    stopped[(bench.name, method)] = reason
+    t0 = time.monotonic()
     with CampaignProgress(console, total=len(plan), done=len(plan) - len(todo), enabled=opts.progress) as progress:
         for run in todo:
             bench = by_name[run.benchmark]
+            if (run.benchmark, run.method) in stopped:
+                campaigns.add_run(campaign_id, _skipped(run, stopped[(run.benchmark, run.method)]))
+                progress.skipped(run)
+                continue
+            if opts.time_budget is not None and time.monotonic() - t0 > opts.time_budget:
+                console.print(f"time budget of {opts.time_budget:g} s used up; continue with --resume", highlight=False)
+                return "stopped"
             progress.starting(run)
             suffix = f"-{run.sides[0]}" if run.method == "sequential" else ""
             run_dir = run_root / "runs" / run.benchmark / f"{run.method}-{run.repetition}{suffix}"
@@ -320,6 +380,11 @@ def _execute(plan: list[PlannedRun], done: set[str], by_name, campaigns: Campaig
             record = to_record(bench, execution)
             campaigns.add_run(campaign_id, record)
             progress.finished(run, record.status, record.error)
+            if record.status == "ok":
+                reason = _precision(campaigns, campaign_id, bench, run.method, opts)
+                if reason:
+                    stopped[(run.benchmark, run.method)] = reason
+                    progress.note(f"{run.benchmark} · {run.method}: {reason}")
     return "finished"
 
 
@@ -340,10 +405,11 @@ def summarize(campaigns: CampaignStore, campaign_id: int, by_name, *, seed: int,
             if not stored:
                 continue
             ok = sum(1 for r in stored if r.status == "ok")
+            failed = sum(1 for r in stored if r.status == "failed")
             found = [row for (b, m), row in analysed.items() if m == method]
             for row in found or [None]:
                 label = row.benchmark if row else name
                 result = row.result if row else None
                 problem = row.problem if row else "no finished run with measured iterations"
-                rows.append(BenchmarkRow(label, method, ok, len(stored) - ok, result, problem))
+                rows.append(BenchmarkRow(label, method, ok, failed, result, problem))
     return rows

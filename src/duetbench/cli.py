@@ -163,10 +163,18 @@ def show(comparison_id: int | None, db: Path, limit: int, export_json: Path | No
 @click.option("--confidence", type=float, default=0.99, show_default=True, help="Confidence level of the CIs.")
 @click.option("--show-output", is_flag=True, help="Show the harnesses' output instead of only keeping it.")
 @click.option("--no-progress", is_flag=True, help="Print one line per run instead of the live view.")
+@click.option("--target-width", type=float, metavar="FRACTION",
+              help="Stop a benchmark's method once the CI of B/A is this narrow relative to it (0.01 = 1%), after "
+                   "--min-runs runs; the campaign's repetitions become the maximum. Precision, never significance.")
+@click.option("--min-runs", type=int, default=5, show_default=True,
+              help="With --target-width: runs (per side) before a method may stop.")
+@click.option("--time-budget", type=float, metavar="SECONDS",
+              help="Stop launching runs after this long; the campaign stays resumable (--resume).")
 @click.option("--db", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_DB, show_default=True,
               help="SQLite database where every run is stored as it finishes; raw outputs go next to it.")
 def run(campaign_file: Path, dry_run: bool, resume: bool, executor: str, seed: int | None, confidence: float,
-        show_output: bool, no_progress: bool, db: Path) -> None:
+        show_output: bool, no_progress: bool, target_width: float | None, min_runs: int, time_budget: float | None,
+        db: Path) -> None:
     """Run the benchmark campaign described in CAMPAIGN_FILE (YAML; see docs/campaign-format.md).
 
     \b
@@ -179,8 +187,16 @@ def run(campaign_file: Path, dry_run: bool, resume: bool, executor: str, seed: i
 
     if not 0.5 <= confidence < 1:
         raise DuetError(f"--confidence must be in [0.5, 1), got {confidence}", hint="e.g. --confidence 0.95")
+    if target_width is not None and not 0 < target_width < 1:
+        raise DuetError(f"--target-width must be a fraction between 0 and 1, got {target_width}",
+                        hint="e.g. --target-width 0.01 for a CI 1% wide")
+    if min_runs < 2:
+        raise DuetError(f"--min-runs must be at least 2, got {min_runs}", hint="a CI needs runs to resample")
+    if time_budget is not None and time_budget <= 0:
+        raise DuetError(f"--time-budget must be positive, got {time_budget}", hint="seconds, e.g. --time-budget 600")
     opts = RunOptions(db=db, dry_run=dry_run, resume=resume, executor=executor, seed=seed, confidence=confidence,
-                      show_output=show_output, progress=not no_progress)
+                      show_output=show_output, progress=not no_progress, target_width=target_width,
+                      min_runs=min_runs, time_budget=time_budget)
     sys.exit(run_campaign(campaign_file, opts, Console(highlight=False)))
 
 

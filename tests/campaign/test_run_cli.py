@@ -235,3 +235,28 @@ def test_kill_9_then_resume_keeps_the_killed_runs_outputs_aside(duet_env: dict[s
     runs_dir = next((tmp_path / ".duet" / "campaigns").iterdir()) / "runs" / "loop"
     killed = [d.name for d in runs_dir.iterdir() if ".killed-" in d.name]
     assert len(killed) <= 1  # the run the kill interrupted, if it had started, is kept aside
+
+
+def test_target_width_stops_a_precise_method_early(duet, tmp_path: Path) -> None:
+    # C-like steady work: 10 duet runs planned, a loose target: it stops at the minimum of 3 runs.
+    write_campaign(tmp_path, f"  loop: {harness('--iterations 10 --work 200000')}\n", methods="{duet: 10}")
+    result = duet("run", "campaign.yml", "--no-progress", "--target-width", "0.9", "--min-runs", "3")
+    assert result.returncode == 0, result.stderr
+    statuses = [s for (s,) in db_rows(tmp_path, "SELECT status FROM runs ORDER BY position")]
+    assert statuses.count("ok") == 3 and statuses.count("skipped") == 7, statuses
+    assert "stopped early" in result.stdout
+    reasons = {e for (e,) in db_rows(tmp_path, "SELECT error FROM runs WHERE status='skipped'")}
+    assert len(reasons) == 1 and "target 90.00%" in reasons.pop()
+
+
+def test_time_budget_stops_and_resume_continues(duet, tmp_path: Path) -> None:
+    write_campaign(tmp_path, f"  loop: {harness('--iterations 3 --sleep 0.3')}\n", methods="{duet: 6}")
+    first = duet("run", "campaign.yml", "--no-progress", "--time-budget", "0.5")
+    assert first.returncode == 0, first.stderr
+    assert "time budget" in first.stdout and "--resume" in first.stdout
+    done = len(db_rows(tmp_path, "SELECT id FROM runs"))
+    assert 1 <= done < 6
+    assert db_rows(tmp_path, "SELECT status FROM campaigns")[0][0] == "stopped"
+    second = duet("run", "campaign.yml", "--no-progress", "--resume")
+    assert second.returncode == 0, second.stderr
+    assert len(db_rows(tmp_path, "SELECT id FROM runs")) == 6

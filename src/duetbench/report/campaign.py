@@ -70,6 +70,18 @@ class CampaignProgress:
             total = self.progress.tasks[0].total or 0
             self.console.print(escape(f"[{done}/{total:.0f}] {run.key}: {status}"), highlight=False)
 
+    def skipped(self, run: PlannedRun) -> None:
+        self.progress.advance(self.task)
+        if not self.enabled:
+            done = int(self.progress.tasks[0].completed)
+            total = self.progress.tasks[0].total or 0
+            self.console.print(escape(f"[{done}/{total:.0f}] {run.key}: skipped (precise enough)"), highlight=False)
+        else:
+            self.progress.refresh()
+
+    def note(self, text: str) -> None:
+        self.console.print(f"[cyan]{escape(text)}[/cyan]", soft_wrap=True, highlight=False)
+
     def _describe(self, text: str) -> None:
         fails = f"[red]{self.failures} failed[/red]" if self.failures else ""
         self.progress.update(self.task, description=text, failures=fails)
