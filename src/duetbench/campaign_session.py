@@ -8,6 +8,7 @@ the campaign goes on.
 from __future__ import annotations
 
 import hashlib
+import math
 import random
 import signal
 import subprocess
@@ -20,6 +21,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from duetbench import __version__
+from duetbench.analyze.stopping import ratio_precision_stop
 from duetbench.analyze.table import discard_leading
 from duetbench.errors import DuetError
 from duetbench.execute.barrier import ABORT_EXITED, ABORT_TIMEOUT
@@ -52,7 +54,7 @@ class RunOptions:
     n_resamples: int = 10_000
     #: Stop a benchmark's method once the CI of B/A is this narrow relative to it (after min_runs runs).
     target_width: float | None = None
-    min_runs: int = 5
+    min_runs: int = 10
     #: Stop launching runs after this many seconds (the campaign stays resumable).
     time_budget: float | None = None
 
@@ -325,10 +327,12 @@ def _precision(campaigns: CampaignStore, campaign_id: int, bench, method: str, o
     rows = analyze_table(discard_leading(mine, rule=bench.warmup.discard),
                          AnalysisOptions(confidence_level=opts.confidence, n_resamples=LIVE_RESAMPLES))
     widths = [r.result.relative_ci_width for r in rows if r.result is not None]
-    if len(widths) != len(rows) or not widths or max(widths) > opts.target_width:
+    width = max(widths) if widths and len(widths) == len(rows) else math.nan
+    decision = ratio_precision_stop(width, opts.target_width, min(sides), opts.min_runs,
+                                    max(bench.methods.get(method, 0), opts.min_runs), 0.0, None)
+    if decision.reason != "precision":
         return None
-    return (f"stopped early: the CI of B/A is {max(widths):.2%} wide after {min(sides)} runs "
-            f"(target {opts.target_width:.2%})")
+    return f"stopped early: the CI of B/A is {width:.2%} wide after {min(sides)} runs (target {opts.target_width:.2%})"
 
 
 def _skipped(run: PlannedRun, reason: str) -> RunRecord:
