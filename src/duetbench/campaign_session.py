@@ -21,7 +21,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from duetbench import __version__
-from duetbench.analyze.stopping import ratio_precision_stop
+from duetbench.analyze.stopping import StoppingParams, ratio_precision_stop
 from duetbench.analyze.table import discard_leading
 from duetbench.errors import DuetError
 from duetbench.execute.barrier import ABORT_EXITED, ABORT_TIMEOUT
@@ -57,6 +57,8 @@ class RunOptions:
     min_runs: int = 10
     #: Stop launching runs after this many seconds (the campaign stays resumable).
     time_budget: float | None = None
+    #: Dynamic warmup inside every run (seed 001 §4.2.1), from the hooks' iteration logs; None: off.
+    warmup_params: StoppingParams | None = None
 
 
 def _load(path: Path):  # type: ignore[no-untyped-def]
@@ -178,7 +180,9 @@ def to_record(bench, execution: RunExecution) -> RunRecord:  # type: ignore[no-u
     clocks = set()
     for side, result in execution.sides.items():
         inv = result.invocation
-        if not inv.ok:
+        # Ended by dynamic warmup stopping (the launcher reports being told to stop): a complete run.
+        ended_by_us = execution.stopped_early and inv.status == "interrupted"
+        if not inv.ok and not ended_by_us:
             errors.append(_failure_text(side, inv))
             continue
         if result.missing:
@@ -194,6 +198,14 @@ def to_record(bench, execution: RunExecution) -> RunRecord:  # type: ignore[no-u
         iterations += its
         clocks.add(clock)
     clock = clocks.pop() if len(clocks) == 1 else ("none" if not clocks else "mixed")
+    if execution.live is not None:
+        notes.append(execution.live.note())
+        decided = execution.live.decision
+        if decided is not None and decided.warmup_iterations:
+            # The criterion's warmup: the first iterations of every side, in the harness's order.
+            w = decided.warmup_iterations
+            iterations = [StoredIteration(it.side, it.seq, it.name, it.value_s, it.start_ns, it.end_ns,
+                                          it.warmup or it.seq < w) for it in iterations]
     if execution.barrier_abort == ABORT_TIMEOUT:
         notes.append("a barrier wait timed out: the sides stopped synchronizing their iterations mid-run "
                      "(raise barrier_timeout, or check that both sides run the same number of iterations)")
@@ -372,7 +384,8 @@ def _execute(plan: list[PlannedRun], done: set[str], by_name, campaigns: Campaig
                 run_dir.rename(run_dir.with_name(f"{run_dir.name}.killed-{time.strftime('%Y%m%d-%H%M%S')}"))
             try:
                 execution = execute_run(run, bench, run_dir, campaign_id=campaign_id, engine=engine,
-                                        use_cgroups=opts.use_cgroups, show_output=opts.show_output)
+                                        use_cgroups=opts.use_cgroups, show_output=opts.show_output,
+                                        warmup_params=opts.warmup_params)
             except _Interrupted as stop:
                 # Not stored: the run is incomplete and --resume runs it again; its outputs stay on disk.
                 stamp = time.strftime("%Y%m%d-%H%M%S")

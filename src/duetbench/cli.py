@@ -172,11 +172,18 @@ def show(comparison_id: int | None, db: Path, limit: int, export_json: Path | No
                    "simulation, tests/analyze/test_stopping_simulation.py).")
 @click.option("--time-budget", type=float, metavar="SECONDS",
               help="Stop launching runs after this long; the campaign stays resumable (--resume).")
+@click.option("--adaptive-warmup", type=click.Choice(["cv", "rciw", "kld"]),
+              help="Dynamic warmup inside every run (Laaber et al.): follow the hooks' iteration logs, end warmup "
+                   "once this criterion holds (for both sides of a duet), then stop the run after --mi iterations.")
+@click.option("--mi", type=int, default=50, show_default=True, help="With --adaptive-warmup: measured iterations.")
+@click.option("--wi-min", type=int, default=5, show_default=True, help="With --adaptive-warmup: minimum warmup.")
+@click.option("--wi-max", type=int, default=50, show_default=True,
+              help="With --adaptive-warmup: maximum warmup (a warning is recorded when reached without stability).")
 @click.option("--db", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_DB, show_default=True,
               help="SQLite database where every run is stored as it finishes; raw outputs go next to it.")
 def run(campaign_file: Path, dry_run: bool, resume: bool, executor: str, seed: int | None, confidence: float,
         show_output: bool, no_progress: bool, target_width: float | None, min_runs: int, time_budget: float | None,
-        db: Path) -> None:
+        adaptive_warmup: str | None, mi: int, wi_min: int, wi_max: int, db: Path) -> None:
     """Run the benchmark campaign described in CAMPAIGN_FILE (YAML; see docs/campaign-format.md).
 
     \b
@@ -200,9 +207,14 @@ def run(campaign_file: Path, dry_run: bool, resume: bool, executor: str, seed: i
             "false alarms (a percentile CI over fewer than 10 runs is too narrow); 10 or more is safe")
     if time_budget is not None and time_budget <= 0:
         raise DuetError(f"--time-budget must be positive, got {time_budget}", hint="seconds, e.g. --time-budget 600")
+    warmup_params = None
+    if adaptive_warmup is not None:
+        from duetbench.analyze.stopping import StoppingParams
+
+        warmup_params = StoppingParams(criterion=adaptive_warmup, mi=mi, wi_min=wi_min, wi_max=wi_max)
     opts = RunOptions(db=db, dry_run=dry_run, resume=resume, executor=executor, seed=seed, confidence=confidence,
                       show_output=show_output, progress=not no_progress, target_width=target_width,
-                      min_runs=min_runs, time_budget=time_budget)
+                      min_runs=min_runs, time_budget=time_budget, warmup_params=warmup_params)
     sys.exit(run_campaign(campaign_file, opts, Console(highlight=False)))
 
 

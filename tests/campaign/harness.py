@@ -3,6 +3,7 @@ duetbench hook around each one (warmups included), one line per iteration on std
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 import time
@@ -19,6 +20,8 @@ def main() -> int:
     p.add_argument("--sleep", type=float, default=0.0, help="sleep this long before the first iteration")
     p.add_argument("--result", help="also write the values to this file, one per line")
     p.add_argument("--no-hook", action="store_true", help="behave like a harness without the duet hook")
+    p.add_argument("--warm", type=float, default=0.0,
+                   help="warm up: iteration i does (1 + WARM * exp(-i/4)) times the work, like a JIT settling")
     args = p.parse_args()
     time.sleep(args.sleep)
     values = []
@@ -28,7 +31,7 @@ def main() -> int:
             hook.before_iteration(kind)
         t0 = time.perf_counter()
         x = 0
-        for j in range(args.work):
+        for j in range(int(args.work * (1 + args.warm * math.exp(-i / 4)))):
             x += j
         dt = time.perf_counter() - t0
         if not args.no_hook:

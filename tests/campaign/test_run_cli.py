@@ -260,3 +260,21 @@ def test_time_budget_stops_and_resume_continues(duet, tmp_path: Path) -> None:
     second = duet("run", "campaign.yml", "--no-progress", "--resume")
     assert second.returncode == 0, second.stderr
     assert len(db_rows(tmp_path, "SELECT id FROM runs")) == 6
+
+
+def test_adaptive_warmup_ends_runs_once_warm_and_measured(duet, tmp_path: Path) -> None:
+    # 400 iterations planned, warming up like a JIT: warmup ends when CV settles, then 15 more, then stop.
+    write_campaign(tmp_path, f"  warming: {harness('--iterations 400 --warmups 0 --work 40000 --warm 3')}\n",
+                   methods="{duet: 2, sequential: 1}")
+    t0 = time.monotonic()
+    result = duet("run", "campaign.yml", "--no-progress", "--adaptive-warmup", "cv", "--mi", "15", "--wi-max", "60")
+    assert result.returncode == 0, result.stderr
+    rows = db_rows(tmp_path, "SELECT r.key, r.status, r.notes, i.side, COUNT(*), SUM(i.warmup) FROM runs r "
+                             "JOIN iterations i ON i.run_id = r.id GROUP BY r.key, i.side")
+    assert len(rows) == 2 * 2 + 2
+    for key, status, notes, side, count, warm in rows:
+        assert status == "ok", (key, notes)
+        assert "adaptive warmup (cv)" in notes
+        assert 5 <= warm <= 60 and count - warm >= 15 - 1  # warmup flagged, then about mi measured
+        assert count < 200, (key, side, count)  # the run was ended long before its 400 iterations
+    assert time.monotonic() - t0 < 60

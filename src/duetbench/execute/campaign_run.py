@@ -9,6 +9,8 @@ outputs are kept, whatever happens to the parsing.
 """
 from __future__ import annotations
 
+import os
+import select
 import shlex
 import shutil
 import time
@@ -18,7 +20,9 @@ from typing import Protocol
 
 from duetbench.execute.barrier import ABORT_EXITED, ABORT_USER, BarrierPage
 from duetbench.execute.container import ContainerEngine, container_argv, remove_container
+from duetbench.analyze.stopping import StoppingParams
 from duetbench.execute.invocation import Invocation, LaunchSpec, RunningInvocation
+from duetbench.execute.live import Inotify, LiveWarmup
 from duetbench.execute.runner import _wait_any
 from duetbench.measure.cgroup import SideCgroup
 from duetbench.plan.campaign import PlannedRun
@@ -54,6 +58,9 @@ class RunExecution:
     interrupted: bool = False
     #: The barrier page's abort code when the run ended before the first side exited (0: never aborted).
     barrier_abort: int = 0
+    #: Dynamic warmup followed this run's logs (None: not asked for); `stopped_early`: it ended the run.
+    live: LiveWarmup | None = None
+    stopped_early: bool = False
 
 
 def _render(template: str, values: dict[str, str]) -> str:
@@ -68,7 +75,7 @@ def side_argv(command: str, shell: bool) -> list[str]:
 
 def execute_run(run: PlannedRun, bench: object, run_dir: Path, *, campaign_id: int,
                 engine: ContainerEngine | None = None, use_cgroups: bool = True,
-                show_output: bool = False) -> RunExecution:
+                show_output: bool = False, warmup_params: StoppingParams | None = None) -> RunExecution:
     """Launch the run's side(s) and wait for them; raises KeyboardInterrupt after stopping them cleanly."""
     sides_spec: dict[str, SideLike] = bench.sides  # type: ignore[attr-defined]
     timeout_s: float = bench.timeout_s  # type: ignore[attr-defined]
@@ -85,6 +92,8 @@ def execute_run(run: PlannedRun, bench: object, run_dir: Path, *, campaign_id: i
     containers: list[str] = []
     interrupted = False
     barrier_abort = 0
+    live: LiveWarmup | None = None
+    stopped_early = False
     try:
         for side in run.sides:
             spec = sides_spec[side]
@@ -112,7 +121,12 @@ def execute_run(run: PlannedRun, bench: object, run_dir: Path, *, campaign_id: i
                                 show_output=show_output, env=env, cwd=spec.cwd,
                                 stdout_path=outdir / STDOUT, stderr_path=outdir / STDERR)
             running[side] = RunningInvocation(launch, run_dir)
-        invocations, barrier_abort = _wait_all(running, page)
+        if warmup_params is not None:
+            live = LiveWarmup(warmup_params, {side: outdirs[side] / ITERATION_LOG for side in run.sides})
+            invocations, barrier_abort, stopped_early = _wait_all_live(
+                running, page, live, [outdirs[side] / ITERATION_LOG for side in run.sides])
+        else:
+            invocations, barrier_abort = _wait_all(running, page)
     except KeyboardInterrupt:
         interrupted = True
         if page is not None:
@@ -135,7 +149,8 @@ def execute_run(run: PlannedRun, bench: object, run_dir: Path, *, campaign_id: i
                   "run": run.key.replace("/", "-")}
         files, missing = _collect(results, values, spec.cwd, outdirs[side])
         sides[side] = SideResult(side, inv, outdirs[side], files, missing)
-    execution = RunExecution(run, run_dir, started, time.time(), sides, interrupted, barrier_abort)
+    execution = RunExecution(run, run_dir, started, time.time(), sides, interrupted, barrier_abort, live,
+                             stopped_early)
     if interrupted:
         raise _Interrupted(execution)
     return execution
@@ -164,6 +179,62 @@ def _wait_all(running: dict[str, RunningInvocation], page: BarrierPage | None) -
         if page is not None and pending:
             page.abort(ABORT_EXITED)
     return done, abort_seen
+
+
+def _wait_all_live(running: dict[str, RunningInvocation], page: BarrierPage | None, live: LiveWarmup,
+                   logs: list[Path]) -> tuple[dict[str, Invocation], int, bool]:
+    """`_wait_all`, also waking when the logs grow (inotify), to let dynamic warmup end the run.
+
+    While warmup is undecided the orchestrator wakes once per logged iteration; once it is decided it
+    stops watching and sleeps until about when measurement should be over (then checks again), so the
+    measured iterations are not disturbed by it."""
+    watch = Inotify(logs)
+    pending = {r.pid: side for side, r in running.items()}
+    try:
+        fds = {os.pidfd_open(pid): pid for pid in pending}
+    except (AttributeError, OSError):
+        watch.close()
+        done, abort_seen = _wait_all(running, page)
+        return done, abort_seen, False
+    poller = select.poll()
+    for fd in fds:
+        poller.register(fd, select.POLLIN)
+    if watch.fd is not None:
+        poller.register(watch.fd, select.POLLIN)
+    done: dict[str, Invocation] = {}
+    abort_seen = 0
+    stopped = False
+    try:
+        while pending:
+            timeout_ms: float | None = None if watch.fd is not None else 100
+            wait = live.seconds_to_end()
+            if wait is not None and not stopped:
+                if watch.fd is not None:
+                    poller.unregister(watch.fd)
+                    watch.close()
+                timeout_ms = max(wait * 1000, 20)
+            events = poller.poll(timeout_ms)
+            exited = [fds[fd] for fd, _ in events if fd in fds and fds[fd] in pending]
+            if not stopped and (watch.fd is None or any(fd == watch.fd for fd, _ in events)):
+                watch.drain()
+                if live.update():
+                    stopped = True
+                    for pid, side in pending.items():
+                        running[side].terminate()
+            for pid in exited:
+                side = pending.pop(pid)
+                if page is not None and not done:
+                    abort_seen = page.aborted
+                done[side] = running[side].wait()
+                if page is not None and pending:
+                    page.abort(ABORT_EXITED)
+        if not stopped:
+            live.update()  # the last lines, for the record
+    finally:
+        for fd in fds:
+            os.close(fd)
+        watch.close()
+    return done, abort_seen, stopped
 
 
 def _collect(results: list[str], values: dict[str, str], cwd: Path, outdir: Path) -> tuple[dict[str, Path], list[str]]:
