@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import math
 import random
+import re
 import signal
 import subprocess
 import time
@@ -306,6 +307,7 @@ def run_campaign(path: Path, opts: RunOptions, console: Console) -> int:
         rows = summarize(campaigns, campaign_id, by_name, seed=seed, confidence=opts.confidence,
                          n_resamples=opts.n_resamples)
         print_summary(console, rows, opts.confidence)
+        _print_stopping(console, campaigns, campaign_id)
         failed = sum(r.runs_failed for r in rows)
         if failed:
             console.print(f"[yellow]{failed} run(s) failed[/yellow]; their exit codes and stderr are stored, raw "
@@ -403,6 +405,28 @@ def _execute(plan: list[PlannedRun], done: set[str], by_name, campaigns: Campaig
                     stopped[(run.benchmark, run.method)] = reason
                     progress.note(f"{run.benchmark} · {run.method}: {reason}")
     return "finished"
+
+
+def _print_stopping(console: Console, campaigns: CampaignStore, campaign_id: int) -> None:
+    """Which rule ended each phase: dynamic warmup per run (criterion, iteration, maximum reached) and
+    early-stopped methods (precision reached after how many runs)."""
+    runs = campaigns.runs(campaign_id, with_iterations=False)
+    groups: dict[tuple[str, str], list[RunRecord]] = {}
+    for r in runs:
+        groups.setdefault((r.benchmark, r.method), []).append(r)
+    for (bench, method), mine in groups.items():
+        live = [n for r in mine for n in r.notes if n.startswith("adaptive warmup")]
+        if live:
+            stable = [int(m.group(1)) for n in live if (m := re.search(r"stable after (\d+) warmup", n))]
+            maxed = sum("max reached" in n for n in live)
+            text = (f"warmup ended by the criterion in {len(stable)} of {len(live)} runs"
+                    + (f" (median {sorted(stable)[len(stable) // 2]} iterations)" if stable else "")
+                    + (f"; [yellow]{maxed} reached the maximum without stability[/yellow]" if maxed else ""))
+            console.print(f"  {escape(bench)} · {method}: {text}", highlight=False)
+        early = [r.error for r in mine if r.status == "skipped"]
+        if early:
+            console.print(f"  {escape(bench)} · {method}: {escape(early[0])} ({len(early)} planned runs skipped)",
+                          highlight=False)
 
 
 def summarize(campaigns: CampaignStore, campaign_id: int, by_name, *, seed: int, confidence: float,  # type: ignore[no-untyped-def]

@@ -244,7 +244,7 @@ def test_target_width_stops_a_precise_method_early(duet, tmp_path: Path) -> None
     assert result.returncode == 0, result.stderr
     statuses = [s for (s,) in db_rows(tmp_path, "SELECT status FROM runs ORDER BY position")]
     assert statuses.count("ok") == 3 and statuses.count("skipped") == 7, statuses
-    assert "stopped early" in result.stdout
+    assert "stopped early" in result.stdout and "7 planned runs skipped" in result.stdout
     reasons = {e for (e,) in db_rows(tmp_path, "SELECT error FROM runs WHERE status='skipped'")}
     assert len(reasons) == 1 and "target 90.00%" in reasons.pop()
 
@@ -278,3 +278,4 @@ def test_adaptive_warmup_ends_runs_once_warm_and_measured(duet, tmp_path: Path) 
         assert 5 <= warm <= 60 and count - warm >= 15 - 1  # warmup flagged, then about mi measured
         assert count < 200, (key, side, count)  # the run was ended long before its 400 iterations
     assert time.monotonic() - t0 < 60
+    assert "warmup ended by the criterion in" in result.stdout  # which rule ended each phase is reported
