@@ -14,7 +14,7 @@ import re
 import signal
 import subprocess
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +22,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from duetbench import __version__
-from duetbench.analyze.stopping import StoppingParams, ratio_precision_stop
+from duetbench.analyze.stopping import StoppingParams, pair_run_stop, ratio_precision_stop
 from duetbench.analyze.table import discard_leading
 from duetbench.errors import DuetError
 from duetbench.execute.barrier import ABORT_EXITED, ABORT_TIMEOUT
@@ -60,6 +60,8 @@ class RunOptions:
     time_budget: float | None = None
     #: Dynamic warmup inside every run (seed 001 §4.2.1), from the hooks' iteration logs; None: off.
     warmup_params: StoppingParams | None = None
+    #: Stop launching a method's runs once its runs are stable by this criterion (seed 001 §4.2.2); None: off.
+    run_params: StoppingParams | None = None
 
 
 def _load(path: Path):  # type: ignore[no-untyped-def]
@@ -321,6 +323,31 @@ def run_campaign(path: Path, opts: RunOptions, console: Console) -> int:
 LIVE_RESAMPLES = 2000
 
 
+def _stop_reason(campaigns: CampaignStore, campaign_id: int, bench, method: str, opts: RunOptions  # type: ignore[no-untyped-def]
+                 ) -> str | None:
+    """Why this benchmark's method may stop launching runs (precision reached, or its runs are stable)."""
+    return _precision(campaigns, campaign_id, bench, method, opts) or _runs_stable(campaigns, campaign_id, bench,
+                                                                                   method, opts)
+
+
+def _runs_stable(campaigns: CampaignStore, campaign_id: int, bench, method: str, opts: RunOptions  # type: ignore[no-untyped-def]
+                 ) -> str | None:
+    """Run (fork) stopping of seed 001 §4.2.2: both sides' runs stable by the criterion (pair rule)."""
+    if opts.run_params is None:
+        return None
+    table = iteration_table(campaigns, campaign_id)
+    mine = discard_leading(table.where((table.benchmark == bench.name) & (table.method == method)),
+                           rule=bench.warmup.discard).measured()
+    a_runs, b_runs = ([x for x in mine.runs_of(side) if x.size] for side in ("A", "B"))
+    if not a_runs or not b_runs:
+        return None
+    params = replace(opts.run_params, f_max=max(bench.methods.get(method, 0), opts.run_params.f_min))
+    decision = pair_run_stop(a_runs, b_runs, params, live=True)
+    if decision.stop and decision.stable:
+        return f"stopped early: both sides' runs are stable by {params.criterion} after {decision.runs} runs"
+    return None
+
+
 def _precision(campaigns: CampaignStore, campaign_id: int, bench, method: str, opts: RunOptions  # type: ignore[no-untyped-def]
                ) -> str | None:
     """Why this benchmark's method may stop launching runs (its ratio is precise enough), or None.
@@ -360,10 +387,10 @@ def _execute(plan: list[PlannedRun], done: set[str], by_name, campaigns: Campaig
              run_root: Path, engine: ContainerEngine | None, opts: RunOptions, console: Console) -> str:
     todo = [p for p in plan if p.key not in done]
     stopped: dict[tuple[str, str], str] = {}
-    if opts.target_width is not None and done:  # resuming: which groups were already precise enough?
+    if (opts.target_width is not None or opts.run_params is not None) and done:  # resuming: which may stop?
         for bench in by_name.values():
             for method in METHOD_ORDER:
-                reason = _precision(campaigns, campaign_id, bench, method, opts)
+                reason = _stop_reason(campaigns, campaign_id, bench, method, opts)
                 if reason:
                     stopped[(bench.name, method)] = reason
     t0 = time.monotonic()
@@ -400,7 +427,7 @@ def _execute(plan: list[PlannedRun], done: set[str], by_name, campaigns: Campaig
             campaigns.add_run(campaign_id, record)
             progress.finished(run, record.status, record.error)
             if record.status == "ok":
-                reason = _precision(campaigns, campaign_id, bench, run.method, opts)
+                reason = _stop_reason(campaigns, campaign_id, bench, run.method, opts)
                 if reason:
                     stopped[(run.benchmark, run.method)] = reason
                     progress.note(f"{run.benchmark} · {run.method}: {reason}")

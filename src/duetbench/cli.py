@@ -176,6 +176,10 @@ def show(comparison_id: int | None, db: Path, limit: int, export_json: Path | No
               help="Dynamic warmup inside every run (Laaber et al.): follow the hooks' iteration logs, end warmup "
                    "once this criterion holds (for both sides of a duet), then stop the run after --mi iterations.")
 @click.option("--mi", type=int, default=50, show_default=True, help="With --adaptive-warmup: measured iterations.")
+@click.option("--run-criterion", type=click.Choice(["cv", "rciw", "kld"]),
+              help="Stop launching a method's runs once both sides' runs are stable by this criterion (Laaber et al., "
+                   "fork stopping); the campaign's repetitions are the maximum.")
+@click.option("--f-min", type=int, default=2, show_default=True, help="With --run-criterion: minimum runs.")
 @click.option("--wi-min", type=int, default=5, show_default=True, help="With --adaptive-warmup: minimum warmup.")
 @click.option("--wi-max", type=int, default=50, show_default=True,
               help="With --adaptive-warmup: maximum warmup (a warning is recorded when reached without stability).")
@@ -183,7 +187,8 @@ def show(comparison_id: int | None, db: Path, limit: int, export_json: Path | No
               help="SQLite database where every run is stored as it finishes; raw outputs go next to it.")
 def run(campaign_file: Path, dry_run: bool, resume: bool, executor: str, seed: int | None, confidence: float,
         show_output: bool, no_progress: bool, target_width: float | None, min_runs: int, time_budget: float | None,
-        adaptive_warmup: str | None, mi: int, wi_min: int, wi_max: int, db: Path) -> None:
+        adaptive_warmup: str | None, mi: int, run_criterion: str | None, f_min: int, wi_min: int, wi_max: int,
+        db: Path) -> None:
     """Run the benchmark campaign described in CAMPAIGN_FILE (YAML; see docs/campaign-format.md).
 
     \b
@@ -212,9 +217,15 @@ def run(campaign_file: Path, dry_run: bool, resume: bool, executor: str, seed: i
         from duetbench.analyze.stopping import StoppingParams
 
         warmup_params = StoppingParams(criterion=adaptive_warmup, mi=mi, wi_min=wi_min, wi_max=wi_max)
+    run_params = None
+    if run_criterion is not None:
+        from duetbench.analyze.stopping import StoppingParams
+
+        run_params = StoppingParams(criterion=run_criterion, f_min=f_min, f_max=max(f_min, 2))
     opts = RunOptions(db=db, dry_run=dry_run, resume=resume, executor=executor, seed=seed, confidence=confidence,
                       show_output=show_output, progress=not no_progress, target_width=target_width,
-                      min_runs=min_runs, time_budget=time_budget, warmup_params=warmup_params)
+                      min_runs=min_runs, time_budget=time_budget, warmup_params=warmup_params,
+                      run_params=run_params)
     sys.exit(run_campaign(campaign_file, opts, Console(highlight=False)))
 
 
