@@ -249,6 +249,8 @@ def run_campaign(path: Path, opts: RunOptions, console: Console) -> int:
     seed = opts.seed if opts.seed is not None else (
         campaign.seed if campaign.seed is not None else random.SystemRandom().randrange(2**31))
     by_name = {b.name: b for b in campaign.benchmarks}
+    for bench in campaign.benchmarks:
+        bench_stopping(bench, opts)  # a bad combination of stopping settings is an error now, not mid-campaign
     requests = [RunRequest(b.name, dict(b.methods)) for b in campaign.benchmarks]
 
     if opts.dry_run and not opts.resume:
@@ -323,6 +325,43 @@ def run_campaign(path: Path, opts: RunOptions, console: Console) -> int:
 LIVE_RESAMPLES = 2000
 
 
+@dataclass(frozen=True)
+class BenchStopping:
+    warmup: StoppingParams | None
+    runs: StoppingParams | None
+    target_width: float | None
+    min_runs: int
+
+
+_PARAM_KEYS = ("mi", "wi_min", "wi_max", "f_min", "cv_threshold", "rciw_threshold", "kld_threshold",
+               "window_iterations", "window_runs")
+
+
+def bench_stopping(bench, opts: RunOptions) -> BenchStopping:  # type: ignore[no-untyped-def]
+    """A benchmark's adaptive-measurement settings: the command line's where given (for every benchmark),
+    else the campaign file's `stopping` (campaign, then benchmark)."""
+    st = dict(getattr(bench, "stopping", {}) or {})
+    params = {k: st[k] for k in _PARAM_KEYS if k in st}
+
+    def make(criterion: str | None, given: StoppingParams | None) -> StoppingParams | None:
+        if given is not None:
+            return given
+        if criterion is None:
+            return None
+        try:
+            return StoppingParams(criterion=criterion, **params)
+        except DuetError as exc:
+            raise DuetError(f"benchmark {bench.name}: stopping: {exc.message}", hint=exc.hint) from None
+
+    cli_width = opts.target_width is not None
+    return BenchStopping(
+        warmup=make(st.get("warmup"), opts.warmup_params),
+        runs=make(st.get("runs"), opts.run_params),
+        target_width=opts.target_width if cli_width else st.get("target_width"),
+        min_runs=opts.min_runs if cli_width or "min_runs" not in st else int(st["min_runs"]),
+    )
+
+
 def _stop_reason(campaigns: CampaignStore, campaign_id: int, bench, method: str, opts: RunOptions  # type: ignore[no-untyped-def]
                  ) -> str | None:
     """Why this benchmark's method may stop launching runs (precision reached, or its runs are stable)."""
@@ -333,7 +372,8 @@ def _stop_reason(campaigns: CampaignStore, campaign_id: int, bench, method: str,
 def _runs_stable(campaigns: CampaignStore, campaign_id: int, bench, method: str, opts: RunOptions  # type: ignore[no-untyped-def]
                  ) -> str | None:
     """Run (fork) stopping of seed 001 §4.2.2: both sides' runs stable by the criterion (pair rule)."""
-    if opts.run_params is None:
+    run_params = bench_stopping(bench, opts).runs
+    if run_params is None:
         return None
     table = iteration_table(campaigns, campaign_id)
     mine = discard_leading(table.where((table.benchmark == bench.name) & (table.method == method)),
@@ -341,7 +381,7 @@ def _runs_stable(campaigns: CampaignStore, campaign_id: int, bench, method: str,
     a_runs, b_runs = ([x for x in mine.runs_of(side) if x.size] for side in ("A", "B"))
     if not a_runs or not b_runs:
         return None
-    params = replace(opts.run_params, f_max=max(bench.methods.get(method, 0), opts.run_params.f_min))
+    params = replace(run_params, f_max=max(bench.methods.get(method, 0), run_params.f_min))
     decision = pair_run_stop(a_runs, b_runs, params, live=True)
     if decision.stop and decision.stable:
         return f"stopped early: both sides' runs are stable by {params.criterion} after {decision.runs} runs"
@@ -355,25 +395,27 @@ def _precision(campaigns: CampaignStore, campaign_id: int, bench, method: str, o
     Stopping on precision, never on significance (DESIGN §4): the rule looks at the CI's width only,
     not at whether it excludes 1, so it cannot inflate false alarms the way stopping at the first
     "significant" result does."""
-    if opts.target_width is None:
+    settings = bench_stopping(bench, opts)
+    if settings.target_width is None:
         return None
+    target, min_runs = settings.target_width, settings.min_runs
     table = iteration_table(campaigns, campaign_id)
     mine = table.where(((table.benchmark == bench.name)
                         | np.char.startswith(table.benchmark.astype(str), bench.name + "/")) & (table.method == method))
     if not len(mine):
         return None
     sides = [np.unique(mine.run[mine.side == s]).size for s in ("A", "B")]
-    if min(sides) < opts.min_runs:
+    if min(sides) < min_runs:
         return None
     rows = analyze_table(discard_leading(mine, rule=bench.warmup.discard),
                          AnalysisOptions(confidence_level=opts.confidence, n_resamples=LIVE_RESAMPLES))
     widths = [r.result.relative_ci_width for r in rows if r.result is not None]
     width = max(widths) if widths and len(widths) == len(rows) else math.nan
-    decision = ratio_precision_stop(width, opts.target_width, min(sides), opts.min_runs,
-                                    max(bench.methods.get(method, 0), opts.min_runs), 0.0, None)
+    decision = ratio_precision_stop(width, target, min(sides), min_runs, max(bench.methods.get(method, 0), min_runs),
+                                    0.0, None)
     if decision.reason != "precision":
         return None
-    return f"stopped early: the CI of B/A is {width:.2%} wide after {min(sides)} runs (target {opts.target_width:.2%})"
+    return f"stopped early: the CI of B/A is {width:.2%} wide after {min(sides)} runs (target {target:.2%})"
 
 
 def _skipped(run: PlannedRun, reason: str) -> RunRecord:
@@ -387,7 +429,7 @@ def _execute(plan: list[PlannedRun], done: set[str], by_name, campaigns: Campaig
              run_root: Path, engine: ContainerEngine | None, opts: RunOptions, console: Console) -> str:
     todo = [p for p in plan if p.key not in done]
     stopped: dict[tuple[str, str], str] = {}
-    if (opts.target_width is not None or opts.run_params is not None) and done:  # resuming: which may stop?
+    if done:  # resuming: which methods were already precise or stable enough to stop?
         for bench in by_name.values():
             for method in METHOD_ORDER:
                 reason = _stop_reason(campaigns, campaign_id, bench, method, opts)
@@ -414,7 +456,7 @@ def _execute(plan: list[PlannedRun], done: set[str], by_name, campaigns: Campaig
             try:
                 execution = execute_run(run, bench, run_dir, campaign_id=campaign_id, engine=engine,
                                         use_cgroups=opts.use_cgroups, show_output=opts.show_output,
-                                        warmup_params=opts.warmup_params)
+                                        warmup_params=bench_stopping(bench, opts).warmup)
             except _Interrupted as stop:
                 # Not stored: the run is incomplete and --resume runs it again; its outputs stay on disk.
                 stamp = time.strftime("%Y%m%d-%H%M%S")

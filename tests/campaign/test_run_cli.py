@@ -289,3 +289,19 @@ def test_run_criterion_stops_launching_stable_runs(duet, tmp_path: Path) -> None
     statuses = [s for (s,) in db_rows(tmp_path, "SELECT status FROM runs")]
     assert len(statuses) == 12 and 3 <= statuses.count("ok") < 12, statuses
     assert "stable by rciw" in result.stdout
+
+
+def test_stopping_settings_in_the_campaign_file(duet, tmp_path: Path) -> None:
+    write_campaign(tmp_path, f"""  warming:
+    command: {harness('--iterations 300 --warmups 0 --work 40000 --warm 3')}
+    stopping: {{mi: 12}}
+""", methods="{duet: 8}", extra="stopping: {warmup: cv, mi: 40, runs: cv, f_min: 3, wi_max: 60}")
+    result = duet("run", "campaign.yml", "--no-progress")
+    assert result.returncode == 0, result.stderr
+    notes = [n for (n,) in db_rows(tmp_path, "SELECT notes FROM runs WHERE status='ok'")]
+    assert notes and all("adaptive warmup (cv)" in n for n in notes)
+    counts = [c - w for c, w in db_rows(tmp_path, "SELECT COUNT(*), SUM(warmup) FROM iterations GROUP BY run_id, side")]
+    assert all(12 - 1 <= c < 40 for c in counts), counts  # the benchmark's mi (12), not the campaign's (40)
+    bad = write_campaign(tmp_path, f"  x: {harness()}\n", extra="stopping: {warmup: cv, wi_min: 9, wi_max: 6}")
+    r = duet("run", bad.name, "--no-progress")
+    assert r.returncode == 2 and "benchmark x: stopping:" in r.stderr and "wi_max" in r.stderr

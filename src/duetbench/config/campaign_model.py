@@ -73,6 +73,8 @@ class BenchmarkSpec(_Frozen):
     warmup: Warmup
     timeout_s: float
     barrier_timeout_s: float
+    stopping: dict[str, Any] = {}
+    """Adaptive measurement settings as written (the `stopping` mapping; empty: none)."""
 
 
 class Campaign(_Frozen):

@@ -58,7 +58,18 @@ def _benchmark(name: str, bench: BenchmarkModel, top: CampaignModel, base_dir: P
         warmup=Warmup(fraction=warmup) if isinstance(warmup, float) else Warmup(count=warmup),
         timeout_s=timeout,
         barrier_timeout_s=_pick("barrier_timeout", levels, timeout),
+        stopping=_stopping(levels),
     )
+
+
+def _stopping(levels: list[BaseModel]) -> dict[str, Any]:
+    """The `stopping` settings, merged key by key (a benchmark may change one threshold of the campaign's)."""
+    merged: dict[str, Any] = {}
+    for level in reversed(levels):
+        stopping = getattr(level, "stopping", None)
+        if stopping is not None:
+            merged.update({k: getattr(stopping, k) for k in stopping.model_fields_set})
+    return merged
 
 
 def _side(side: SideModel, bench: BenchmarkModel, top: CampaignModel, base_dir: Path) -> SideSpec:

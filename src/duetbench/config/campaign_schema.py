@@ -308,8 +308,32 @@ class SideModel(_Level):
     container: ContainerValue = None
 
 
+Criterion = Literal["cv", "rciw", "kld"]
+PositiveInt = Annotated[int, Field(ge=1)]
+
+
+class StoppingModel(_Level):
+    """Adaptive measurement (seed 001; docs/campaign-format.md "stopping"): all optional."""
+
+    warmup: Criterion | None = None  # dynamic warmup inside each run, by this criterion
+    runs: Criterion | None = None  # stop launching runs once they are stable, by this criterion
+    target_width: Annotated[float, Field(gt=0, lt=1)] | None = None  # stop once the B/A CI is this narrow
+    min_runs: Annotated[int, Field(ge=2)] | None = None
+    mi: PositiveInt | None = None
+    wi_min: PositiveInt | None = None
+    wi_max: PositiveInt | None = None
+    f_min: PositiveInt | None = None
+    cv_threshold: Annotated[float, Field(ge=0)] | None = None
+    rciw_threshold: Annotated[float, Field(ge=0)] | None = None
+    kld_threshold: Annotated[float, Field(ge=0, lt=1)] | None = None
+    window_iterations: Annotated[int, Field(ge=2)] | None = None
+    window_runs: Annotated[int, Field(ge=2)] | None = None
+
+
 class BenchmarkLevel(SideModel):
     """Keys shared by both sides of a run; settable on the campaign (defaults) and on each benchmark."""
+
+    stopping: StoppingModel | None = None
 
     parser: ParserValue = None
     results: Results = None
