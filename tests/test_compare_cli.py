@@ -245,3 +245,14 @@ def test_one_cpu_falls_back_to_sequential_with_a_warning(duet_env: dict[str, str
     data = json.loads((tmp_path / "o.json").read_text())
     assert data["method"] == "sequential"
     assert any("Only 1 CPU" in w for w in data["warnings"]), data["warnings"]
+
+
+def test_run_criterion_stops_once_runs_are_stable(duet, tmp_path: Path) -> None:
+    # An impossible precision target, so only the run criterion (CV of the runs settling) can stop it early.
+    r = duet("compare", "sleep 0.01", "sleep 0.01", "--run-criterion", "cv", "--target-width", "0.0000001",
+             "--min-runs", "10", "--max-runs", "150", "--time-budget", "100", "--export-json", "o.json", *FAST)
+    assert r.returncode == 0, r.stderr
+    data = json.loads((tmp_path / "o.json").read_text())
+    assert data["options"]["run_criterion"] == "cv"
+    pairs = sum(1 for i in data["invocations"] if i["side"] == "A" and not i["warmup"])
+    assert 10 <= pairs < 150, pairs

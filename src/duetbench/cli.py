@@ -78,6 +78,8 @@ def export_options(func):  # type: ignore[no-untyped-def]
               help="Stop measuring after this long, unless --runs is given.")
 @click.option("--target-width", "target_rciw", type=float, default=0.01, show_default=True,
               help="Stop once the CI of the ratio is this narrow relative to it (0.01 = 1%), after --min-runs.")
+@click.option("--run-criterion", type=click.Choice(["cv", "rciw", "kld"]),
+              help="Also stop (after --min-runs) once both sides' runs are stable by this criterion (Laaber et al.).")
 @click.option("-p", "--prepare", multiple=True, metavar="CMD",
               help="Shell command run before each invocation; give it twice for separate A and B commands.")
 @click.option("-s", "--setup", multiple=True, metavar="CMD", help="Shell command run once before measuring.")

@@ -15,7 +15,7 @@ from duetbench.analyze.comparison import ComparisonResult
 from duetbench.analyze.verdict import exceeds_threshold
 from duetbench.config.compare import CompareOptions, split_command
 from duetbench.errors import CommandFailed, DuetError
-from duetbench.evaluation import METRICS, evaluate, measured_runs
+from duetbench.evaluation import METRICS, evaluate, measured_runs, samples
 from duetbench.execute.invocation import Invocation
 from duetbench.execute.lock import MeasurementLock
 from duetbench.execute.runner import Runner, RunSettings, ShellCommandFailed, run_shell
@@ -100,9 +100,23 @@ def _stop_rule(opts: CompareOptions, method: str, on_progress: Callable[[int, st
             return False
         # Stop on precision, never on significance: stopping when a difference first looks significant
         # inflates false alarms (DESIGN §4, Laaber et al. seed 001).
-        return rciw > opts.target_rciw
+        if rciw <= opts.target_rciw:
+            return False
+        return not (opts.run_criterion is not None and _runs_stable(opts, method, measured))
 
     return should_continue
+
+
+def _runs_stable(opts: CompareOptions, method: str, measured: list[Invocation]) -> bool:
+    """Run stopping of seed 001 §4.2.2 on each side's invocations (one value per run), for the pair."""
+    from duetbench.analyze.stopping import StoppingParams, pair_run_stop
+
+    s = samples(method, measured, opts.metric)
+    if min(s.a.size, s.b.size) < 2:
+        return False
+    params = StoppingParams(criterion=opts.run_criterion or "cv", f_min=opts.min_runs, f_max=opts.max_runs)
+    decision = pair_run_stop([[v] for v in s.a], [[v] for v in s.b], params, live=True)
+    return decision.stop and decision.stable
 
 
 def run_compare(opts: CompareOptions, *, db_path: Path, exports: Exports, console: Console,

@@ -31,6 +31,8 @@ class CompareOptions(BaseModel):
     max_runs: int = Field(300, ge=2)
     time_budget: float = Field(60.0, gt=0)
     target_rciw: float = Field(0.01, gt=0)
+    #: Also stop once both sides' runs are stable by this criterion (Laaber et al. run stopping); None: off.
+    run_criterion: Literal["cv", "rciw", "kld"] | None = None
     prepare: list[str] = Field(default_factory=list, max_length=2)
     setup: list[str] = Field(default_factory=list, max_length=2)
     cleanup: list[str] = Field(default_factory=list, max_length=2)
