@@ -9,20 +9,18 @@ import json
 import os
 import re
 import shutil
-import statistics
 import subprocess
 import time
 from pathlib import Path
 
 import pytest
+from duet_sync import Row, assert_synchronized, parse_log
 
 from duetbench.execute.barrier import BarrierPage
 
 ROOT = Path(__file__).resolve().parent.parent
 ADAPTER = ROOT / "adapters" / "c"
 STRICT = ["-Wall", "-Wextra", "-Werror", "-pedantic"]
-LINE = re.compile(r"^([AB]) (\d+) (\d+) (\d+)(?: ([wm]))?$")
-Row = tuple[str, int, int, int, "str | None"]  # side, index, start_ns, end_ns, kind
 WORK = "300000"  # LCG steps per iteration: ~0.3 ms
 
 two_cpus = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs to run a duet")
@@ -82,17 +80,8 @@ def start(argv: list[str], env: dict[str, str], cpu: int | None) -> subprocess.P
                             preexec_fn=pin)
 
 
-def read_log(path: Path) -> list[Row]:
-    rows = []
-    for line in path.read_text().splitlines():
-        m = LINE.match(line)
-        assert m, f"malformed log line {line!r}"
-        rows.append((m[1], int(m[2]), int(m[3]), int(m[4]), m[5]))
-    return rows
-
-
 def check_log(path: Path, side: str, warmups: int, iterations: int) -> list[Row]:
-    rows = read_log(path)
+    rows = parse_log(path)
     assert len(rows) == warmups + iterations
     assert [r[0] for r in rows] == [side] * len(rows)
     assert [r[1] for r in rows] == list(range(len(rows)))
@@ -100,23 +89,6 @@ def check_log(path: Path, side: str, warmups: int, iterations: int) -> list[Row]
     assert all(r[2] <= r[3] for r in rows)
     assert all(a[3] <= b[2] for a, b in zip(rows, rows[1:]))
     return rows
-
-
-def skews_us(a: list[Row], b: list[Row]) -> list[float]:
-    return [abs(x[2] - y[2]) / 1000 for x, y in zip(a, b)]
-
-
-def assert_synchronized(a: list[Row], b: list[Row],
-                        label: str) -> None:
-    """The barrier's guarantee, whatever the load: the k-th iteration of either side starts after both
-    sides ended iteration k-1. And the quality: on a quiet machine every start is within ~0.1 us; a
-    busy one (other jobs preempting our pinned processes) still leaves many within tens of us, while
-    unsynchronized sides drift apart by milliseconds."""
-    for k in range(1, min(len(a), len(b))):
-        assert min(a[k][2], b[k][2]) >= max(a[k - 1][3], b[k - 1][3]), f"{k} started before {k - 1} ended"
-    skew = skews_us(a, b)
-    print(f"\n{label}: start skew median {statistics.median(skew):.3f} us, max {max(skew):.3f} us, n={len(skew)}")
-    assert sum(s < 50 for s in skew) >= len(skew) / 4, sorted(skew)
 
 
 # --- compiling ---------------------------------------------------------------------------------------
@@ -157,7 +129,7 @@ def test_translation_units_share_one_hook_state(tmp_path: Path) -> None:
         log = tmp_path / f"{lang}.log"
         run = subprocess.run([str(exe)], env=side_env("A", log, None), capture_output=True, text=True, timeout=30)
         assert run.returncode == 0, run.stderr
-        assert [r[1] for r in read_log(log)] == [0, 1, 2]
+        assert [r[1] for r in parse_log(log)] == [0, 1, 2]
 
 
 # --- one process -------------------------------------------------------------------------------------
@@ -185,7 +157,7 @@ def test_log_lines_of_several_processes_append(c_harness: Path, tmp_path: Path) 
     for _ in range(2):
         subprocess.run([str(c_harness), "2", "0", "1000"], env=side_env("B", log, None), timeout=30, check=True,
                        capture_output=True)
-    assert [(r[0], r[1]) for r in read_log(log)] == [("B", 0), ("B", 1), ("B", 0), ("B", 1)]
+    assert [(r[0], r[1]) for r in parse_log(log)] == [("B", 0), ("B", 1), ("B", 0), ("B", 1)]
 
 
 def test_a_file_that_is_no_barrier_page_is_refused(c_harness: Path, tmp_path: Path) -> None:
@@ -196,7 +168,7 @@ def test_a_file_that_is_no_barrier_page_is_refused(c_harness: Path, tmp_path: Pa
                          capture_output=True, text=True, timeout=30)
     assert run.returncode == 0
     assert "is not a duet barrier page" in run.stderr and "running unsynchronized" in run.stderr
-    assert len(read_log(log)) == 3
+    assert len(parse_log(log)) == 3
     assert fake.read_bytes() == bytes(4096)
 
 
@@ -240,7 +212,7 @@ def test_a_side_with_fewer_iterations_releases_its_partner_through_abort_4(c_har
         assert long.returncode == 0
     assert err.count("duet:") == 1
     assert "side B stopped synchronizing at iteration 10: the other side's command exited (abort code 4)" in err
-    assert len(read_log(logs["A"])) == 10 and len(read_log(logs["B"])) == 30
+    assert len(parse_log(logs["A"])) == 10 and len(parse_log(logs["B"])) == 30
 
 
 @two_cpus
@@ -260,7 +232,7 @@ def test_a_short_timeout_alone_releases_the_partner(c_harness: Path, tmp_path: P
     assert 1.5 <= elapsed < 8
     assert err.count("duet:") == 1
     assert "side B stopped synchronizing at iteration 5: the other side did not arrive within 1500 ms" in err
-    assert len(read_log(logs["B"])) == 12
+    assert len(parse_log(logs["B"])) == 12
 
 
 @two_cpus
@@ -274,7 +246,7 @@ def test_a_misconfigured_side_sets_abort_2_so_its_partner_does_not_wait(c_harnes
     assert "DUET_SIDE must be A or B, not 'Q'; the duet hook is off" in bad.stderr
     assert not (tmp_path / "Q.log").exists()
     assert "the other side failed (abort code 2)" in err
-    assert len(read_log(tmp_path / "A.log")) == 5
+    assert len(parse_log(tmp_path / "A.log")) == 5
 
 
 # --- through duet-launch -----------------------------------------------------------------------------

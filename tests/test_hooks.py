@@ -9,9 +9,7 @@ from __future__ import annotations
 import importlib.metadata
 import json
 import os
-import re
 import shutil
-import statistics
 import subprocess
 import sys
 import time
@@ -19,14 +17,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from duet_sync import assert_synchronized, parse_log
 
 from duetbench.execute.barrier import BarrierPage
 from duetbench.hook import ENVIRONMENT
 
 ROOT = Path(__file__).resolve().parent.parent
 LIBRARY = "libduethook.so"
-LINE = re.compile(r"^([AB]) (\d+) (\d+) (\d+)(?: ([wm]))?$")
-Row = tuple[str, int, int, int, "str | None"]  # side, index, start_ns, end_ns, kind
 
 two_cpus = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs to run a duet")
 CPUS = sorted(os.sched_getaffinity(0))[:2]
@@ -87,32 +84,6 @@ def side_env(hook_dir: Path, side: str, log: Path, page: BarrierPage | None, **e
 def pinned(cpu: int) -> Callable[[], None]:
     """A preexec_fn that pins the child before it execs, so that its workers inherit the CPU."""
     return lambda: os.sched_setaffinity(0, {cpu})
-
-
-def read_log(path: Path) -> list[Row]:
-    rows = []
-    for line in path.read_text().splitlines():
-        m = LINE.match(line)
-        assert m, f"malformed log line {line!r}"
-        rows.append((m[1], int(m[2]), int(m[3]), int(m[4]), m[5]))
-    return rows
-
-
-def skews_us(a: list[Row], b: list[Row]) -> list[float]:
-    return [abs(x[2] - y[2]) / 1000 for x, y in zip(a, b)]
-
-
-def assert_synchronized(a: list[Row], b: list[Row],
-                        label: str) -> None:
-    """The barrier's guarantee, whatever the load: the k-th iteration of either side starts after both
-    sides ended iteration k-1. And the quality: on a quiet machine every start is within ~0.1 us; a
-    busy one (other jobs preempting our pinned processes) still leaves many within tens of us, while
-    unsynchronized sides drift apart by milliseconds."""
-    for k in range(1, min(len(a), len(b))):
-        assert min(a[k][2], b[k][2]) >= max(a[k - 1][3], b[k - 1][3]), f"{k} started before {k - 1} ended"
-    skew = skews_us(a, b)
-    print(f"\n{label}: start skew median {statistics.median(skew):.3f} us, max {max(skew):.3f} us, n={len(skew)}")
-    assert sum(s < 50 for s in skew) >= len(skew) / 4, sorted(skew)
 
 
 def run_python(code: str, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
@@ -176,7 +147,7 @@ def test_without_a_barrier_it_logs_with_kinds(hook_dir: Path, tmp_path: Path) ->
     result = run_python(SIDE_SCRIPT, side_env(hook_dir, "A", log, None), "5", "2")
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["log-only", "0", "5"]
-    rows = read_log(log)
+    rows = parse_log(log)
     assert [(r[0], r[1], r[4]) for r in rows] == [("A", 0, "w"), ("A", 1, "w"), ("A", 2, "m"), ("A", 3, "m"),
                                                    ("A", 4, "m")]
     assert all(r[2] <= r[3] for r in rows)
@@ -199,7 +170,7 @@ def test_two_python_sides_start_together_and_the_longer_one_is_released(hook_dir
     assert out_a.split() == ["synchronized", "30", "30"]
     assert out_b.split() == ["lost", "30", "45"]
     assert err_b.count("duet:") == 1 and "the other side's command exited (abort code 4)" in err_b
-    a, b = read_log(logs["A"]), read_log(logs["B"])
+    a, b = parse_log(logs["A"]), parse_log(logs["B"])
     assert len(a) == 30 and len(b) == 45
     assert_synchronized(a, b, "python sides")
 
@@ -259,7 +230,7 @@ def test_pyperf_workers_are_synchronized_across_process_restarts(pyperf_ready: N
             assert "duet:" not in err
         assert page.aborted == 0
         assert page.generation == processes * (values + warmups)
-    a, b = read_log(logs["A"]), read_log(logs["B"])
+    a, b = parse_log(logs["A"]), parse_log(logs["B"])
     per_process = ["w"] * warmups + ["m"] * values
     for side, rows in (("A", a), ("B", b)):
         assert len(rows) == processes * (values + warmups)
@@ -309,7 +280,7 @@ def test_pyperf_through_duet_launch_with_unequal_counts_does_not_hang(pyperf_rea
         assert page.aborted == 4
     for side in "AB":
         assert json.loads((tmp_path / f"{side}.result").read_text())["status"] == "ok"
-    assert len(read_log(logs["A"])) == 2 * (1 + 2) and len(read_log(logs["B"])) == 2 * (1 + 4)
+    assert len(parse_log(logs["A"])) == 2 * (1 + 2) and len(parse_log(logs["B"])) == 2 * (1 + 4)
     assert "the other side's command exited (abort code 4)" in err_b
     sync = [md["duet_sync"] for md in runs_metadata(tmp_path / "B.json")]
     assert sync == ["synchronized", "lost"]
