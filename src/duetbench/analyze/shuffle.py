@@ -25,11 +25,10 @@ from ._inputs import (
     check_confidence_level,
     check_n_resamples,
 )
+from .bootstrap import mean_cis
 from .grouped import aduet_pairs, paired_runs
 from .table import IterationTable
 
-#: Elements gathered per chunk (shuffles × replicates × runs): ~32 MB of float64.
-_CHUNK = 1 << 22
 
 
 @dataclass(frozen=True)
@@ -56,18 +55,10 @@ def _padded(values: np.ndarray, lengths: np.ndarray) -> np.ndarray:
 
 def _relative_widths(log_gms: np.ndarray, cl: float, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
     """Relative CI width of the duet ratio from per-run mean log ratios, one row per pairing."""
-    n_rows, n_runs = log_gms.shape
-    # One replicate index matrix serves every row: each row still gets an ordinary bootstrap;
+    # One set of resamples serves every row (mean_cis): each row still gets an ordinary bootstrap;
     # sharing only correlates their Monte Carlo errors.
-    idx = rng.integers(0, n_runs, size=(n_resamples, n_runs))
-    alpha = 1.0 - cl
-    widths = np.empty(n_rows)
-    step = max(1, _CHUNK // (n_resamples * n_runs))
-    for lo in range(0, n_rows, step):
-        rows = log_gms[lo : lo + step]
-        q = np.quantile(rows[:, idx].mean(axis=-1), [alpha / 2.0, 1.0 - alpha / 2.0], axis=1)
-        widths[lo : lo + step] = (np.exp(q[1]) - np.exp(q[0])) / np.exp(rows.mean(axis=1))
-    return widths
+    ci = mean_cis(log_gms, confidence_level=cl, n_resamples=n_resamples, random_state=rng)
+    return (np.exp(ci.high) - np.exp(ci.low)) / np.exp(ci.estimate)
 
 
 def _shuffled_log_gms(log_a: np.ndarray, log_b: np.ndarray, n_shuffles: int, across_runs: bool,
