@@ -78,10 +78,12 @@ def read_log(path: Path, processes: int = 1) -> list[Line]:
     lines = []
     for raw in text.splitlines():
         f = raw.split(" ")
-        assert len(f) in (4, 5), raw
+        assert len(f) in (4, 5, 6), raw
         assert f[0] in ("A", "B"), raw
-        kind = f[4] if len(f) == 5 else None
+        kind = f[4] if len(f) >= 5 else None
         assert kind in (None, "w", "m"), raw
+        if len(f) == 6:  # the harness's value in seconds per op (JMH's score): positive and finite
+            assert 0 < float(f[5]) < float("inf"), raw
         line = Line(f[0], int(f[1]), int(f[2]), int(f[3]), kind)
         assert line.start <= line.end, raw
         lines.append(line)

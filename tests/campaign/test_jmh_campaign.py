@@ -2,6 +2,7 @@
 barrier before every iteration, JMH's JSON parsed and given the hook's timestamps, every method."""
 from __future__ import annotations
 
+import re
 import sqlite3
 from pathlib import Path
 
@@ -57,3 +58,50 @@ benchmarks:
     assert min(skews) < 50, skews
     out = result.stdout
     assert "loop" in out and "duet" in out and "aduet" in out
+
+
+def test_jmh_scores_in_the_log_drive_adaptive_warmup(java_build_dir: Path, duet, tmp_path: Path) -> None:
+    """JMH iterations last a fixed time (-r), so only their scores show warmup. The profiler logs each
+    score as seconds per op (docs/hooks.md field 6); adaptive warmup judges those, ends each run after
+    `mi` measured iterations, and with `parser: iteration-log` nothing measured is lost, although JMH
+    never got to write its JSON."""
+    classpath = f"{java_build_dir / 'jmh-sample' / 'jmh-sample.jar'}:{java_build_dir / 'duet-jmh' / 'duet-jmh.jar'}"
+    (tmp_path / "campaign.yml").write_text(f"""campaign: jmh-adaptive
+seed: 5
+methods: {{duet: 1, sequential: 1}}
+shell: true
+command: >-
+  exec java -Xshare:auto -Djmh.ignoreLock=true -cp {classpath} org.openjdk.jmh.Main 'LoopBenchmark.mix'
+  -p size=1000 -f 1 -wi 0 -i 200 -r 100ms -prof io.duetbench.jmh.DuetProfiler
+  -rf json -rff {{outdir}}/jmh.json
+parser: iteration-log
+timeout: 120
+stopping: {{warmup: cv, mi: 8, wi_min: 3, wi_max: 60, cv_threshold: 0.05}}
+benchmarks:
+  loop: {{}}
+""")
+    result = duet("run", "campaign.yml", "--no-progress", timeout=600)
+    assert result.returncode == 0, result.stdout + result.stderr
+    run_root = next((tmp_path / ".duet" / "campaigns").glob("*")) / "runs" / "loop"
+    with sqlite3.connect(tmp_path / ".duet" / "results.db") as conn:
+        runs = conn.execute("SELECT id, method, status, notes FROM runs").fetchall()
+        assert len(runs) == 3 and all(r[2] == "ok" for r in runs), runs  # sequential: one run per side
+        for run_id, method, _, notes in runs:
+            assert "adaptive warmup (cv)" in notes, notes
+            sides = ["A", "B"] if method == "duet" else [s for (s,) in conn.execute(
+                "SELECT side FROM run_sides WHERE run_id=?", (run_id,))]
+            for side in sides:
+                values = [v for (v,) in conn.execute(
+                    "SELECT value_s FROM iterations WHERE run_id=? AND side=? AND warmup=0", (run_id, side))]
+                # Ended early: far fewer than the 200 iterations asked for, at least mi measured ones
+                assert 8 <= len(values) < 200, len(values)
+                # Values are JMH scores (µs per op of a ~1000-element loop), not the 100 ms iteration time
+                assert all(1e-8 < v < 1e-3 for v in values), values[:5]
+    # JMH was ended before writing its JSON; the log holds the scores, equal to what JMH printed
+    log = (run_root / "duet-0" / "A" / "iterations.log").read_text().split("\n")
+    logged = [float(line.split()[5]) for line in log if line.strip()]
+    printed = [float(m) for m in re.findall(r"^Iteration +\d+: +([0-9.]+) us/op", (run_root / "duet-0" / "A" /
+               "stdout.txt").read_text(), flags=re.M)]
+    assert printed and np.allclose(logged[:len(printed)], np.array(printed) * 1e-6, rtol=1e-3)
+    json_file = run_root / "duet-0" / "A" / "jmh.json"  # JMH creates it at start, fills it at the end
+    assert not json_file.exists() or json_file.stat().st_size == 0

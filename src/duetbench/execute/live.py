@@ -72,6 +72,7 @@ class _Follower:
     offset: int = 0
     partial: bytes = b""
     values: list[float] = field(default_factory=list)
+    durations: list[float] = field(default_factory=list)
 
     def read(self) -> None:
         try:
@@ -86,7 +87,11 @@ class _Follower:
         for raw in lines:
             line = parse_line(raw.decode("ascii", "replace").strip())
             if line is not None:
-                self.values.append((line.end_ns - line.start_ns) / 1e9)
+                self.durations.append((line.end_ns - line.start_ns) / 1e9)
+                # The harness's value where the hook logged one (JMH's fixed-time iterations all last
+                # the same; their score is what warms up), else the iteration's duration.
+                self.values.append(line.value_s if line.value_s is not None
+                                   else (line.end_ns - line.start_ns) / 1e9)
 
 
 class LiveWarmup:
@@ -122,7 +127,7 @@ class LiveWarmup:
         if d is None or d.measurement_end is None:
             return None
         left = max(d.measurement_end - min(len(f.values) for f in self.followers.values()), 0)
-        times = sorted(v for f in self.followers.values() for v in f.values[-20:])
+        times = sorted(v for f in self.followers.values() for v in f.durations[-20:])
         return left * (times[len(times) // 2] if times else 0.0)
 
     def note(self) -> str:

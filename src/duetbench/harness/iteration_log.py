@@ -1,13 +1,14 @@
 """Reader of the iteration log written by our hooks (docs/hooks.md, "The iteration log, version 1")."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import DuetError
 from .model import Kind, LogLine
 
-FORMAT = "SIDE INDEX START_NS END_NS [w|m]"
+FORMAT = "SIDE INDEX START_NS END_NS [w|m [VALUE_S]]"
 
 
 @dataclass(frozen=True)
@@ -29,17 +30,25 @@ def _nonneg_int(text: str) -> int | None:
 def parse_line(text: str) -> LogLine | None:
     """The LogLine in ``text`` (without its newline), or None when it is malformed."""
     fields = text.split(" ")
-    if len(fields) not in (4, 5) or fields[0] not in ("A", "B"):
+    if len(fields) not in (4, 5, 6) or fields[0] not in ("A", "B"):
         return None
     index, start, end = (_nonneg_int(f) for f in fields[1:4])
     if index is None or start is None or end is None or end < start:
         return None
     kind: Kind | None = None
-    if len(fields) == 5:
+    if len(fields) >= 5:
         if fields[4] not in ("w", "m"):
             return None
         kind = "w" if fields[4] == "w" else "m"
-    return LogLine(fields[0], index, start, end, kind)
+    value: float | None = None
+    if len(fields) == 6:
+        try:
+            value = float(fields[5])
+        except ValueError:
+            return None
+        if not (math.isfinite(value) and value > 0) or "_" in fields[5]:
+            return None
+    return LogLine(fields[0], index, start, end, kind, value)
 
 
 def parse_iteration_log(text: str, path: Path) -> IterationLog:

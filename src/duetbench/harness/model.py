@@ -46,6 +46,9 @@ class LogLine:
     start_ns: int
     end_ns: int
     kind: Kind | None = None
+    value_s: float | None = None
+    """The harness's own value for the iteration in seconds per operation (JMH's score), when the hook
+    knows it: for fixed-time iterations end − start says nothing about performance."""
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""Iterations purely from our hooks' iteration log: value = end − start, clock CLOCK_MONOTONIC.
+"""Iterations purely from our hooks' iteration log: value = end − start, clock CLOCK_MONOTONIC, or the
+harness's own value where the hook logged one (JMH's score per operation: its iterations last a fixed time).
 
 For harnesses whose own output we do not read. ``Iteration.fork`` counts the processes: the hook's index
 restarts in every process (docs/hooks.md), so a non-increasing index starts a new one.
@@ -23,7 +24,8 @@ def parse(inp: ParserInput, options: Options) -> ParseResult:
         if line.index <= previous:
             fork += 1
         previous = line.index
-        iterations.append(Iteration(len(iterations), (line.end_ns - line.start_ns) / 1e9, line.start_ns,
+        value = line.value_s if line.value_s is not None else (line.end_ns - line.start_ns) / 1e9
+        iterations.append(Iteration(len(iterations), value, line.start_ns,
                                     line.end_ns, warmup=line.kind == "w", fork=fork))
     return ParseResult(iterations, clock="monotonic", metadata={"harness": "iteration log",
                        "source": f"the hook's iteration log of side {inp.side}"})

@@ -117,6 +117,15 @@ public final class DuetHook {
    * iteration in progress is ignored, so a harness that reports an end twice logs one line.
    */
   public void afterIteration(String kind) {
+    afterIteration(kind, Double.NaN);
+  }
+
+  /**
+   * Like {@link #afterIteration(String)}, and logs the harness's own value for the iteration in
+   * seconds per operation (iteration log field 6, docs/hooks.md) when it is positive and finite and
+   * {@code kind} is known; NaN means none.
+   */
+  public void afterIteration(String kind, double valueSeconds) {
     long now = System.nanoTime();
     synchronized (this) {
       if (!pending) {
@@ -126,7 +135,9 @@ public final class DuetHook {
       endNs = now;
       long i = index++;
       if (log != null) {
-        write(side + " " + i + " " + startNs + " " + endNs + (kind == null ? "" : " " + kind) + "\n");
+        String value = kind != null && valueSeconds > 0 && !Double.isInfinite(valueSeconds)
+            ? " " + Double.toString(valueSeconds) : "";
+        write(side + " " + i + " " + startNs + " " + endNs + (kind == null ? "" : " " + kind) + value + "\n");
       }
     }
   }

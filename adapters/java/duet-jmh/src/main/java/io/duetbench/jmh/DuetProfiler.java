@@ -3,6 +3,7 @@ package io.duetbench.jmh;
 import io.duetbench.DuetHook;
 import java.util.Collection;
 import java.util.Collections;
+import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.infra.BenchmarkParams;
 import org.openjdk.jmh.infra.IterationParams;
 import org.openjdk.jmh.profile.InternalProfiler;
@@ -41,7 +42,46 @@ public final class DuetProfiler implements InternalProfiler {
   public Collection<? extends Result> afterIteration(BenchmarkParams benchmarkParams, IterationParams iterationParams,
       IterationResult result) {
     DuetHook.get().afterIteration(
-        iterationParams.getType() == IterationType.WARMUP ? DuetHook.WARMUP : DuetHook.MEASUREMENT);
+        iterationParams.getType() == IterationType.WARMUP ? DuetHook.WARMUP : DuetHook.MEASUREMENT,
+        secondsPerOp(benchmarkParams.getMode(), result));
     return Collections.emptyList();
+  }
+
+  /**
+   * The iteration's primary score as seconds per operation, NaN when it has none (mode "all", an
+   * unknown unit): JMH iterations last a fixed time, so only the score tells how fast they were.
+   */
+  static double secondsPerOp(Mode mode, IterationResult result) {
+    try {
+      Result<?> primary = result.getPrimaryResult();
+      double score = primary.getScore();
+      String unit = primary.getScoreUnit();
+      if (!(score > 0) || Double.isInfinite(score) || unit == null) {
+        return Double.NaN;
+      }
+      if (mode == Mode.Throughput && unit.startsWith("ops/")) {
+        return seconds(unit.substring(4)) / score;
+      }
+      if ((mode == Mode.AverageTime || mode == Mode.SampleTime || mode == Mode.SingleShotTime)
+          && unit.endsWith("/op")) {
+        return seconds(unit.substring(0, unit.length() - 3)) * score;
+      }
+    } catch (RuntimeException e) {
+      // A profiler must never break the benchmark: no value is logged, the duration still is.
+    }
+    return Double.NaN;
+  }
+
+  private static double seconds(String unit) {
+    switch (unit) {
+      case "ns": return 1e-9;
+      case "us": return 1e-6;
+      case "ms": return 1e-3;
+      case "s": return 1.0;
+      case "min": return 60.0;
+      case "hr": return 3600.0;
+      case "day": return 86400.0;
+      default: return Double.NaN;
+    }
   }
 }
