@@ -23,7 +23,8 @@ from duetbench.execute.container import ContainerEngine, container_argv, remove_
 from duetbench.analyze.stopping import StoppingParams
 from duetbench.execute.invocation import Invocation, LaunchSpec, RunningInvocation
 from duetbench.execute.live import Inotify, LiveWarmup
-from duetbench.execute.runner import _wait_any
+from duetbench.execute.runner import _activity_json, _wait_any
+from duetbench.measure.activity import ActivityWindow
 from duetbench.measure.cgroup import SideCgroup
 from duetbench.plan.campaign import PlannedRun
 
@@ -84,7 +85,10 @@ def execute_run(run: PlannedRun, bench: object, run_dir: Path, *, campaign_id: i
     run_dir.mkdir(parents=True, exist_ok=True)
     page = BarrierPage(parties=len(run.sides)) if run.method in ("duet", "aduet") else None
     cgroups: dict[str, SideCgroup | None] = {
-        side: SideCgroup.create(f"duetbench-c{campaign_id}-{run.position}-{side}") if use_cgroups else None
+        # The pid makes the name unique on the machine: two campaigns with the same id in different
+        # databases (tests, Slurm tasks of one campaign on one box) must never share a cgroup, whose
+        # clean-up (cgroup.kill) would end the other's processes.
+        side: SideCgroup.create(f"duetbench-{os.getpid()}-c{campaign_id}-{run.position}-{side}") if use_cgroups else None
         for side in run.sides}
     started = time.time()
     running: dict[str, RunningInvocation] = {}
@@ -94,6 +98,8 @@ def execute_run(run: PlannedRun, bench: object, run_dir: Path, *, campaign_id: i
     barrier_abort = 0
     live: LiveWarmup | None = None
     stopped_early = False
+    activity = ActivityWindow()  # other processes' CPU during the run: machine-wide, one record for all sides
+    activity.start()
     try:
         for side in run.sides:
             spec = sides_spec[side]
@@ -112,7 +118,7 @@ def execute_run(run: PlannedRun, bench: object, run_dir: Path, *, campaign_id: i
             if container is not None:
                 if engine is None:
                     raise RuntimeError("a container benchmark needs a container engine")
-                containers.append(f"duetbench-{campaign_id}-{run.position}-{side}")
+                containers.append(f"duetbench-{os.getpid()}-{campaign_id}-{run.position}-{side}")
                 argv = container_argv(engine, container, argv, cpu=run.cpus[side], cwd=spec.cwd, env=env,
                                       mounts=[outdir], cgroup=cgroups[side], name=containers[-1])
             launch = LaunchSpec(argv=argv, side=side, index=run.repetition, pair=run.position, warmup=False,
@@ -142,8 +148,10 @@ def execute_run(run: PlannedRun, bench: object, run_dir: Path, *, campaign_id: i
         for group in cgroups.values():
             if group is not None:
                 group.remove()
+    noise = _activity_json(activity)
     sides: dict[str, SideResult] = {}
     for side, inv in invocations.items():
+        inv.activity = noise
         spec = sides_spec[side]
         values = {"outdir": str(outdirs[side]), "side": side, "benchmark": run.benchmark, "method": run.method,
                   "run": run.key.replace("/", "-")}
