@@ -277,5 +277,5 @@ def test_bench_analysis_runs_on_a_small_campaign(tmp_path) -> None:  # type: ign
     assert "RuntimeWarning" not in proc.stderr, proc.stderr
     data = json.loads((tmp_path / "analysis.json").read_text())
     assert data["campaign"]["iterations"] == 2 * 3 * 4 * 2 * 12
-    assert data["analysis_s"] > 0 and len(data["bootstrap_vs_scipy"]) == 4
+    assert data["analysis_s"] > 0 and len(data["bootstrap_vs_scipy"]) == 6
     assert "Whole analysis (all studies)" in (tmp_path / "analysis.md").read_text()
