@@ -10,9 +10,10 @@ the wanted order statistics — a skewed or lumpy distribution — falls back to
 """
 from __future__ import annotations
 
+from statistics import NormalDist
+
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.special import ndtri
 
 from ._inputs import FloatArray
 
@@ -76,11 +77,11 @@ def _quantile(rows: FloatArray, q: float, centre: FloatArray, spread: FloatArray
     if k == 0 or k + 1 >= n:
         return np.quantile(rows, q, axis=1)
     if q <= 0.5:
-        a, b, ok = _tail_order_stats(rows, k, centre + ndtri(_keep_share(n, k)) * spread, top=False)
+        a, b, ok = _tail_order_stats(rows, k, centre + NormalDist().inv_cdf(_keep_share(n, k)) * spread, top=False)
     else:
         # Order statistics k, k+1 from the bottom are n−1−k, n−2−k from the top.
         j = n - 2 - k
-        b, a, ok = _tail_order_stats(rows, j, centre - ndtri(_keep_share(n, j)) * spread, top=True)
+        b, a, ok = _tail_order_stats(rows, j, centre - NormalDist().inv_cdf(_keep_share(n, j)) * spread, top=True)
     out = _lerp(a, b, t)
     if not ok.all():
         out[~ok] = np.quantile(rows[~ok], q, axis=1)
