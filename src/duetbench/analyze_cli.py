@@ -9,8 +9,9 @@ from rich.console import Console
 
 from duetbench.errors import DuetError
 from duetbench.store.db import DEFAULT_DB
+from duetbench.store.option import DB_PATH_OR_URL
 
-_db_option = click.option("--db", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_DB,
+_db_option = click.option("--db", type=DB_PATH_OR_URL, default=DEFAULT_DB,
                           show_default=True, help="The results database.")
 
 

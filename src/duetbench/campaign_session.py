@@ -286,7 +286,7 @@ def run_campaign(path: Path, opts: RunOptions, console: Console) -> int:
                         "executor": opts.executor, "confidence": opts.confidence, "n_resamples": opts.n_resamples},
                     host=host_facts(), tool_version=__version__)
                 run_root = (run_root / f"{campaign_id}-{campaign.name}").resolve()
-                store.conn.execute("UPDATE campaigns SET run_dir=? WHERE id=?", (str(run_root), campaign_id))
+                campaigns.set_run_dir(campaign_id, str(run_root))
                 campaigns.set_artifacts(campaign_id, _record_artifacts(campaign.artifacts, run_root / "artifacts"))
             else:
                 campaigns.set_status(campaign_id, "running")

@@ -12,6 +12,7 @@ from duetbench.importers import (CsvMapping, Imported, read_csv, read_duetproces
                                  read_pyperf, store_imported)
 from duetbench.importers.csv_mapping import FIELDS, TIME_UNITS
 from duetbench.store.db import DEFAULT_DB
+from duetbench.store.option import DB_PATH_OR_URL
 
 FORMATS = ("hyperfine", "pyperf", "jmh", "duetprocess", "csv")
 _METHODS = ("sequential", "duet", "aduet")
@@ -79,7 +80,7 @@ def read(fmt: str, files: tuple[Path, ...], *, method: str | None = None, comman
 @click.argument("fmt", metavar="FORMAT", type=click.Choice(FORMATS))
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--name", help="Campaign name (default: FORMAT:first file name).")
-@click.option("--db", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_DB, show_default=True,
+@click.option("--db", type=DB_PATH_OR_URL, default=DEFAULT_DB, show_default=True,
               help="Results database to store the campaign in.")
 @click.option("--method", type=click.Choice(_METHODS),
               help="How A and B were measured (pyperf/jmh default sequential; duetprocess/csv: instead of a column).")

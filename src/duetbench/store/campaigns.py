@@ -8,16 +8,25 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, fields
+import uuid
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+
+from duetbench.errors import DuetError
 from duetbench.execute.invocation import Invocation
-from duetbench.store.db import Store
+from duetbench.store import schema
+from duetbench.store.connect import write_transaction
+from duetbench.store.db import Store, invocation_from_row, process_columns
+from duetbench.store.location import scrub_credentials
 
 if TYPE_CHECKING:
     from duetbench.analyze.table import IterationTable
 
-_SIDE_COLUMNS = [f.name for f in fields(Invocation)]
+class RunAlreadyStored(DuetError):
+    """`CampaignStore.add_run` of a run key the campaign already has."""
 
 
 @dataclass
@@ -38,6 +47,7 @@ class CampaignRecord:
     host: dict[str, Any]
     artifacts: dict[str, str]
     tool_version: str
+    uid: str = ""
 
 
 @dataclass(frozen=True)
@@ -73,95 +83,119 @@ class RunRecord:
 
 class CampaignStore:
     def __init__(self, store: Store) -> None:
-        self.conn = store.conn
+        self.store = store
+        self.engine = store.engine
 
     def begin(self, *, name: str, path: str, source_sha256: str, source_text: str, seed: int, schedule: str,
               plan: list[dict[str, Any]], run_dir: str, options: dict[str, Any], host: dict[str, Any],
-              tool_version: str) -> int:
-        cur = self.conn.execute(
-            "INSERT INTO campaigns (name, path, source_sha256, source_text, created, status, seed, schedule, plan, "
-            "run_dir, options, host, artifacts, tool_version) VALUES (?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, "
-            "'{}', ?)",
-            (name, path, source_sha256, source_text, time.time(), seed, schedule, json.dumps(plan), run_dir,
-             json.dumps(options), json.dumps(host), tool_version))
-        return int(cur.lastrowid or 0)
+              tool_version: str, uid: str | None = None) -> int:
+        with self.store.errors(), write_transaction(self.engine) as conn:
+            result = conn.execute(schema.campaigns.insert(), dict(
+                name=name, path=path, source_sha256=source_sha256, source_text=source_text, created=time.time(),
+                status="running", seed=seed, schedule=schedule, plan=json.dumps(plan), run_dir=run_dir,
+                options=json.dumps(scrub_credentials(options)), host=json.dumps(scrub_credentials(host)),
+                artifacts="{}", tool_version=tool_version, uid=uid or str(uuid.uuid4())))
+            return int(result.inserted_primary_key[0])
+
+    def _update(self, campaign_id: int, **values: Any) -> None:
+        t = schema.campaigns
+        with self.store.errors(), write_transaction(self.engine) as conn:
+            conn.execute(t.update().where(t.c.id == campaign_id).values(**values))
 
     def set_artifacts(self, campaign_id: int, artifacts: dict[str, str]) -> None:
-        self.conn.execute("UPDATE campaigns SET artifacts=? WHERE id=?", (json.dumps(artifacts), campaign_id))
+        self._update(campaign_id, artifacts=json.dumps(artifacts))
+
+    def set_run_dir(self, campaign_id: int, run_dir: str) -> None:
+        self._update(campaign_id, run_dir=run_dir)
 
     def set_status(self, campaign_id: int, status: str) -> None:
-        finished = time.time() if status != "running" else None
-        self.conn.execute("UPDATE campaigns SET status=?, finished=? WHERE id=?", (status, finished, campaign_id))
+        self._update(campaign_id, status=status, finished=time.time() if status != "running" else None)
 
     def add_run(self, campaign_id: int, run: RunRecord) -> int:
         """Store a finished run with its sides and iterations, all or nothing."""
-        with self.conn:  # one transaction (the connection is in autocommit mode otherwise)
-            self.conn.execute("BEGIN")
-            cur = self.conn.execute(
-                "INSERT INTO runs (campaign_id, key, position, benchmark, method, repetition, launch_order, status, "
-                "error, started, finished, run_dir, clock, notes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (campaign_id, run.key, run.position, run.benchmark, run.method, run.repetition, run.launch_order,
-                 run.status, run.error, run.started, run.finished, run.run_dir, run.clock, json.dumps(run.notes)))
-            run_id = int(cur.lastrowid or 0)
-            columns = ", ".join(f'"{c}"' for c in _SIDE_COLUMNS)
-            marks = ", ".join("?" for _ in _SIDE_COLUMNS)
-            for inv in run.sides.values():
-                self.conn.execute(f"INSERT INTO run_sides (run_id, {columns}) VALUES (?, {marks})",
-                                  (run_id, *[getattr(inv, c) for c in _SIDE_COLUMNS]))
-            self.conn.executemany(
-                "INSERT INTO iterations (run_id, side, seq, name, value_s, start_ns, end_ns, warmup) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [(run_id, it.side, it.seq, it.name, it.value_s, it.start_ns, it.end_ns, int(it.warmup))
-                 for it in run.iterations])
+        columns = process_columns()
+        try:
+            with self.store.errors(), write_transaction(self.engine) as conn:
+                result = conn.execute(schema.runs.insert(), dict(
+                    campaign_id=campaign_id, key=run.key, position=run.position, benchmark=run.benchmark,
+                    method=run.method, repetition=run.repetition, launch_order=run.launch_order, status=run.status,
+                    error=run.error, started=run.started, finished=run.finished, run_dir=run.run_dir,
+                    clock=run.clock, notes=json.dumps(run.notes)))
+                run_id = int(result.inserted_primary_key[0])
+                if run.sides:
+                    conn.execute(schema.run_sides.insert(), [
+                        {"run_id": run_id, **{c: getattr(inv, c) for c in columns}} for inv in run.sides.values()])
+                if run.iterations:
+                    conn.execute(schema.iterations.insert(), [
+                        {"run_id": run_id, "side": it.side, "seq": it.seq, "name": it.name, "value_s": it.value_s,
+                         "start_ns": it.start_ns, "end_ns": it.end_ns, "warmup": bool(it.warmup)}
+                        for it in run.iterations])
+        except IntegrityError:
+            if run.key not in self.done_keys(campaign_id):
+                raise
+            raise RunAlreadyStored(f"run {run.key} of campaign #{campaign_id} is already stored in {self.store.location}",
+                            hint="each run is stored once: resume the campaign (--resume) instead of "
+                                 "running its runs again") from None
         return run_id
 
     # -- reading -----------------------------------------------------------------------------------
+    def _rows(self, statement: Any) -> list[Any]:
+        return self.store._read(statement)
+
     def campaign(self, campaign_id: int) -> CampaignRecord | None:
-        row = self.conn.execute("SELECT * FROM campaigns WHERE id=?", (campaign_id,)).fetchone()
-        return _campaign(row) if row else None
+        rows = self._rows(select(*_CAMPAIGN_COLUMNS).where(schema.campaigns.c.id == campaign_id))
+        return _campaign(rows[0]) if rows else None
+
+    def by_uid(self, uid: str) -> CampaignRecord | None:
+        rows = self._rows(select(*_CAMPAIGN_COLUMNS).where(schema.campaigns.c.uid == uid))
+        return _campaign(rows[0]) if rows else None
 
     def campaigns(self, name: str | None = None, limit: int = 50) -> list[CampaignRecord]:
-        if name is None:
-            rows = self.conn.execute("SELECT * FROM campaigns ORDER BY id DESC LIMIT ?", (limit,)).fetchall()
-        else:
-            rows = self.conn.execute("SELECT * FROM campaigns WHERE name=? ORDER BY id DESC LIMIT ?",
-                                     (name, limit)).fetchall()
-        return [_campaign(r) for r in rows]
+        t = schema.campaigns
+        query = select(*_CAMPAIGN_COLUMNS)
+        if name is not None:
+            query = query.where(t.c.name == name)
+        return [_campaign(r) for r in self._rows(query.order_by(t.c.id.desc()).limit(limit))]
 
     def done_keys(self, campaign_id: int) -> set[str]:
-        rows = self.conn.execute("SELECT key FROM runs WHERE campaign_id=?", (campaign_id,)).fetchall()
-        return {r[0] for r in rows}
+        t = schema.runs
+        return {r[0] for r in self._rows(select(t.c.key).where(t.c.campaign_id == campaign_id))}
 
     def runs(self, campaign_id: int, *, with_iterations: bool = True) -> list[RunRecord]:
-        rows = self.conn.execute(
-            "SELECT id, key, position, benchmark, method, repetition, launch_order, status, error, started, "
-            "finished, run_dir, clock, notes FROM runs WHERE campaign_id=? ORDER BY position", (campaign_id,)
-        ).fetchall()
-        runs = {r[0]: RunRecord(*r[:13], notes=json.loads(r[13]), sides={}, iterations=[]) for r in rows}
+        r, s, i = schema.runs, schema.run_sides, schema.iterations
+        rows = self._rows(select(*_RUN_COLUMNS).where(r.c.campaign_id == campaign_id).order_by(r.c.position, r.c.id))
+        runs = {row[0]: RunRecord(*row[:13], notes=json.loads(row[13]), sides={}, iterations=[]) for row in rows}
         if not runs:
             return []
-        columns = ", ".join(f's."{c}"' for c in _SIDE_COLUMNS)
-        for row in self.conn.execute(
-                f"SELECT s.run_id, {columns} FROM run_sides s JOIN runs r ON r.id = s.run_id WHERE r.campaign_id=?",
-                (campaign_id,)):
-            data = dict(zip(_SIDE_COLUMNS, row[1:]))
-            data["warmup"] = bool(data["warmup"])
-            runs[row[0]].sides[data["side"]] = Invocation(**data)
+        columns = process_columns()
+        for row in self._rows(select(s.c.run_id, *[s.c[c] for c in columns]).join(r, r.c.id == s.c.run_id)
+                              .where(r.c.campaign_id == campaign_id).order_by(s.c.run_id, s.c.side)):
+            if row[0] in runs:  # a run committed by another writer after the first query is not in this view
+                inv = invocation_from_row(dict(zip(columns, row[1:])))
+                runs[row[0]].sides[inv.side] = inv
         if with_iterations:
-            for row in self.conn.execute(
-                    "SELECT i.run_id, i.side, i.seq, i.name, i.value_s, i.start_ns, i.end_ns, i.warmup "
-                    "FROM iterations i JOIN runs r ON r.id = i.run_id WHERE r.campaign_id=? "
-                    "ORDER BY i.run_id, i.side, i.seq", (campaign_id,)):
-                runs[row[0]].iterations.append(StoredIteration(row[1], row[2], row[3], row[4], row[5], row[6],
-                                                               bool(row[7])))
+            for row in self._rows(select(i.c.run_id, i.c.side, i.c.seq, i.c.name, i.c.value_s, i.c.start_ns,
+                                         i.c.end_ns, i.c.warmup).join(r, r.c.id == i.c.run_id)
+                                  .where(r.c.campaign_id == campaign_id).order_by(i.c.run_id, i.c.side, i.c.seq)):
+                if row[0] in runs:
+                    runs[row[0]].iterations.append(StoredIteration(row[1], row[2], row[3], row[4], row[5], row[6],
+                                                                   bool(row[7])))
         return list(runs.values())
 
 
-def _campaign(row: tuple[Any, ...]) -> CampaignRecord:
+_CAMPAIGN_COLUMNS = [schema.campaigns.c[name] for name in (
+    "id", "name", "path", "source_sha256", "source_text", "created", "finished", "status", "seed", "schedule", "plan",
+    "run_dir", "options", "host", "artifacts", "tool_version", "uid")]
+_RUN_COLUMNS = [schema.runs.c[name] for name in (
+    "id", "key", "position", "benchmark", "method", "repetition", "launch_order", "status", "error", "started",
+    "finished", "run_dir", "clock", "notes")]
+
+
+def _campaign(row: Any) -> CampaignRecord:
     (id_, name, path, sha, text, created, finished, status, seed, schedule, plan, run_dir, options, host, artifacts,
-     version) = row
+     version, uid) = row
     return CampaignRecord(id_, name, path, sha, text, created, finished, status, seed, schedule, json.loads(plan),
-                          run_dir, json.loads(options), json.loads(host), json.loads(artifacts), version)
+                          run_dir, json.loads(options), json.loads(host), json.loads(artifacts), version, uid or "")
 
 
 def iteration_table(store: CampaignStore, campaign_id: int, *, include_failed: bool = False) -> "IterationTable":
@@ -173,11 +207,13 @@ def iteration_table(store: CampaignStore, campaign_id: int, *, include_failed: b
 
     from duetbench.analyze.table import NO_TIME, IterationTable
 
-    status = "" if include_failed else "AND r.status = 'ok'"
-    rows = store.conn.execute(
-        "SELECT r.benchmark, r.method, r.repetition, i.side, i.seq, i.name, i.value_s, i.start_ns, i.end_ns, "
-        f"i.warmup FROM iterations i JOIN runs r ON r.id = i.run_id WHERE r.campaign_id = ? {status} "
-        "ORDER BY r.position, i.side, i.seq", (campaign_id,)).fetchall()
+    r, i = schema.runs, schema.iterations
+    query = (select(r.c.benchmark, r.c.method, r.c.repetition, i.c.side, i.c.seq, i.c.name, i.c.value_s, i.c.start_ns,
+                    i.c.end_ns, i.c.warmup).join(r, r.c.id == i.c.run_id).where(r.c.campaign_id == campaign_id)
+             .order_by(r.c.position, r.c.id, i.c.side, i.c.seq))
+    if not include_failed:
+        query = query.where(r.c.status == "ok")
+    rows = [tuple(row) for row in store._rows(query)]
     names: dict[str, set[str]] = {}
     for bench, *_, name, _v, _s, _e, _w in rows:
         names.setdefault(bench, set()).add(name)
@@ -196,10 +232,10 @@ def process_cpu_table(store: CampaignStore, campaign_id: int) -> "IterationTable
     run — the `cpu` metric of a campaign. Harness iterations have no CPU time of their own."""
     from duetbench.analyze.table import IterationTable
 
-    rows = store.conn.execute(
-        "SELECT r.benchmark, r.method, r.repetition, s.side, s.cpu_s, s.start_ns, s.end_ns FROM run_sides s "
-        "JOIN runs r ON r.id = s.run_id WHERE r.campaign_id = ? AND r.status = 'ok' ORDER BY r.position, s.side",
-        (campaign_id,)).fetchall()
+    r, s = schema.runs, schema.run_sides
+    rows = store._rows(select(r.c.benchmark, r.c.method, r.c.repetition, s.c.side, s.c.cpu_s, s.c.start_ns, s.c.end_ns)
+                       .join(r, r.c.id == s.c.run_id).where(r.c.campaign_id == campaign_id, r.c.status == "ok")
+                       .order_by(r.c.position, r.c.id, s.c.side))
     if not rows:
         return IterationTable.from_columns(benchmark=[], method=[], run=[], side=[], value=[])
     bench, method, rep, side, cpu, start, end = zip(*rows)

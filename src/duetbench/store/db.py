@@ -1,116 +1,42 @@
 """The results database: every invocation is committed the moment it is measured.
 
-SQLite in WAL mode with one transaction per invocation, so a process killed at any moment (even with
-SIGKILL) leaves every finished invocation on disk. Schema changes go through ``_MIGRATIONS``.
+One layer for both backends: a SQLite file (the default, for everything on one machine) or a
+PostgreSQL database (``postgresql://…``, for many machines writing to one place). Each invocation, and
+each campaign run, is one transaction, so a process killed at any moment (even with SIGKILL) leaves
+every finished one stored. The schema is in ``schema.py``, its history in ``migrations.py``.
 """
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
+import uuid
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy import Row, func, select
+from sqlalchemy.exc import SQLAlchemyError
+
 from duetbench.errors import DuetError
 from duetbench.execute.invocation import Invocation
+from duetbench.store import schema
+from duetbench.store.connect import database_errors, describe, open_engine, write_transaction
+from duetbench.store.location import StoreLocation, scrub_credentials
+from duetbench.store.migrations import migrate
 
 DEFAULT_DB = Path(".duet/results.db")
 
-_INVOCATION_COLUMNS = [f.name for f in fields(Invocation)]
 
-_MIGRATIONS: list[str] = [
-    """
-    CREATE TABLE comparisons (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        created REAL NOT NULL,
-        finished REAL,
-        status TEXT NOT NULL,
-        method TEXT NOT NULL,
-        name_a TEXT NOT NULL,
-        name_b TEXT NOT NULL,
-        command_a TEXT NOT NULL,
-        command_b TEXT NOT NULL,
-        seed INTEGER NOT NULL,
-        options TEXT NOT NULL,
-        host TEXT NOT NULL,
-        tool_version TEXT NOT NULL
-    );
-    CREATE TABLE invocations (
-        comparison_id INTEGER NOT NULL REFERENCES comparisons(id),
-        seq INTEGER NOT NULL,
-        side TEXT NOT NULL, "index" INTEGER NOT NULL, pair INTEGER NOT NULL, warmup INTEGER NOT NULL,
-        status TEXT NOT NULL, exit_code INTEGER, signal INTEGER,
-        start_ns INTEGER, end_ns INTEGER, wall_s REAL, cpu_s REAL, user_s REAL, sys_s REAL,
-        cgroup_cpu_s REAL, maxrss_kb INTEGER, nvcsw INTEGER, nivcsw INTEGER, minflt INTEGER, majflt INTEGER,
-        cpu_requested INTEGER, cpu_seen INTEGER, orphans_reaped INTEGER, steal_s REAL,
-        error TEXT, stderr_tail TEXT,
-        PRIMARY KEY (comparison_id, seq)
-    );
-    """,
-    # Campaigns (`duet run`): the plan is stored before measuring; a run and everything it measured
-    # (both sides, all iterations) are committed in one transaction when the run finishes.
-    """
-    CREATE TABLE campaigns (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        name TEXT NOT NULL,
-        path TEXT NOT NULL,
-        source_sha256 TEXT NOT NULL,
-        source_text TEXT NOT NULL,
-        created REAL NOT NULL,
-        finished REAL,
-        status TEXT NOT NULL,
-        seed INTEGER NOT NULL,
-        schedule TEXT NOT NULL,
-        plan TEXT NOT NULL,
-        run_dir TEXT NOT NULL,
-        options TEXT NOT NULL,
-        host TEXT NOT NULL,
-        artifacts TEXT NOT NULL,
-        tool_version TEXT NOT NULL
-    );
-    CREATE TABLE runs (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        campaign_id INTEGER NOT NULL REFERENCES campaigns(id),
-        key TEXT NOT NULL,
-        position INTEGER NOT NULL,
-        benchmark TEXT NOT NULL,
-        method TEXT NOT NULL,
-        repetition INTEGER NOT NULL,
-        launch_order TEXT NOT NULL,
-        status TEXT NOT NULL,
-        error TEXT NOT NULL,
-        started REAL NOT NULL,
-        finished REAL NOT NULL,
-        run_dir TEXT NOT NULL,
-        clock TEXT NOT NULL,
-        notes TEXT NOT NULL,
-        UNIQUE (campaign_id, key)
-    );
-    CREATE TABLE run_sides (
-        run_id INTEGER NOT NULL REFERENCES runs(id),
-        side TEXT NOT NULL, "index" INTEGER NOT NULL, pair INTEGER NOT NULL, warmup INTEGER NOT NULL,
-        status TEXT NOT NULL, exit_code INTEGER, signal INTEGER,
-        start_ns INTEGER, end_ns INTEGER, wall_s REAL, cpu_s REAL, user_s REAL, sys_s REAL,
-        cgroup_cpu_s REAL, maxrss_kb INTEGER, nvcsw INTEGER, nivcsw INTEGER, minflt INTEGER, majflt INTEGER,
-        cpu_requested INTEGER, cpu_seen INTEGER, orphans_reaped INTEGER, steal_s REAL,
-        error TEXT, stderr_tail TEXT,
-        PRIMARY KEY (run_id, side)
-    );
-    CREATE TABLE iterations (
-        run_id INTEGER NOT NULL REFERENCES runs(id),
-        side TEXT NOT NULL,
-        seq INTEGER NOT NULL,
-        name TEXT NOT NULL,
-        value_s REAL NOT NULL,
-        start_ns INTEGER,
-        end_ns INTEGER,
-        warmup INTEGER NOT NULL,
-        PRIMARY KEY (run_id, side, seq)
-    );
-    CREATE INDEX runs_by_campaign ON runs (campaign_id, benchmark, method);
-    """,
-]
+def process_columns() -> list[str]:
+    """The Invocation fields that the process tables store: every field the dataclass has and the
+    tables know, so a field added on either side first (e.g. `activity`) does not break the other."""
+    stored = set(schema.invocations.c.keys())
+    return [f.name for f in fields(Invocation) if f.name in stored]
+
+
+def invocation_from_row(data: dict[str, Any]) -> Invocation:
+    data["warmup"] = bool(data["warmup"])
+    return Invocation(**data)
 
 
 @dataclass
@@ -128,82 +54,96 @@ class ComparisonRecord:
     options: dict[str, Any]
     host: dict[str, Any]
     tool_version: str
+    uid: str = ""
 
 
 class Store:
-    def __init__(self, path: Path | str = DEFAULT_DB) -> None:
-        self.path = Path(path)
+    """The results database at a path (SQLite) or URL (PostgreSQL); see `StoreLocation`."""
+
+    def __init__(self, path: "Path | str | StoreLocation" = DEFAULT_DB) -> None:
+        self.location = StoreLocation.parse(path)
+        #: The SQLite file (None for a server database).
+        self.path = self.location.path
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.conn = sqlite3.connect(self.path, isolation_level=None)
-            self.conn.execute("PRAGMA journal_mode=WAL")
-            self.conn.execute("PRAGMA synchronous=NORMAL")
-            self._migrate()
-        except (OSError, sqlite3.Error) as exc:
-            raise DuetError(f"cannot use the results database {self.path}: {exc}",
-                            hint="choose a writable location with --db PATH") from None
+            self.engine = open_engine(self.location)
+            migrate(self.engine)
+        except (OSError, SQLAlchemyError) as exc:
+            reason, hint = describe(exc, self.location)
+            raise DuetError(f"cannot use the results database {self.location}: {reason}", hint=hint) from None
         self._seq: dict[int, int] = {}
 
-    def _migrate(self) -> None:
-        version = self.conn.execute("PRAGMA user_version").fetchone()[0]
-        for number, script in enumerate(_MIGRATIONS[version:], start=version + 1):
-            self.conn.executescript(f"BEGIN; {script}; PRAGMA user_version={number}; COMMIT;")
+    def __repr__(self) -> str:
+        return f"Store({str(self.location)!r})"
 
     def close(self) -> None:
-        self.conn.close()
+        self.engine.dispose()
+
+    def errors(self, doing: str = "cannot use the results database"):  # type: ignore[no-untyped-def]
+        return database_errors(self.location, doing)
 
     # -- writing -----------------------------------------------------------------------------------
     def begin_comparison(self, *, method: str, name_a: str, name_b: str, command_a: str, command_b: str,
-                         seed: int, options: dict[str, Any], host: dict[str, Any], tool_version: str) -> int:
-        cur = self.conn.execute(
-            "INSERT INTO comparisons (created, status, method, name_a, name_b, command_a, command_b, seed, "
-            "options, host, tool_version) VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (time.time(), method, name_a, name_b, command_a, command_b, seed, json.dumps(options),
-             json.dumps(host), tool_version),
-        )
-        comparison_id = int(cur.lastrowid or 0)
+                         seed: int, options: dict[str, Any], host: dict[str, Any], tool_version: str,
+                         uid: str | None = None) -> int:
+        t = schema.comparisons
+        with self.errors(), write_transaction(self.engine) as conn:
+            result = conn.execute(t.insert(), dict(
+                created=time.time(), status="running", method=method, name_a=name_a, name_b=name_b,
+                command_a=command_a, command_b=command_b, seed=seed,
+                options=json.dumps(scrub_credentials(options)), host=json.dumps(scrub_credentials(host)),
+                tool_version=tool_version, uid=uid or str(uuid.uuid4())))
+            comparison_id = int(result.inserted_primary_key[0])
         self._seq[comparison_id] = 0
         return comparison_id
 
     def add_invocation(self, comparison_id: int, inv: Invocation) -> None:
-        seq = self._seq.get(comparison_id)
-        if seq is None:
-            seq = self.conn.execute("SELECT COUNT(*) FROM invocations WHERE comparison_id=?",
-                                    (comparison_id,)).fetchone()[0]
-        values = [getattr(inv, c) for c in _INVOCATION_COLUMNS]
-        columns = ", ".join(f'"{c}"' for c in _INVOCATION_COLUMNS)
-        marks = ", ".join("?" for _ in _INVOCATION_COLUMNS)
-        self.conn.execute(f"INSERT INTO invocations (comparison_id, seq, {columns}) VALUES (?, ?, {marks})",
-                          (comparison_id, seq, *values))
+        t = schema.invocations
+        with self.errors(), write_transaction(self.engine) as conn:
+            seq = self._seq.get(comparison_id)
+            if seq is None:
+                seq = int(conn.execute(select(func.count()).select_from(t).where(
+                    t.c.comparison_id == comparison_id)).scalar() or 0)
+            conn.execute(t.insert(), dict(comparison_id=comparison_id, seq=seq,
+                                           **{c: getattr(inv, c) for c in process_columns()}))
         self._seq[comparison_id] = seq + 1
 
     def finish_comparison(self, comparison_id: int, status: str) -> None:
-        self.conn.execute("UPDATE comparisons SET status=?, finished=? WHERE id=?",
-                          (status, time.time(), comparison_id))
+        t = schema.comparisons
+        with self.errors(), write_transaction(self.engine) as conn:
+            conn.execute(t.update().where(t.c.id == comparison_id).values(status=status, finished=time.time()))
 
     # -- reading -----------------------------------------------------------------------------------
     def comparisons(self, limit: int = 50) -> list[ComparisonRecord]:
-        rows = self.conn.execute("SELECT * FROM comparisons ORDER BY id DESC LIMIT ?", (limit,)).fetchall()
-        return [self._record(r) for r in rows]
+        t = schema.comparisons
+        return [_record(r) for r in self._read(select(*_COMPARISON_COLUMNS).order_by(t.c.id.desc()).limit(limit))]
 
     def comparison(self, comparison_id: int) -> ComparisonRecord | None:
-        row = self.conn.execute("SELECT * FROM comparisons WHERE id=?", (comparison_id,)).fetchone()
-        return self._record(row) if row else None
+        rows = self._read(select(*_COMPARISON_COLUMNS).where(schema.comparisons.c.id == comparison_id))
+        return _record(rows[0]) if rows else None
+
+    def comparison_by_uid(self, uid: str) -> ComparisonRecord | None:
+        rows = self._read(select(*_COMPARISON_COLUMNS).where(schema.comparisons.c.uid == uid))
+        return _record(rows[0]) if rows else None
 
     def invocations(self, comparison_id: int) -> list[Invocation]:
-        columns = ", ".join(f'"{c}"' for c in _INVOCATION_COLUMNS)
-        rows = self.conn.execute(f"SELECT {columns} FROM invocations WHERE comparison_id=? ORDER BY seq",
-                                 (comparison_id,)).fetchall()
-        result = []
-        for row in rows:
-            data = dict(zip(_INVOCATION_COLUMNS, row))
-            data["warmup"] = bool(data["warmup"])
-            result.append(Invocation(**data))
-        return result
+        t = schema.invocations
+        columns = process_columns()
+        rows = self._read(select(*[t.c[c] for c in columns]).where(t.c.comparison_id == comparison_id)
+                          .order_by(t.c.seq))
+        return [invocation_from_row(dict(zip(columns, row))) for row in rows]
 
-    @staticmethod
-    def _record(row: tuple[Any, ...]) -> ComparisonRecord:
-        (id_, created, finished, status, method, name_a, name_b, command_a, command_b, seed, options, host,
-         version) = row
-        return ComparisonRecord(id_, created, finished, status, method, name_a, name_b, command_a, command_b,
-                                seed, json.loads(options), json.loads(host), version)
+    def _read(self, statement: Any) -> list[Row[Any]]:
+        with self.errors(), self.engine.connect() as conn:
+            return list(conn.execute(statement).all())
+
+
+_COMPARISON_COLUMNS = [schema.comparisons.c[name] for name in (
+    "id", "created", "finished", "status", "method", "name_a", "name_b", "command_a", "command_b", "seed",
+    "options", "host", "tool_version", "uid")]
+
+
+def _record(row: Row[Any]) -> ComparisonRecord:
+    (id_, created, finished, status, method, name_a, name_b, command_a, command_b, seed, options, host,
+     version, uid) = row
+    return ComparisonRecord(id_, created, finished, status, method, name_a, name_b, command_a, command_b,
+                            seed, json.loads(options), json.loads(host), version, uid or "")

@@ -1,0 +1,109 @@
+"""Opening a results database, and turning the database's failures into one clear line.
+
+SQLite runs in WAL mode with ``synchronous=NORMAL`` (a committed transaction survives a killed
+process) and a generous busy timeout (several writers take turns). The Python sqlite3 module's own
+transaction handling is switched off so that SQLAlchemy's transactions are real SQLite transactions,
+DDL included; a write transaction starts with ``BEGIN IMMEDIATE`` so that it waits for other writers
+up front instead of failing half-way when upgrading a read lock.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from sqlalchemy import create_engine, event
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import DBAPIError, SQLAlchemyError
+
+from duetbench.errors import DuetError
+from duetbench.store.location import StoreLocation, mask_credentials
+
+BUSY_TIMEOUT_MS = 60_000
+#: Execution option marking a connection whose next transaction writes (see `write_transaction`).
+WRITE = "duet_write"
+
+
+def open_engine(location: StoreLocation) -> Engine:
+    if location.kind == "sqlite":
+        assert location.path is not None
+        location.path.parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(location.url)
+        event.listen(engine, "connect", _sqlite_connect)
+        event.listen(engine, "begin", _sqlite_begin)
+        return engine
+    try:
+        import psycopg  # noqa: F401  -- a clear error instead of SQLAlchemy's when the driver is missing
+    except ImportError:
+        raise DuetError("PostgreSQL results need the psycopg driver, which is not installed",
+                        hint="pip install 'psycopg[binary]'") from None
+    # connect_timeout: an unreachable host fails in seconds, not after the OS's TCP timeout.
+    return create_engine(location.url, pool_pre_ping=True, connect_args={"connect_timeout": 10})
+
+
+def _sqlite_connect(dbapi_connection: Any, _record: Any) -> None:
+    dbapi_connection.isolation_level = None  # no implicit transactions: SQLAlchemy's BEGIN is the one
+    dbapi_connection.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    dbapi_connection.execute("PRAGMA journal_mode=WAL")
+    dbapi_connection.execute("PRAGMA synchronous=NORMAL")
+
+
+def _sqlite_begin(conn: Connection) -> None:
+    conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get(WRITE) else "BEGIN")
+
+
+@contextmanager
+def write_transaction(engine: Engine) -> Iterator[Connection]:
+    """One write transaction: committed when the block ends, rolled back if it raises."""
+    with engine.connect() as conn:
+        conn.execution_options(**{WRITE: True})
+        with conn.begin():
+            yield conn
+
+
+def describe(exc: BaseException, location: StoreLocation) -> tuple[str, str]:
+    """(reason, hint) for a database failure: the driver's first line, credentials masked."""
+    orig = exc.orig if isinstance(exc, DBAPIError) and exc.orig is not None else exc
+    text = " ".join(str(orig).split()) or type(orig).__name__
+    if location.password:
+        text = text.replace(location.password, "***")
+    text = mask_credentials(re.sub(r"^connection failed: ", "", text))
+    lower = text.lower()
+    if location.kind == "sqlite":
+        hint = "choose a writable location with --db PATH"
+    elif "password authentication failed" in lower or "no password supplied" in lower:
+        hint = "check the password in the URL, or in PGPASSWORD or ~/.pgpass"
+    elif "database" in lower and "does not exist" in lower:
+        hint = f"create the database first (createdb {location.url.database or 'NAME'}) or fix its name in the URL"
+    elif "role" in lower and "does not exist" in lower:
+        hint = "check the user name in the URL (or PGUSER)"
+    elif any(s in lower for s in ("connection refused", "could not translate host", "timeout expired",
+                                  "no route to host", "name or service not known", "no such file or directory")):
+        hint = "check that the PostgreSQL server is running and reachable at the URL's host and port"
+    else:
+        hint = "check the --db URL and the server's log"
+    return text, hint
+
+
+@contextmanager
+def database_errors(location: StoreLocation, doing: str) -> Iterator[None]:
+    """Turn an operational database failure (connection lost, disk full, locked) into a DuetError."""
+    try:
+        yield
+    except (DBAPIError, OSError) as exc:
+        if isinstance(exc, DBAPIError) and not _operational(exc):
+            raise
+        reason, hint = describe(exc, location)
+        raise DuetError(f"{doing} {location}: {reason}", hint=hint) from None
+    except SQLAlchemyError as exc:
+        if type(exc).__name__ not in ("TimeoutError", "DisconnectionError"):
+            raise
+        reason, hint = describe(exc, location)
+        raise DuetError(f"{doing} {location}: {reason}", hint=hint) from None
+
+
+def _operational(exc: DBAPIError) -> bool:
+    from sqlalchemy.exc import InterfaceError, OperationalError
+
+    return isinstance(exc, (OperationalError, InterfaceError)) or exc.connection_invalidated

@@ -1,0 +1,38 @@
+"""The ``--db`` command-line type: a SQLite file path, or a database URL.
+
+A path converts to a `Path` (as ``click.Path(dir_okay=False)`` did, so callers are unchanged); a URL
+to a `StoreLocation`, which offers the little of `Path` that callers use (``parent``, ``exists()``,
+``str`` with the password masked).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from duetbench.errors import DuetError
+from duetbench.store.location import StoreLocation, is_url, mask_credentials
+
+
+class DatabaseParam(click.ParamType):
+    name = "PATH|URL"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, (Path, StoreLocation)):
+            return value
+        text = str(value)
+        if is_url(text):
+            try:
+                location = StoreLocation.parse(text)
+            except DuetError as exc:
+                self.fail(str(exc).removeprefix("--db "), param, ctx)
+            return location if location.is_server else location.path
+        path = Path(text)
+        if path.is_dir():
+            self.fail(f"{mask_credentials(text)} is a directory; --db takes a database file (or a URL)", param, ctx)
+        return path
+
+
+#: ``type=DB_PATH_OR_URL`` in a ``--db`` option.
+DB_PATH_OR_URL = DatabaseParam()

@@ -1,0 +1,132 @@
+"""The real commands with ``--db postgresql://…`` against the test server: duet compare / show, a small
+duet run campaign, duet analyze and duet import on it; credentials never printed nor stored; connection
+failures are one clear line."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pg_server import PgServer
+
+HARNESS = Path(__file__).resolve().parents[1] / "campaign" / "harness.py"
+CSV = Path(__file__).resolve().parents[1] / "importers" / "data"
+
+
+def duet_cmd(env: dict[str, str], cwd: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    result = subprocess.run([sys.executable, "-m", "duetbench", *args], cwd=cwd, env=env, capture_output=True,
+                            text=True, timeout=timeout)
+    assert "Traceback" not in result.stderr, result.stderr
+    return result
+
+
+def assert_no_password(server: PgServer, *texts: str) -> None:
+    for text in texts:
+        assert server.password not in text
+
+
+def test_compare_then_show(pg_server: PgServer, pg_url: str, tmp_path: Path, duet_env: dict[str, str]) -> None:
+    r = duet_cmd(duet_env, tmp_path, "compare", "sleep 0.01", "sleep 0.02", "--runs", "4", "--warmup", "0",
+                 "--no-progress", "--db", pg_url, "--export-json", "out.json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads((tmp_path / "out.json").read_text())["comparisons"][0]["ratio"]["estimate"] > 1.1
+    listing = duet_cmd(duet_env, tmp_path, "show", "--db", pg_url)
+    assert listing.returncode == 0 and "sleep 0.02" in listing.stdout, listing.stderr
+    one = duet_cmd(duet_env, tmp_path, "show", "1", "--db", pg_url)
+    assert one.returncode == 0 and "sleep 0.02" in one.stdout, one.stderr
+    assert not (tmp_path / ".duet" / "results.db").exists()  # nothing went to the default SQLite file
+    rows = pg_server.query(pg_url, "SELECT options, host, uid FROM comparisons")
+    assert len(rows) == 1 and rows[0][2]
+    (n,) = pg_server.query(pg_url, "SELECT COUNT(*) FROM invocations WHERE NOT warmup")[0]
+    assert n == 8
+    assert_no_password(pg_server, r.stdout, r.stderr, listing.stdout, one.stdout, json.dumps(rows),
+                       (tmp_path / "out.json").read_text())
+
+
+def test_campaign_run_and_analyze(pg_server: PgServer, pg_url: str, tmp_path: Path,
+                                  duet_env: dict[str, str]) -> None:
+    shutil.copy(HARNESS, tmp_path / "harness.py")
+    py = sys.executable
+    (tmp_path / "campaign.yml").write_text(f"""campaign: pg
+seed: 5
+methods: {{sequential: 2, duet: 2}}
+parser: {{name: regex, pattern: 'iteration \\d+: (?P<value>[0-9.]+) s'}}
+timeout: 60
+benchmarks:
+  loop:
+    A: {py} harness.py --iterations 5 --work 50000
+    B: {py} harness.py --iterations 5 --work 100000
+""")
+    r = duet_cmd(duet_env, tmp_path, "run", "campaign.yml", "--no-progress", "--db", pg_url)
+    assert r.returncode == 0, r.stderr
+    runs = pg_server.query(pg_url, "SELECT key, status, run_dir FROM runs ORDER BY position")
+    assert sorted(k for k, _, _ in runs) == ["loop/duet/0", "loop/duet/1", "loop/sequential/0/A",
+                                             "loop/sequential/0/B", "loop/sequential/1/A", "loop/sequential/1/B"]
+    assert all(status == "ok" for _, status, _ in runs), runs
+    # raw outputs: beside the results in the working directory's .duet (a server has no directory)
+    run_dir = Path(dict((k, d) for k, _, d in runs)["loop/duet/0"])
+    assert run_dir.is_relative_to(tmp_path / ".duet" / "campaigns") and (run_dir / "A" / "stdout.txt").exists()
+    (with_iterations,) = pg_server.query(pg_url, "SELECT COUNT(DISTINCT run_id) FROM iterations")[0]
+    assert with_iterations == 6
+    campaign = pg_server.query(pg_url, "SELECT options, host, uid, run_dir FROM campaigns")
+    assert len(campaign) == 1 and campaign[0][2]
+
+    a = duet_cmd(duet_env, tmp_path, "analyze", "--db", pg_url, "--export-json", "a.json")
+    assert a.returncode == 0, a.stderr
+    rows = {(x["benchmark"], x["method"]): x for x in json.loads((tmp_path / "a.json").read_text())["rows"]}
+    assert set(rows) == {("loop", "sequential"), ("loop", "duet")}
+    assert rows[("loop", "duet")]["ratio"] > 1.2 and rows[("loop", "duet")]["runs"] == 2
+    resumed = duet_cmd(duet_env, tmp_path, "run", "campaign.yml", "--no-progress", "--resume", "--db", pg_url)
+    # --resume finds the campaign in PostgreSQL (and, as it finished, says so)
+    assert resumed.returncode == 2 and "'pg' (#1) already finished" in resumed.stderr, resumed.stderr
+    assert_no_password(pg_server, r.stdout, r.stderr, a.stdout, a.stderr, resumed.stdout, json.dumps(campaign),
+                       (tmp_path / "a.json").read_text())
+
+
+def test_import_into_postgres(pg_server: PgServer, pg_url: str, tmp_path: Path, duet_env: dict[str, str]) -> None:
+    data = CSV / "asynchronous-duet" / "duetprocess_chi-square_5096d7d.csv"
+    r = duet_cmd(duet_env, tmp_path, "import", "duetprocess", str(data), "--db", pg_url)
+    assert r.returncode == 0, r.stderr
+    a = duet_cmd(duet_env, tmp_path, "analyze", "--db", pg_url)
+    assert a.returncode == 0, a.stderr
+    assert_no_password(pg_server, r.stdout, r.stderr, a.stdout)
+
+
+@pytest.mark.parametrize("problem", ["password", "port", "database"])
+def test_connection_failures_are_one_masked_line(pg_server: PgServer, tmp_path: Path, duet_env: dict[str, str],
+                                                 problem: str) -> None:
+    url = pg_server.url
+    if problem == "password":
+        url = url.replace(pg_server.password, "wrong-password-123")
+    elif problem == "port":
+        url = url.replace("@127.0.0.1:", "@127.0.0.1:1#").split("#")[0] + "/duet"
+    else:
+        url = pg_server.database_url("no_such_db")
+    hints = {"password": "PGPASSWORD", "port": "server is running", "database": "createdb no_such_db"}
+    for args in (("show",), ("analyze",), ("compare", "true", "true", "--runs", "2", "--no-progress")):
+        r = duet_cmd(duet_env, tmp_path, *args, "--db", url, timeout=60)
+        lines = [line for line in r.stderr.splitlines() if line.strip()]
+        assert r.returncode == 2 and len(lines) == 1, r.stderr
+        assert "cannot use the results database postgresql://duet:***@127.0.0.1" in lines[0]
+        assert hints[problem] in lines[0]
+        assert "wrong-password-123" not in r.stderr + r.stdout
+        assert_no_password(pg_server, r.stderr, r.stdout)
+
+
+def test_password_from_the_environment(pg_server: PgServer, pg_url: str, tmp_path: Path,
+                                       duet_env: dict[str, str]) -> None:
+    bare = pg_url.replace(f":{pg_server.password}@", "@")
+    without = duet_cmd(duet_env, tmp_path, "show", "--db", bare)
+    assert without.returncode == 2 and "no password supplied" in without.stderr
+    env = dict(duet_env, PGPASSWORD=pg_server.password)
+    assert duet_cmd(env, tmp_path, "show", "--db", bare).returncode == 0
+    pgpass = tmp_path / "pgpass"
+    pgpass.write_text(f"127.0.0.1:*:*:duet:{pg_server.password}\n")
+    pgpass.chmod(0o600)
+    env = dict(duet_env, PGPASSFILE=str(pgpass))
+    shown = duet_cmd(env, tmp_path, "show", "--db", bare)
+    assert shown.returncode == 0 and "no comparisons in postgresql://duet@127.0.0.1" in shown.stdout
