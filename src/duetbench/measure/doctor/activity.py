@@ -1,0 +1,184 @@
+"""What else runs on the machine: load, busy daemons with their CPU use, steal time (EMP §4.1).
+
+Two snapshots of /proc taken an interval apart. Per-process CPU time comes from every thread's
+``schedstat`` (ns run time): ``/proc/<pid>/stat`` counts 10 ms ticks and misses short bursts of
+kworkers and daemons (notes/machine_probe.md §7). Time is /proc/uptime, so a copy of /proc works too.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from duetbench.measure.doctor.model import Check
+from duetbench.measure.doctor.sysroot import SysRoot
+
+_TICK_NS = 1e9 / os.sysconf("SC_CLK_TCK")
+
+
+@dataclass(frozen=True)
+class Task:
+    comm: str
+    cpu_ns: int
+    start_ticks: int  # start time after boot: tells a reused pid from the same process (kworkers rename)
+
+
+@dataclass
+class ProcSnapshot:
+    uptime_s: float | None
+    cpu_ticks: dict[str, list[int]]  # "cpu", "cpu0", ...: user nice system idle iowait irq softirq steal ...
+    loadavg: tuple[float, float, float] | None
+    procs_running: int | None
+    tasks: dict[int, Task] = field(default_factory=dict)
+
+
+def _start_ticks(stat: str | None) -> int | None:
+    if not stat or ")" not in stat:
+        return None
+    try:
+        return int(stat.rsplit(")", 1)[1].split()[19])  # field 22, starttime
+    except (ValueError, IndexError):
+        return None
+
+
+def _task_cpu_ns(root: SysRoot, pid: str, stat: str | None) -> int | None:
+    total = 0
+    found = False
+    for tid in root.listdir(f"/proc/{pid}/task"):
+        text = root.read(f"/proc/{pid}/task/{tid}/schedstat")
+        if text:
+            try:
+                total += int(text.split()[0])
+                found = True
+            except (ValueError, IndexError):
+                pass
+    if found:
+        return total
+    if not stat or ")" not in stat:
+        return None
+    fields = stat.rsplit(")", 1)[1].split()
+    try:
+        return int((int(fields[11]) + int(fields[12])) * _TICK_NS)  # utime, stime (fields 14, 15)
+    except (ValueError, IndexError):
+        return None
+
+
+def take_snapshot(root: SysRoot, exclude: frozenset[int] = frozenset()) -> ProcSnapshot:
+    uptime_text = root.read("/proc/uptime")
+    uptime = float(uptime_text.split()[0]) if uptime_text else None
+    cpu_ticks: dict[str, list[int]] = {}
+    running = None
+    for line in (root.read("/proc/stat") or "").splitlines():
+        parts = line.split()
+        if parts and parts[0].startswith("cpu"):
+            cpu_ticks[parts[0]] = [int(v) for v in parts[1:]]
+        elif parts and parts[0] == "procs_running":
+            running = int(parts[1])
+    load_text = root.read("/proc/loadavg")
+    loadavg = tuple(float(v) for v in load_text.split()[:3]) if load_text else None
+    tasks: dict[int, Task] = {}
+    for name in root.listdir("/proc"):
+        if not name.isdigit() or int(name) in exclude:
+            continue
+        stat = root.read(f"/proc/{name}/stat")
+        cpu = _task_cpu_ns(root, name, stat)
+        if cpu is not None:
+            tasks[int(name)] = Task(root.read(f"/proc/{name}/comm") or "?", cpu, _start_ticks(stat) or 0)
+    return ProcSnapshot(uptime, cpu_ticks, loadavg, running, tasks)  # type: ignore[arg-type]
+
+
+def _cpus(snapshot: ProcSnapshot) -> int:
+    return max(1, sum(1 for k in snapshot.cpu_ticks if k != "cpu"))
+
+
+def check_load(before: ProcSnapshot, after: ProcSnapshot | None) -> Check:
+    title = "System load"
+    snap = after or before
+    if snap.loadavg is None:
+        return Check("load", title, "not-observable", ("no /proc/loadavg",))
+    cpus = _cpus(snap)
+    l1, l5, l15 = snap.loadavg
+    evidence = [f"load average {l1:.2f} / {l5:.2f} / {l15:.2f} (1/5/15 min) on {cpus} CPUs"]
+    busy = _busy_share(before, after)
+    if busy is not None:
+        evidence.append(f"CPUs busy {busy:.1%} of the last {after.uptime_s - before.uptime_s:.1f} s"  # type: ignore[union-attr,operator]
+                        " (all processes)")
+    per_cpu = max(l1, busy * cpus if busy is not None else 0.0) / cpus
+    fix = ("Other work competes for the CPUs: wait for it to finish or stop it (see 'Busy processes'). "
+           "Load on one side of a duet is not cancelled by the ratio.")
+    if per_cpu >= 0.75:
+        return Check("load", title, "bad", tuple(evidence), fix)
+    if per_cpu >= 0.2:
+        return Check("load", title, "warn", tuple(evidence), fix)
+    return Check("load", title, "ok", tuple(evidence))
+
+
+def _busy_share(before: ProcSnapshot, after: ProcSnapshot | None) -> float | None:
+    if after is None or "cpu" not in before.cpu_ticks or "cpu" not in after.cpu_ticks:
+        return None
+    delta = [a - b for a, b in zip(after.cpu_ticks["cpu"], before.cpu_ticks["cpu"])]
+    total = sum(delta[:8])
+    if total <= 0:
+        return None
+    idle = delta[3] + (delta[4] if len(delta) > 4 else 0)
+    steal = delta[7] if len(delta) > 7 else 0
+    return max(0.0, (total - idle - steal) / total)
+
+
+def check_daemons(before: ProcSnapshot, after: ProcSnapshot | None, top: int = 5) -> Check:
+    title = "Busy processes"
+    if after is None or before.uptime_s is None or after.uptime_s is None:
+        return Check("daemons", title, "not-observable", ("only one snapshot of /proc: no interval to measure",))
+    interval = after.uptime_s - before.uptime_s
+    if interval <= 0:
+        return Check("daemons", title, "not-observable", ("the two /proc snapshots have the same uptime",))
+    used: list[tuple[float, int, str]] = []
+    for pid, task in after.tasks.items():
+        prior = before.tasks.get(pid)
+        delta = task.cpu_ns - (prior.cpu_ns if prior is not None and prior.start_ticks == task.start_ticks else 0)
+        if delta > 0:
+            used.append((delta / 1e9, pid, task.comm))
+    used.sort(reverse=True)
+    total = sum(u for u, _, _ in used)
+    share = total / interval  # in CPUs
+    evidence = [f"other processes used {total * 1000:.0f} ms of CPU in {interval:.2f} s "
+                f"({share:.1%} of one CPU; {len(after.tasks)} processes)"]
+    busy = [(u, pid, comm) for u, pid, comm in used[:top] if u / interval >= 0.001]
+    if busy:
+        evidence.append("top: " + ", ".join(f"{comm} (pid {pid}) {u / interval:.1%}" for u, pid, comm in busy))
+    if share < 0.02:
+        return Check("daemons", title, "ok", tuple(evidence))
+    names = ", ".join(sorted({comm for _, _, comm in busy[:3]}))
+    fix = (f"Stop or pause what is busy while measuring ({names}); EMP §4.1 traces long outliers to daemons. "
+           "The cpu metric (process time) is far less affected than wall.")
+    return Check("daemons", title, "bad" if share >= 0.25 else "warn", tuple(evidence), fix)
+
+
+def check_steal(before: ProcSnapshot, after: ProcSnapshot | None) -> Check:
+    title = "Steal time"
+    snap = after or before
+    total_row = snap.cpu_ticks.get("cpu")
+    if total_row is None or len(total_row) < 8:
+        return Check("steal", title, "not-observable", ("/proc/stat has no steal column",))
+    since_boot = total_row[7] / max(1, sum(total_row[:8]))
+    evidence = [f"since boot: {since_boot:.2%} of CPU time stolen by the hypervisor"]
+    shares: dict[str, float] = {}
+    if after is not None:
+        for cpu, ticks in after.cpu_ticks.items():
+            prior = before.cpu_ticks.get(cpu)
+            if cpu == "cpu" or prior is None or len(ticks) < 8:
+                continue
+            delta = [a - b for a, b in zip(ticks, prior)]
+            if sum(delta[:8]) > 0:
+                shares[cpu] = delta[7] / sum(delta[:8])
+        if shares:
+            top = max(shares, key=lambda c: shares[c])
+            evidence.append(f"during the sample: up to {shares[top]:.1%} on {top}"
+                            f" (mean over {len(shares)} CPUs {sum(shares.values()) / len(shares):.1%})")
+    worst = max([since_boot, *shares.values()])
+    fix = ("The hypervisor runs other guests on this VM's CPUs. Steal hits wall time, not process time: "
+           "compare with --metric cpu, use the duet method, or move to a dedicated instance.")
+    if worst >= 0.05:
+        return Check("steal", title, "bad", tuple(evidence), fix)
+    if worst >= 0.005:
+        return Check("steal", title, "warn", tuple(evidence), fix)
+    return Check("steal", title, "ok", tuple(evidence))

@@ -1,0 +1,73 @@
+"""duet calibrate: a real quick run (native workloads through the compare runner), and its arithmetic."""
+from __future__ import annotations
+
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from duetbench.measure.doctor.noise_floor import (
+    best_method,
+    ci_half_width,
+    relative_std,
+    runs_to_resolve,
+    time_to_resolve,
+)
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+
+def test_relative_std_matches_statistics() -> None:
+    values = [100.0, 101.0, 99.5, 100.7, 98.9]
+    assert relative_std(values) == pytest.approx(statistics.stdev(values) / statistics.fmean(values))
+    assert math.isnan(relative_std([1.0]))
+
+
+def test_half_width_and_sqrt_n_scaling() -> None:
+    assert ci_half_width(0.98, 1.02, 1.0) == pytest.approx(0.02)
+    # A ±2 % half-width after 30 s needs 4× the time (and runs) for ±1 %.
+    assert time_to_resolve(0.02, 30.0) == pytest.approx(120.0)
+    assert runs_to_resolve(0.02, 25) == 100
+    assert time_to_resolve(0.005, 30.0) == 0.0 and runs_to_resolve(0.005, 25) == 25
+    assert time_to_resolve(float("nan"), 30.0) == math.inf
+    assert best_method({"duet": 50.0, "sequential": 20.0}) == "sequential"
+    assert best_method({"duet": math.inf}) is None
+    with pytest.raises(ValueError):
+        ci_half_width(1.1, 1.0, 1.0)
+
+
+def test_quick_calibrate_on_this_machine(native_dir: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": f"{SRC}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
+           "DUETBENCH_NATIVE_DIR": str(native_dir)}
+    done = subprocess.run([sys.executable, "-m", "duetbench", "calibrate", "--quick", "--budget", "16", "--json",
+                           "--seed", "7"], check=False, capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert {"confidence", "seed", "elapsed_s", "plan", "machine", "inc", "workloads", "pair_ratio_cv", "summary",
+            "answer"} <= set(data)
+    assert data["seed"] == 7 and data["confidence"] == 0.99
+    assert [r["task_ms"] for r in data["inc"]] == [10.0, 50.0]
+    for r in data["inc"]:
+        assert r["invocations"] >= 10 and r["ops"] > 0
+        assert 0 <= r["pt_rel_std"] < 1 and 0 <= r["et_rel_std"] < 5
+        assert r["mean_et_ms"] > 0.5 * r["task_ms"]
+    methods = {"sequential", "duet"} if (os.cpu_count() or 1) >= 2 else {"sequential"}
+    rows = data["workloads"]
+    assert {(r["kind"], r["method"], r["metric"]) for r in rows} == {
+        (k, m, x) for k in ("integer", "float", "cache", "memory") for m in methods for x in ("wall", "cpu")}
+    for r in rows:
+        assert r["runs"] >= 5 and r["machine_s"] > 0
+        assert r["ci_low"] <= r["ratio"] <= r["ci_high"]
+        assert r["half_width"] > 0
+        assert 0.5 < r["ratio"] < 2  # A/A: loose, the CPUs are shared with other work
+        if r["method"] == "duet":
+            assert r["ratio_cv"] is not None and r["ratio_cv"] >= 0
+    for metric in ("wall", "cpu"):
+        assert data["summary"][metric]["best"] in methods | {None}
+    assert "use " in data["answer"] or "not reachable" in data["answer"]
+    assert data["elapsed_s"] < 120
