@@ -44,6 +44,9 @@ class Invocation:
     steal_s: float | None = None
     error: str = ""
     stderr_tail: str = ""
+    #: JSON list of the busiest other processes on the machine during the run ({"pid","comm","cpu_ms"},
+    #: measure.activity.top_activity): what a report names when a run was slow. None if not recorded.
+    activity: str | None = None
 
     @property
     def ok(self) -> bool:

@@ -6,6 +6,7 @@ invocation is measured so that an interrupted run loses nothing already finished
 """
 from __future__ import annotations
 
+import json
 import os
 import select
 import subprocess
@@ -17,6 +18,7 @@ from pathlib import Path
 
 from duetbench.execute.barrier import ABORT_USER, BarrierPage
 from duetbench.execute.invocation import Invocation, LaunchSpec, RunningInvocation
+from duetbench.measure.activity import ActivityWindow, top_activity
 from duetbench.measure.cgroup import SideCgroup
 from duetbench.measure.procstat import read_steal_seconds, steal_delta
 from duetbench.plan.schedule import Schedule
@@ -178,6 +180,8 @@ class Runner:
                 for side in placement.order:
                     self._prepare(side)
                 barrier.reset()
+                activity = ActivityWindow()
+                activity.start()
                 steal_before = read_steal_seconds()
                 try:
                     for side in placement.order:
@@ -189,9 +193,12 @@ class Runner:
                     raise
                 self._running = []
                 steal_after = read_steal_seconds()
+                # machine-wide, so both sides of the pair share one record of the other processes
+                noise = _activity_json(activity)
                 failure = None
                 for inv in sorted(results, key=lambda i: i.side):
                     inv.steal_s = steal_delta(steal_before, steal_after, inv.cpu_requested)
+                    inv.activity = noise
                     self._emit(inv)
                     if failure is None and self._is_failure(inv):
                         failure = inv
@@ -208,12 +215,15 @@ class Runner:
                 return None
             for side in self.schedule.next_round_order():
                 self._prepare(side)
+                activity = ActivityWindow()
+                activity.start()
                 steal_before = read_steal_seconds()
                 running = RunningInvocation(self._spec(side, round_, round_, warmup, cpu, None, cgroups), workdir)
                 self._running = [running]
                 inv = running.wait()
                 self._running = []
                 inv.steal_s = steal_delta(steal_before, read_steal_seconds(), cpu)
+                inv.activity = _activity_json(activity)
                 self._emit(inv)
                 if self._is_failure(inv):
                     return inv
@@ -279,6 +289,15 @@ class Runner:
             if failure is not None:
                 return failure
             segment += 1
+
+
+def _activity_json(window: ActivityWindow) -> str | None:
+    """The busiest other processes since ``window.start()`` (EMP's procDiff, seed 002 §3.3), as JSON.
+    Not recorded for aduet: its invocations overlap, and a snapshot between them would delay the next."""
+    try:
+        return json.dumps(top_activity(window.stop()))
+    except OSError:
+        return None
 
 
 def _wait_any(pids: set[int]) -> int:

@@ -1,12 +1,16 @@
 """Warnings that teach: what in this measurement deserves doubt, why, and what to do about it."""
 from __future__ import annotations
 
+import json
+
 from duetbench.analyze.comparison import ComparisonResult
 from duetbench.execute.invocation import Invocation
 
 HIGH_CV = 0.05
 SHORT_INVOCATION_S = 0.005
 STEAL_FRACTION = 0.01
+# Other processes' CPU during the slowest runs above this share of those runs' wall time is named.
+NOISE_SHARE = 0.05
 # A duet's wall-time CI this many times wider than its CPU-time CI means noise that hits one side only.
 ASYMMETRIC_NOISE_FACTOR = 3.0
 
@@ -43,6 +47,10 @@ def teaching_warnings(method: str, results: dict[str, ComparisonResult], invocat
         out.append(f"The hypervisor stole {total_steal * 1000:.0f} ms of CPU ({total_steal / total_wall:.1%} of "
                    "the measured time): this VM shares its host with others. A duet cancels such interference "
                    "when it hits both sides alike; sequential results will be noisier.")
+    noise = slowest_runs_noise(measured)
+    if noise:
+        out.append(f"During the slowest runs other processes were busy: {noise}. EMP (seed 002) attributes "
+                   "outliers to such daemons; `duet measure` removes the samples they disturbed.")
     if method in ("duet", "aduet") and wall is not None and cpu is not None:
         wall_width = wall.ratio.high - wall.ratio.low
         cpu_width = cpu.ratio.high - cpu.ratio.low
@@ -52,3 +60,29 @@ def teaching_warnings(method: str, results: dict[str, ComparisonResult], invocat
                        "none is spare for it), which a duet does not cancel. For CPU-bound commands use "
                        "--metric cpu; otherwise --method sequential is likely more precise here.")
     return out
+
+
+def slowest_runs_noise(invocations: list[Invocation], fraction: float = 0.1, top: int = 3) -> str:
+    """Names the busiest other processes during the slowest ``fraction`` of runs (by wall time), from the
+    activity recorded with each run; "" when nothing was recorded or they used little CPU."""
+    recorded = [i for i in invocations if i.activity and i.wall_s is not None and i.start_ns is not None]
+    if not recorded:
+        return ""
+    slow = sorted(recorded, key=lambda i: -(i.wall_s or 0.0))[:max(1, int(len(recorded) * fraction))]
+    seen: set[tuple[int, int]] = set()  # a duet's two sides share one record: count it once
+    total: dict[str, float] = {}
+    for inv in slow:
+        key = (inv.pair, (inv.start_ns or 0) // 10**9)
+        if key in seen:
+            continue
+        seen.add(key)
+        try:
+            for proc in json.loads(inv.activity or "[]"):
+                total[str(proc["comm"])] = total.get(str(proc["comm"]), 0.0) + float(proc["cpu_ms"])
+        except (ValueError, KeyError, TypeError):
+            continue
+    wall_ms = sum(i.wall_s or 0.0 for i in slow) * 1000
+    busiest = sorted(total.items(), key=lambda kv: -kv[1])[:top]
+    if not busiest or wall_ms <= 0 or busiest[0][1] < NOISE_SHARE * wall_ms:
+        return ""
+    return ", ".join(f"{name} {ms:.0f} ms" for name, ms in busiest) + f" (in the {len(slow)} slowest runs)"

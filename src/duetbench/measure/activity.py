@@ -1,0 +1,230 @@
+"""CPU activity of every other process on the machine during a run (EMP, seed 002 §3.3, Figure 5).
+
+EMP takes an image of every process before and after each run and keeps the difference, so that a
+slow sample can later be explained by the daemons that ran during it. The image here is
+``/proc/*/task/*/schedstat`` (run ns, runqueue-wait ns, timeslices per thread): nanosecond run time,
+where ``/proc/<pid>/stat`` has 10 ms ticks that miss short daemon bursts (notes/machine_probe.md §7).
+``/proc/<pid>/schedstat`` alone covers only the main thread, hence the per-task reads.
+
+Limits, stated because they shape what a report may claim:
+* a process that starts *and* exits between the two snapshots is invisible (its time is nowhere in
+  /proc once it is reaped);
+* a thread that exits between the snapshots contributes nothing after its last reading;
+both are flagged on the process (``exited``, ``threads_vanished``) rather than guessed.
+
+Reading /proc is here (``snapshot``); the arithmetic (``activity_delta``) is pure, so that it can be
+tested on synthetic snapshots.
+"""
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ThreadReading:
+    run_ns: int
+    wait_ns: int
+    timeslices: int
+
+
+@dataclass(frozen=True)
+class ProcessReading:
+    pid: int
+    comm: str
+    ppid: int
+    #: Start time in clock ticks after boot (/proc/<pid>/stat field 22): with the pid, it names one
+    #: process even when the kernel recycles pids between two snapshots.
+    start_ticks: int
+    threads: Mapping[int, ThreadReading]
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    taken_ns: int  # CLOCK_MONOTONIC
+    processes: Mapping[int, ProcessReading]
+    #: CPU time this process spent reading /proc for the snapshot.
+    cost_ns: int = 0
+    excluded: frozenset[int] = frozenset()
+
+
+@dataclass
+class ProcessActivity:
+    """What one other process did between two snapshots."""
+
+    pid: int
+    comm: str
+    cpu_ns: int
+    wait_ns: int
+    timeslices: int
+    threads: int
+    #: Started after the first snapshot: counted from zero.
+    new: bool = False
+    #: Gone at the second snapshot: its time after the first snapshot is unknown (counted as zero).
+    exited: bool = False
+    threads_appeared: int = 0
+    threads_vanished: int = 0
+
+    @property
+    def cpu_ms(self) -> float:
+        return self.cpu_ns / 1e6
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "ProcessActivity":
+        return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})
+
+
+# -- reading /proc ---------------------------------------------------------------------------------
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path, "rb") as f:
+            return f.read().decode("utf-8", "replace")
+    except OSError:  # the process or thread exited while we looked
+        return None
+
+
+def _parse_stat(text: str) -> tuple[str, int, int] | None:
+    """comm, ppid and start time from /proc/<pid>/stat; comm may hold spaces and parentheses."""
+    open_, close = text.find("("), text.rfind(")")
+    if open_ < 0 or close < 0:
+        return None
+    rest = text[close + 2:].split()
+    try:
+        return text[open_ + 1:close], int(rest[1]), int(rest[19])
+    except (IndexError, ValueError):
+        return None
+
+
+def _descendants(roots: Iterable[int], ppid_of: Mapping[int, int]) -> set[int]:
+    children: dict[int, list[int]] = {}
+    for pid, ppid in ppid_of.items():
+        children.setdefault(ppid, []).append(pid)
+    out: set[int] = set()
+    todo = [r for r in roots]
+    while todo:
+        pid = todo.pop()
+        if pid in out:
+            continue
+        out.add(pid)
+        todo.extend(children.get(pid, ()))
+    return out
+
+
+def snapshot(exclude_pids: Iterable[int] = (), *, include_self: bool = False, proc: Path = Path("/proc")) -> Snapshot:
+    """Read every thread's schedstat, except this process's tree and ``exclude_pids`` with their descendants.
+
+    Our own tree (the orchestrator and the measured command) is excluded by default: the measured side
+    is reported by wait4, not as noise."""
+    cpu0 = time.thread_time_ns()
+    taken = time.monotonic_ns()
+    base = str(proc)
+    stats: dict[int, tuple[str, int, int]] = {}
+    for name in os.listdir(base):
+        if not name.isdigit():
+            continue
+        text = _read(f"{base}/{name}/stat")
+        parsed = _parse_stat(text) if text else None
+        if parsed is not None:
+            stats[int(name)] = parsed
+    roots = set(exclude_pids)
+    if not include_self:
+        roots.add(os.getpid())
+    excluded = _descendants(roots, {pid: s[1] for pid, s in stats.items()})
+    processes: dict[int, ProcessReading] = {}
+    for pid, (comm, ppid, start) in stats.items():
+        if pid in excluded:
+            continue
+        threads: dict[int, ThreadReading] = {}
+        try:
+            tids = os.listdir(f"{base}/{pid}/task")
+        except OSError:
+            continue
+        for tid in tids:
+            text = _read(f"{base}/{pid}/task/{tid}/schedstat")
+            if not text:
+                continue
+            parts = text.split()
+            if len(parts) >= 3:
+                threads[int(tid)] = ThreadReading(int(parts[0]), int(parts[1]), int(parts[2]))
+        processes[pid] = ProcessReading(pid, comm, ppid, start, threads)
+    return Snapshot(taken, processes, time.thread_time_ns() - cpu0, frozenset(excluded))
+
+
+# -- pure delta --------------------------------------------------------------------------------------
+
+def activity_delta(before: Snapshot, after: Snapshot, exclude_pids: Iterable[int] = ()) -> list[ProcessActivity]:
+    """Per-process CPU (run) and runqueue-wait time between two snapshots, busiest first.
+
+    Processes present in only one snapshot, or whose pid was recycled (different start time), are
+    flagged; processes excluded in either snapshot (our own tree) and ``exclude_pids`` are left out.
+    Processes that neither ran nor appeared/disappeared are omitted."""
+    skip = set(exclude_pids) | set(before.excluded) | set(after.excluded)
+    out: list[ProcessActivity] = []
+    for pid, now in after.processes.items():
+        if pid in skip:
+            continue
+        then = before.processes.get(pid)
+        if then is not None and then.start_ticks != now.start_ticks:
+            out.append(_exited(then))  # the pid was recycled: the old process exited, a new one started
+            then = None
+        run = wait = slices = 0
+        appeared = vanished = 0
+        for tid, t in now.threads.items():
+            prev = then.threads.get(tid) if then is not None else None
+            if prev is None:
+                appeared += then is not None
+                prev = ThreadReading(0, 0, 0)
+            run += max(0, t.run_ns - prev.run_ns)
+            wait += max(0, t.wait_ns - prev.wait_ns)
+            slices += max(0, t.timeslices - prev.timeslices)
+        if then is not None:
+            vanished = sum(1 for tid in then.threads if tid not in now.threads)
+        activity = ProcessActivity(pid, now.comm, run, wait, slices, len(now.threads), new=then is None,
+                                   threads_appeared=appeared, threads_vanished=vanished)
+        if run or activity.new or vanished or appeared:
+            out.append(activity)
+    for pid, then in before.processes.items():
+        if pid not in after.processes and pid not in skip:
+            out.append(_exited(then))
+    out.sort(key=lambda a: (-a.cpu_ns, -a.wait_ns, a.pid))
+    return out
+
+
+def _exited(then: ProcessReading) -> ProcessActivity:
+    return ProcessActivity(then.pid, then.comm, 0, 0, 0, len(then.threads), exited=True,
+                           threads_vanished=len(then.threads))
+
+
+def top_activity(activity: Iterable[ProcessActivity], limit: int = 10) -> list[dict[str, Any]]:
+    """The busiest ``limit`` processes as small JSON-ready records (what a run stores as its noise)."""
+    busy = [a for a in activity if a.cpu_ns > 0]
+    busy.sort(key=lambda a: -a.cpu_ns)
+    return [{"pid": a.pid, "comm": a.comm, "cpu_ms": round(a.cpu_ns / 1e6, 3)} for a in busy[:limit]]
+
+
+@dataclass
+class ActivityWindow:
+    """A before-snapshot waiting for its after-snapshot: ``start()`` before a run, ``stop()`` after."""
+
+    exclude_pids: tuple[int, ...] = ()
+    before: Snapshot | None = None
+    cost_ns: int = field(default=0)
+
+    def start(self) -> None:
+        self.before = snapshot(self.exclude_pids)
+        self.cost_ns = self.before.cost_ns
+
+    def stop(self) -> list[ProcessActivity]:
+        if self.before is None:
+            return []
+        after = snapshot(self.exclude_pids)
+        self.cost_ns += after.cost_ns
+        return activity_delta(self.before, after)
