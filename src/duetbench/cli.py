@@ -13,6 +13,7 @@ from duetbench import __version__
 from duetbench.config.compare import validated
 from duetbench.errors import DuetError
 from duetbench.store.db import DEFAULT_DB
+from duetbench.store.option import DB_PATH_OR_URL
 from duetbench.analyze_cli import analyze, report
 from duetbench.import_cli import import_
 from duetbench.workload_cli import workload
@@ -107,8 +108,8 @@ def export_options(func):  # type: ignore[no-untyped-def]
               help="duet/aduet: re-run (unmeasured) the side that finishes first until its partner finishes, so "
                    "the longer side never runs alone (seed 000 §4.4). Helps where the two CPUs are hyperthreads "
                    "of one core; on the VMs measured so far it changed nothing (see bench/).")
-@click.option("--db", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_DB, show_default=True,
-              help="SQLite database where every invocation is stored as it finishes.")
+@click.option("--db", type=DB_PATH_OR_URL, default=DEFAULT_DB, show_default=True,
+              help="SQLite database where every invocation is stored as it finishes, or a postgresql:// URL.")
 @click.option("--no-progress", is_flag=True, help="Do not show the live progress line.")
 @export_options
 def compare(command_a: str, command_b: str, db: Path, no_progress: bool, export_json: Path | None,
@@ -138,7 +139,7 @@ def compare(command_a: str, command_b: str, db: Path, no_progress: bool, export_
 
 @main.command()
 @click.argument("comparison_id", type=int, required=False)
-@click.option("--db", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_DB, show_default=True,
+@click.option("--db", type=DB_PATH_OR_URL, default=DEFAULT_DB, show_default=True,
               help="The results database.")
 @click.option("--limit", type=int, default=30, show_default=True, help="How many comparisons to list.")
 @export_options
@@ -185,12 +186,28 @@ def show(comparison_id: int | None, db: Path, limit: int, export_json: Path | No
 @click.option("--wi-min", type=int, default=5, show_default=True, help="With --adaptive-warmup: minimum warmup.")
 @click.option("--wi-max", type=int, default=50, show_default=True,
               help="With --adaptive-warmup: maximum warmup (a warning is recorded when reached without stability).")
-@click.option("--db", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_DB, show_default=True,
-              help="SQLite database where every run is stored as it finishes; raw outputs go next to it.")
+@click.option("--db", type=DB_PATH_OR_URL, default=str(DEFAULT_DB), show_default=True,
+              help="SQLite database where every run is stored as it finishes (raw outputs go next to it), or a "
+                   "postgresql:// URL (password from the URL, PGPASSWORD or ~/.pgpass).")
+@click.option("--backend", type=click.Choice(["local", "slurm"]), default="local", show_default=True,
+              help="local: measure on this machine; slurm: submit the campaign as a Slurm array job, one whole node "
+                   "per task, and follow it (docs/slurm.md).")
+@click.option("--partition", help="With --backend slurm: the partition to submit to.")
+@click.option("--nodes", type=int, help="With --backend slurm: nodes measuring at once (--split slices: the plan is "
+                                        "cut into this many tasks; default 1).")
+@click.option("--split", type=click.Choice(["slices", "benchmark"]), default="slices", show_default=True,
+              help="With --backend slurm: tasks are contiguous slices of the RMIT order, or one task per benchmark.")
+@click.option("--sbatch-arg", "sbatch_args", multiple=True, metavar="ARG",
+              help="With --backend slurm: extra sbatch option(s), e.g. --sbatch-arg=--time=2:00:00 "
+                   "--sbatch-arg=--constraint=c5.xlarge (repeatable).")
+@click.option("--shared-dir", type=click.Path(file_okay=False, path_type=Path),
+              help="With --backend slurm: a directory all nodes see, for job files, logs, raw outputs and per-task "
+                   "databases (default: the --db file's directory, or .duet for PostgreSQL).")
 def run(campaign_file: Path, dry_run: bool, resume: bool, executor: str, seed: int | None, confidence: float,
         show_output: bool, no_progress: bool, target_width: float | None, min_runs: int, time_budget: float | None,
         adaptive_warmup: str | None, mi: int, run_criterion: str | None, f_min: int, wi_min: int, wi_max: int,
-        db: Path) -> None:
+        db: Path, backend: str, partition: str | None, nodes: int | None, split: str, sbatch_args: tuple[str, ...],
+        shared_dir: Path | None) -> None:
     """Run the benchmark campaign described in CAMPAIGN_FILE (YAML; see docs/campaign-format.md).
 
     \b
@@ -224,10 +241,21 @@ def run(campaign_file: Path, dry_run: bool, resume: bool, executor: str, seed: i
         from duetbench.analyze.stopping import StoppingParams
 
         run_params = StoppingParams(criterion=run_criterion, f_min=f_min, f_max=max(f_min, 2))
-    opts = RunOptions(db=db, dry_run=dry_run, resume=resume, executor=executor, seed=seed, confidence=confidence,
+    opts = RunOptions(db=db, dry_run=dry_run, resume=resume,  # type: ignore[arg-type]  # a Path or a URL's location
+                      executor=executor, seed=seed, confidence=confidence,
                       show_output=show_output, progress=not no_progress, target_width=target_width,
                       min_runs=min_runs, time_budget=time_budget, warmup_params=warmup_params,
                       run_params=run_params)
+    if backend == "slurm":
+        from duetbench.slurm_session import SlurmOptions, run_campaign_slurm
+
+        sys.exit(run_campaign_slurm(campaign_file, opts, SlurmOptions(
+            partition=partition, nodes=nodes, split=split, sbatch_args=list(sbatch_args), shared_dir=shared_dir),
+            Console(highlight=False)))
+    slurm_only = [name for name, given in (("--partition", partition), ("--nodes", nodes), ("--sbatch-arg", sbatch_args),
+                                           ("--shared-dir", shared_dir)) if given]
+    if slurm_only:
+        raise DuetError(f"{slurm_only[0]} applies only to --backend slurm", hint="add --backend slurm, or drop it")
     sys.exit(run_campaign(campaign_file, opts, Console(highlight=False)))
 
 
@@ -235,3 +263,13 @@ main.add_command(workload)
 main.add_command(analyze)
 main.add_command(report)
 main.add_command(import_)
+from duetbench.measure_cli import measure  # noqa: E402
+main.add_command(measure)
+from duetbench.doctor_cli import doctor  # noqa: E402
+main.add_command(doctor)
+from duetbench.calibrate_cli import calibrate  # noqa: E402
+main.add_command(calibrate)
+from duetbench.slurm_session import slurm_task  # noqa: E402
+main.add_command(slurm_task)
+from duetbench.merge_cli import merge  # noqa: E402
+main.add_command(merge)
