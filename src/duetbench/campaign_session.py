@@ -64,13 +64,13 @@ class RunOptions:
     run_params: StoppingParams | None = None
 
 
-def _load(path: Path):  # type: ignore[no-untyped-def]
+def read_campaign(path: Path):  # type: ignore[no-untyped-def]
     from duetbench.config.campaign import load_campaign
 
     return load_campaign(path)
 
 
-def _cpus(campaign) -> tuple[int, int]:  # type: ignore[no-untyped-def]
+def measured_cpus(campaign) -> tuple[int, int]:  # type: ignore[no-untyped-def]
     usable = usable_cpus()
     pair = choose_cpus(usable)
     needs_two = any(m in ("duet", "aduet") for b in campaign.benchmarks for m in b.methods)
@@ -82,7 +82,7 @@ def _cpus(campaign) -> tuple[int, int]:  # type: ignore[no-untyped-def]
     return pair
 
 
-def _engine(campaign, executor: str) -> ContainerEngine | None:  # type: ignore[no-untyped-def]
+def container_engine(campaign, executor: str) -> ContainerEngine | None:  # type: ignore[no-untyped-def]
     if executor not in EXECUTORS:
         raise DuetError(f"unknown executor {executor!r}", hint=f"use one of: {', '.join(EXECUTORS)}")
     with_image = [b.name for b in campaign.benchmarks if any(s.container for s in b.sides.values())]
@@ -108,7 +108,7 @@ def _engine(campaign, executor: str) -> ContainerEngine | None:  # type: ignore[
                     + "; ".join(problems), hint="install podman (apt-get install podman runc)")
 
 
-def _commands(campaign) -> dict[tuple[str, str], str]:  # type: ignore[no-untyped-def]
+def artifact_commands(campaign) -> dict[tuple[str, str], str]:  # type: ignore[no-untyped-def]
     out = {}
     for bench in campaign.benchmarks:
         for side, spec in bench.sides.items():
@@ -118,7 +118,7 @@ def _commands(campaign) -> dict[tuple[str, str], str]:  # type: ignore[no-untype
     return out
 
 
-def _record_artifacts(artifacts: dict[str, str], directory: Path) -> dict[str, str]:
+def record_artifacts(artifacts: dict[str, str], directory: Path) -> dict[str, str]:
     """Run each artifact command once on the host, keep its output in a file and in the store."""
     directory.mkdir(parents=True, exist_ok=True)
     recorded = {}
@@ -222,11 +222,11 @@ def to_record(bench, execution: RunExecution) -> RunRecord:  # type: ignore[no-u
         sides={s: r.invocation for s, r in execution.sides.items()}, iterations=iterations)
 
 
-def _interrupt(signum: int, frame: object) -> None:
+def on_interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
-def _find_resumable(campaigns: CampaignStore, campaign) -> CampaignRecord:  # type: ignore[no-untyped-def]
+def find_resumable(campaigns: CampaignStore, campaign) -> CampaignRecord:  # type: ignore[no-untyped-def]
     candidates = [c for c in campaigns.campaigns(campaign.name) if c.path == str(campaign.path)]
     if not candidates:
         raise DuetError(f"--resume: no earlier run of campaign {campaign.name!r} from {campaign.path} in the store",
@@ -243,9 +243,9 @@ def _find_resumable(campaigns: CampaignStore, campaign) -> CampaignRecord:  # ty
 
 
 def run_campaign(path: Path, opts: RunOptions, console: Console) -> int:
-    campaign = _load(path)
-    cpus = _cpus(campaign)
-    engine_needed = _engine(campaign, opts.executor) if not opts.dry_run else None
+    campaign = read_campaign(path)
+    cpus = measured_cpus(campaign)
+    engine_needed = container_engine(campaign, opts.executor) if not opts.dry_run else None
     seed = opts.seed if opts.seed is not None else (
         campaign.seed if campaign.seed is not None else random.SystemRandom().randrange(2**31))
     by_name = {b.name: b for b in campaign.benchmarks}
@@ -255,7 +255,7 @@ def run_campaign(path: Path, opts: RunOptions, console: Console) -> int:
 
     if opts.dry_run and not opts.resume:
         plan = make_plan(requests, schedule=campaign.schedule, seed=seed, cpus=cpus)
-        print_plan(console, campaign.name, seed, campaign.schedule, plan, _commands(campaign))
+        print_plan(console, campaign.name, seed, campaign.schedule, plan, artifact_commands(campaign))
         console.print(f"dry run: nothing was measured ({len(plan)} runs planned)")
         return 0
 
@@ -263,13 +263,13 @@ def run_campaign(path: Path, opts: RunOptions, console: Console) -> int:
     campaigns = CampaignStore(store)
     try:
         if opts.resume:
-            record = _find_resumable(campaigns, campaign)
+            record = find_resumable(campaigns, campaign)
             campaign_id, seed = record.id, record.seed
             plan = [PlannedRun.from_json(p) for p in record.plan]
             run_root = Path(record.run_dir)
             done = campaigns.done_keys(campaign_id)
             if opts.dry_run:
-                print_plan(console, campaign.name, seed, record.schedule, plan, _commands(campaign), done)
+                print_plan(console, campaign.name, seed, record.schedule, plan, artifact_commands(campaign), done)
                 console.print(f"dry run: {len(plan) - len(done)} of {len(plan)} runs left to measure")
                 return 0
         else:
@@ -287,16 +287,16 @@ def run_campaign(path: Path, opts: RunOptions, console: Console) -> int:
                     host=host_facts(), tool_version=__version__)
                 run_root = (run_root / f"{campaign_id}-{campaign.name}").resolve()
                 campaigns.set_run_dir(campaign_id, str(run_root))
-                campaigns.set_artifacts(campaign_id, _record_artifacts(campaign.artifacts, run_root / "artifacts"))
+                campaigns.set_artifacts(campaign_id, record_artifacts(campaign.artifacts, run_root / "artifacts"))
             else:
                 campaigns.set_status(campaign_id, "running")
             console.print(f"[bold]duet run[/bold] campaign [cyan]{campaign.name}[/cyan] #{campaign_id}: "
                           f"{len(plan)} runs ({len(plan) - len(done)} to go), schedule {campaign.schedule}, "
                           f"seed {seed}; raw outputs in {escape(str(run_root))}", highlight=False)
             # SIGTERM (a CI timeout, a scheduler) is handled like Ctrl-C: stop the runs, keep what finished.
-            previous = signal.signal(signal.SIGTERM, _interrupt)
+            previous = signal.signal(signal.SIGTERM, on_interrupt)
             try:
-                status = _execute(plan, done, by_name, campaigns, campaign_id, run_root, engine_needed, opts,
+                status = execute_plan(plan, done, by_name, campaigns, campaign_id, run_root, engine_needed, opts,
                                   console)
             finally:
                 signal.signal(signal.SIGTERM, previous)
@@ -311,7 +311,7 @@ def run_campaign(path: Path, opts: RunOptions, console: Console) -> int:
         rows = summarize(campaigns, campaign_id, by_name, seed=seed, confidence=opts.confidence,
                          n_resamples=opts.n_resamples)
         print_summary(console, rows, opts.confidence)
-        _print_stopping(console, campaigns, campaign_id)
+        print_stopping(console, campaigns, campaign_id)
         failed = sum(r.runs_failed for r in rows)
         if failed:
             console.print(f"[yellow]{failed} run(s) failed[/yellow]; their exit codes and stderr are stored, raw "
@@ -425,7 +425,7 @@ def _skipped(run: PlannedRun, reason: str) -> RunRecord:
                      started=now, finished=now, run_dir="", clock="none", notes=[], sides={}, iterations=[])
 
 
-def _execute(plan: list[PlannedRun], done: set[str], by_name, campaigns: CampaignStore, campaign_id: int,  # type: ignore[no-untyped-def]
+def execute_plan(plan: list[PlannedRun], done: set[str], by_name, campaigns: CampaignStore, campaign_id: int,  # type: ignore[no-untyped-def]
              run_root: Path, engine: ContainerEngine | None, opts: RunOptions, console: Console) -> str:
     todo = [p for p in plan if p.key not in done]
     stopped: dict[tuple[str, str], str] = {}
@@ -476,7 +476,7 @@ def _execute(plan: list[PlannedRun], done: set[str], by_name, campaigns: Campaig
     return "finished"
 
 
-def _print_stopping(console: Console, campaigns: CampaignStore, campaign_id: int) -> None:
+def print_stopping(console: Console, campaigns: CampaignStore, campaign_id: int) -> None:
     """Which rule ended each phase: dynamic warmup per run (criterion, iteration, maximum reached) and
     early-stopped methods (precision reached after how many runs)."""
     runs = campaigns.runs(campaign_id, with_iterations=False)

@@ -33,15 +33,15 @@ from duetbench import __version__
 from duetbench.analyze.stopping import StoppingParams
 from duetbench.campaign_session import (
     RunOptions,
-    _commands,
-    _cpus,
-    _engine,
-    _execute,
-    _find_resumable,
-    _interrupt,
-    _load,
-    _print_stopping,
-    _record_artifacts,
+    artifact_commands,
+    measured_cpus,
+    container_engine,
+    execute_plan,
+    find_resumable,
+    on_interrupt,
+    read_campaign,
+    print_stopping,
+    record_artifacts,
     bench_stopping,
     summarize,
 )
@@ -82,7 +82,7 @@ def _plan_cpus(campaign) -> tuple[int, int]:  # type: ignore[no-untyped-def]
     the pair onto its own node's (first to first, second to second); the host's pair is kept when it
     has one so that a plan shown by --dry-run reads like a local one."""
     try:
-        return _cpus(campaign)
+        return measured_cpus(campaign)
     except DuetError:
         return (0, 1)  # the submitting host may be small; the nodes decide
 
@@ -213,7 +213,7 @@ def _follow(client: SlurmClient, spec: JobSpec, attempt: Attempt, stores: _Store
     last: dict[int, str] = {}
     interrupted = False
     states: dict[int, TaskState] = {}
-    previous = signal.signal(signal.SIGTERM, _interrupt)
+    previous = signal.signal(signal.SIGTERM, on_interrupt)
     try:
         with CampaignProgress(console, total=len(plan), done=len(seen & by_key.keys()),
                               enabled=opts.progress) as progress:
@@ -294,7 +294,7 @@ def _submit(client: SlurmClient, location: StoreLocation, spec: JobSpec, run_dir
 
 
 def run_campaign_slurm(path: Path, opts: RunOptions, sopts: SlurmOptions, console: Console) -> int:
-    campaign = _load(path)
+    campaign = read_campaign(path)
     location = StoreLocation.parse(opts.db)
     if sopts.split not in ("slices", "benchmark"):
         raise DuetError(f"--split {sopts.split!r} is not known", hint="use --split slices or --split benchmark")
@@ -310,7 +310,7 @@ def run_campaign_slurm(path: Path, opts: RunOptions, sopts: SlurmOptions, consol
     if opts.dry_run and not opts.resume:
         plan = make_plan([RunRequest(b.name, dict(b.methods)) for b in campaign.benchmarks],
                          schedule=campaign.schedule, seed=seed, cpus=cpus)
-        print_plan(console, campaign.name, seed, campaign.schedule, plan, _commands(campaign))
+        print_plan(console, campaign.name, seed, campaign.schedule, plan, artifact_commands(campaign))
         shares = split_plan(plan, tasks, sopts.split)
         console.print(f"dry run: nothing was submitted ({len(plan)} runs planned in {len(shares)} Slurm task(s) "
                       f"of {', '.join(str(len(s)) for s in shares)} runs)", highlight=False)
@@ -322,7 +322,7 @@ def run_campaign_slurm(path: Path, opts: RunOptions, sopts: SlurmOptions, consol
     campaigns = CampaignStore(store)
     try:
         if opts.resume:
-            record = _find_resumable(campaigns, campaign)
+            record = find_resumable(campaigns, campaign)
             if record.options.get("backend") != "slurm":
                 raise DuetError(f"--resume: campaign {campaign.name!r} (#{record.id}) ran on this machine, not "
                                 "through Slurm", hint="resume it without --backend slurm")
@@ -343,7 +343,7 @@ def run_campaign_slurm(path: Path, opts: RunOptions, sopts: SlurmOptions, consol
             done = campaigns.done_keys(campaign_id)
             todo = [p for p in plan if p.key not in done]
             if opts.dry_run:
-                print_plan(console, campaign.name, record.seed, record.schedule, plan, _commands(campaign), done)
+                print_plan(console, campaign.name, record.seed, record.schedule, plan, artifact_commands(campaign), done)
                 console.print(f"dry run: {len(todo)} of {len(plan)} runs left to submit", highlight=False)
                 return 0
             if not todo:
@@ -373,7 +373,7 @@ def run_campaign_slurm(path: Path, opts: RunOptions, sopts: SlurmOptions, consol
                          "backend": "slurm", "split": sopts.split, "nodes": sopts.nodes},
                 host=host_facts(), tool_version=__version__)
             campaign_id = campaigns.begin(**campaign_fields, uid=uid)
-            campaigns.set_artifacts(campaign_id, _record_artifacts(campaign.artifacts, run_dir / "artifacts"))
+            campaigns.set_artifacts(campaign_id, record_artifacts(campaign.artifacts, run_dir / "artifacts"))
         shares = split_plan(todo, tasks, sopts.split)
         spec = JobSpec(uid=uid, attempt=attempt_no, campaign=campaign_fields,
                        store="postgresql" if location.is_server else "sqlite", db_label=str(location),
@@ -420,7 +420,7 @@ def _summary(campaigns: CampaignStore, campaign_id: int, campaign, opts: RunOpti
                      n_resamples=opts.n_resamples)
     if rows:
         print_summary(console, rows, opts.confidence)
-        _print_stopping(console, campaigns, campaign_id)
+        print_stopping(console, campaigns, campaign_id)
     failed_runs = sum(r.runs_failed for r in rows)
     if failed_runs:
         console.print(f"[yellow]{failed_runs} run(s) failed[/yellow]; their exit codes and stderr are stored",
@@ -493,7 +493,7 @@ def run_task(attempt_dir: Path, task: int, console: Console) -> int:
 
 
 def _run_share(attempt: Attempt, spec: JobSpec, task: int, node: str, job: str, console: Console) -> tuple[int, str]:
-    campaign = _load(Path(spec.campaign["path"]))
+    campaign = read_campaign(Path(spec.campaign["path"]))
     sha = hashlib.sha256(campaign.source_text.encode()).hexdigest()
     if sha != spec.campaign["source_sha256"]:
         raise DuetError(f"{campaign.path} changed since the campaign was submitted",
@@ -523,7 +523,7 @@ def _run_share(attempt: Attempt, spec: JobSpec, task: int, node: str, job: str, 
         share = [replace(keyed[k], cpus={s: mapping.get(c, c) for s, c in keyed[k].cpus.items()})
                  for k in spec.shares[task]]
         done = campaigns.done_keys(campaign_id)
-        engine = _engine(campaign, opts.executor)
+        engine = container_engine(campaign, opts.executor)
         by_name = {b.name: b for b in campaign.benchmarks}
         run_root = Path(spec.campaign["run_dir"])
         console.print(f"duet slurm-task: campaign {campaign.name} (uid {spec.uid}), task {task} on {node}: "
@@ -531,9 +531,9 @@ def _run_share(attempt: Attempt, spec: JobSpec, task: int, node: str, job: str, 
         lock = MeasurementLock(f"duet slurm-task {campaign.name} task {task} (job {job})")
         _acquire_waiting(lock, console)
         attempt.write_status(task, state="running")
-        previous = signal.signal(signal.SIGTERM, _interrupt)  # scancel: stop like Ctrl-C, keep what finished
+        previous = signal.signal(signal.SIGTERM, on_interrupt)  # scancel: stop like Ctrl-C, keep what finished
         try:
-            status = _execute(share, done, by_name, campaigns, campaign_id, run_root, engine, opts, console)
+            status = execute_plan(share, done, by_name, campaigns, campaign_id, run_root, engine, opts, console)
         finally:
             signal.signal(signal.SIGTERM, previous)
             lock.release()

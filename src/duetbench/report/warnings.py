@@ -11,6 +11,7 @@ SHORT_INVOCATION_S = 0.005
 STEAL_FRACTION = 0.01
 # Other processes' CPU during the slowest runs above this share of those runs' wall time is named.
 NOISE_SHARE = 0.05
+NOISE_MIN_MS = 1.0
 # A duet's wall-time CI this many times wider than its CPU-time CI means noise that hits one side only.
 ASYMMETRIC_NOISE_FACTOR = 3.0
 
@@ -83,6 +84,8 @@ def slowest_runs_noise(invocations: list[Invocation], fraction: float = 0.1, top
             continue
     wall_ms = sum(i.wall_s or 0.0 for i in slow) * 1000
     busiest = sorted(total.items(), key=lambda kv: -kv[1])[:top]
+    # Below a millisecond the attribution window's own launch overhead dominates: nothing to name.
+    busiest = [(name, ms) for name, ms in busiest if ms >= NOISE_MIN_MS]
     if not busiest or wall_ms <= 0 or busiest[0][1] < NOISE_SHARE * wall_ms:
         return ""
     return ", ".join(f"{name} {ms:.0f} ms" for name, ms in busiest) + f" (in the {len(slow)} slowest runs)"
