@@ -123,7 +123,12 @@ def render(doc: dict[str, Any]) -> str:
             same.append(f["row"]["verdict"] == a["row"]["verdict"])
     if savings:
         lines += ["", f"Machine time saved: {', '.join(f'{x:.0%}' for x in savings)} "
-                      f"(goal ≥ 50%); same verdict in {sum(same)}/{len(same)}."]
+                      f"(goal ≥ 50%); same verdict in {sum(same)}/{len(same)}.", "",
+                  "Where run stopping ends at f_min = 2 runs, the percentile CI over runs is little more than the "
+                  "range of two run means (the run-level bootstrap has three distinct values): the ratio is as "
+                  "good as the fixed configuration's, the CI's coverage is not. Laaber et al. stop forks for a "
+                  "stable mean, not for a CI; for a gate on the CI raise `f_min` (or use `target_width` with "
+                  "`min_runs`, default 10)."]
     return "\n".join(lines) + "\n"
 
 
