@@ -153,7 +153,8 @@ def run_compare(opts: CompareOptions, *, db_path: Path, exports: Exports, consol
                            timeout_s=opts.timeout, prepare=opts.per_side(opts.prepare),
                            ignore_failure=opts.ignore_failure, show_output=opts.show_output, fill=opts.fill)
     runner = Runner(settings, _stop_rule(opts, method, on_progress, progress.enabled),
-                    lambda inv: store.add_invocation(comparison_id, inv))
+                    lambda inv: store.add_invocation(comparison_id, inv),
+                    on_activity=lambda invs: store.set_activity(comparison_id, invs))
     status = "failed"
     failure: Invocation | None = None
     shell_failure: ShellCommandFailed | None = None

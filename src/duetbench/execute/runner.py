@@ -73,10 +73,14 @@ StopRule = Callable[[list[Invocation], float], bool]
 
 class Runner:
     def __init__(self, settings: RunSettings, should_continue: StopRule,
-                 on_invocation: Callable[[Invocation], None]) -> None:
+                 on_invocation: Callable[[Invocation], None],
+                 on_activity: Callable[[list[Invocation]], None] | None = None) -> None:
         self.s = settings
         self.should_continue = should_continue
         self.on_invocation = on_invocation
+        # aduet invocations overlap, so their activity is known only when a segment ends, after they
+        # were stored: this is told which stored invocations got it.
+        self.on_activity = on_activity
         self.schedule = Schedule(settings.seed, settings.cpus)
         self.measured: list[Invocation] = []
         self._t0: float | None = None
@@ -243,6 +247,11 @@ class Runner:
                 return None
             cpu = self.schedule.aduet_placement()
             left = {"A": ADUET_SEGMENT, "B": ADUET_SEGMENT}
+            # One attribution window per segment: a snapshot between overlapping invocations would
+            # delay the next launch on a CPU a measured side needs.
+            window = ActivityWindow()
+            window.start()
+            emitted: list[Invocation] = []
             measuring: dict[int, tuple[RunningInvocation, dict[int, float]]] = {}
             fillers: dict[int, RunningInvocation] = {}
 
@@ -276,6 +285,7 @@ class Runner:
                 inv = running.wait()
                 inv.steal_s = steal_delta(steal, read_steal_seconds(), inv.cpu_requested)
                 self._emit(inv)
+                emitted.append(inv)
                 if failure is None and self._is_failure(inv):
                     failure = inv
                 # Within a segment the stop rule is asked too, so --runs N ends at N, not at a segment's end.
@@ -286,6 +296,11 @@ class Runner:
                     fill(inv.side)
             for filler in fillers.values():
                 self._end_filler(filler)
+            noise = _activity_json(window)
+            for inv in emitted:
+                inv.activity = noise
+            if self.on_activity is not None and emitted:
+                self.on_activity(emitted)
             if failure is not None:
                 return failure
             segment += 1
@@ -293,7 +308,7 @@ class Runner:
 
 def _activity_json(window: ActivityWindow) -> str | None:
     """The busiest other processes since ``window.start()`` (EMP's procDiff, seed 002 §3.3), as JSON.
-    Not recorded for aduet: its invocations overlap, and a snapshot between them would delay the next."""
+    For aduet the window is a whole segment: its invocations overlap."""
     try:
         return json.dumps(top_activity(window.stop()))
     except OSError:

@@ -107,6 +107,14 @@ class Store:
                                            **{c: getattr(inv, c) for c in process_columns()}))
         self._seq[comparison_id] = seq + 1
 
+    def set_activity(self, comparison_id: int, invocations: list[Invocation]) -> None:
+        """Record the other processes' activity of invocations already stored (an aduet segment's)."""
+        t = schema.invocations
+        with self.errors(), write_transaction(self.engine) as conn:
+            for inv in invocations:
+                conn.execute(t.update().where((t.c.comparison_id == comparison_id) & (t.c.side == inv.side)
+                                              & (t.c["index"] == inv.index)).values(activity=inv.activity))
+
     def finish_comparison(self, comparison_id: int, status: str) -> None:
         t = schema.comparisons
         with self.errors(), write_transaction(self.engine) as conn:
