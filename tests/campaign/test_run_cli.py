@@ -2,6 +2,8 @@
 launcher, the Python hook and its barrier, the store, resume, the machine lock."""
 from __future__ import annotations
 
+import re
+
 import json
 import shutil
 import signal
@@ -300,8 +302,12 @@ def test_stopping_settings_in_the_campaign_file(duet, tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     notes = [n for (n,) in db_rows(tmp_path, "SELECT notes FROM runs WHERE status='ok'")]
     assert notes and all("adaptive warmup (cv)" in n for n in notes)
+    # The decision used the benchmark's mi (12), not the campaign's (40): the run was to end 12 iterations
+    # after warmup. How many more a side ran before the stop reached it depends on scheduling.
+    decisions = [re.search(r"after (\d+) warmup iterations; run ended after (\d+) iterations", n) for n in notes]
+    assert all(d and int(d.group(2)) - int(d.group(1)) == 12 for d in decisions), notes
     counts = [c - w for c, w in db_rows(tmp_path, "SELECT COUNT(*), SUM(warmup) FROM iterations GROUP BY run_id, side")]
-    assert all(12 - 1 <= c < 40 for c in counts), counts  # the benchmark's mi (12), not the campaign's (40)
+    assert all(12 - 1 <= c < 300 for c in counts), counts  # at least mi measured, and ended before the harness did
     bad = write_campaign(tmp_path, f"  x: {harness()}\n", extra="stopping: {warmup: cv, wi_min: 9, wi_max: 6}")
     r = duet("run", bad.name, "--no-progress")
     assert r.returncode == 2 and "benchmark x: stopping:" in r.stderr and "wi_max" in r.stderr

@@ -74,6 +74,8 @@ def test_concurrent_writers_of_one_campaign(db_location: str, tmp_path: Path, du
             assert [it.value_s for it in r.iterations if it.side == "A"] == [worker + 1.0, i + 1.0, 0.5]
         with store.engine.connect() as conn:
             assert conn.execute(select(func.count()).select_from(schema.iterations)).scalar() == WORKERS * count * 6
+        if not str(db_location).startswith("postgres"):
+            return  # SQLite serializes writers: one that keeps getting the lock may store its runs in a block
         # the writers really overlapped: in id order, their runs interleave instead of coming in blocks
         writers = [int(r.key[1:].split("/")[0]) for r in sorted(runs, key=lambda r: r.id)]
         assert sum(a != b for a, b in zip(writers, writers[1:])) > WORKERS - 1, writers
