@@ -116,22 +116,10 @@ def _rows(campaign: int | None, benchmarks: tuple[str, ...], methods: tuple[str,
     if not rows:
         raise DuetError(f"campaign #{record.id} has nothing to analyse with these filters",
                         hint="check --benchmark/--method, or 'duet analyze' without them")
-    _name_noise(rows, runs)
+    from duetbench.report.warnings import name_noise
+
+    name_noise(rows, runs)
     return record, table, rows
-
-
-def _name_noise(rows, runs) -> None:  # type: ignore[no-untyped-def]
-    """Name the other processes that were busy during each benchmark's slowest runs (EMP, seed 002 §3.3),
-    from the activity recorded with every run."""
-    from duetbench.report.warnings import slowest_runs_noise
-
-    for row in rows:
-        sides = [inv for run in runs if run.method == row.method and run.status == "ok"
-                 and (row.benchmark == run.benchmark or row.benchmark.startswith(run.benchmark + "/"))
-                 for inv in run.sides.values()]
-        noise = slowest_runs_noise(sides)
-        if noise:
-            row.notes.append(f"other processes busy during the slowest runs: {noise}")
 
 
 @click.command()

@@ -34,6 +34,7 @@ from duetbench.measure.host import host_facts, usable_cpus
 from duetbench.plan.campaign import METHOD_ORDER, PlannedRun, RunRequest, make_plan
 from duetbench.plan.schedule import choose_cpus
 from duetbench.report.campaign import BenchmarkRow, CampaignProgress, print_plan, print_summary
+from duetbench.report.warnings import name_noise
 from duetbench.store.campaigns import CampaignRecord, CampaignStore, RunRecord, StoredIteration, iteration_table
 from duetbench.store.db import Store
 from duetbench.table_analysis import AnalysisOptions, analyze_table
@@ -522,4 +523,5 @@ def summarize(campaigns: CampaignStore, campaign_id: int, by_name, *, seed: int,
                 result = row.result if row else None
                 problem = row.problem if row else "no finished run with measured iterations"
                 rows.append(BenchmarkRow(label, method, ok, failed, result, problem))
+    name_noise(rows, runs)
     return rows

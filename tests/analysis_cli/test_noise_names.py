@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from duetbench.analyze_cli import _name_noise
+from duetbench.report.warnings import name_noise as _name_noise
 from duetbench.execute.invocation import Invocation
 from duetbench.table_analysis import AnalysisRow
 

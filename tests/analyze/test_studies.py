@@ -279,3 +279,18 @@ def test_bench_analysis_runs_on_a_small_campaign(tmp_path) -> None:  # type: ign
     assert data["campaign"]["iterations"] == 2 * 3 * 4 * 2 * 12
     assert data["analysis_s"] > 0 and len(data["bootstrap_vs_scipy"]) == 6
     assert "Whole analysis (all studies)" in (tmp_path / "analysis.md").read_text()
+
+
+def test_a_group_that_cannot_be_analysed_is_left_out_not_fatal() -> None:
+    """An async duet whose pairs all come from one run has no CI over runs; the other groups still get
+    their studies, and the left-out one is named with the reason."""
+    from duetbench.analyze.simulate import simulate_campaign
+    from duetbench.analyze.studies import run_studies
+
+    table = simulate_campaign(benchmarks=2, runs=4, iterations=20, warmup=2, seed=7).table
+    one_run = (table.method == "aduet") & (table.benchmark == table.benchmark[0]) & (table.run != table.run[
+        np.flatnonzero((table.method == "aduet") & (table.benchmark == table.benchmark[0]))[0]])
+    st = run_studies(table.where(~one_run), aa=True, n_resamples=500, n_shuffles=5, seed=1)
+    assert [(b, m) for b, m, _ in st.skipped] == [(str(table.benchmark[0]), "aduet")]
+    assert "at least 2 runs" in st.skipped[0][2]
+    assert len(st.comparisons) == 2 * 3 - 1

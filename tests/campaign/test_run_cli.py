@@ -304,8 +304,11 @@ def test_stopping_settings_in_the_campaign_file(duet, tmp_path: Path) -> None:
     assert notes and all("adaptive warmup (cv)" in n for n in notes)
     # The decision used the benchmark's mi (12), not the campaign's (40): the run was to end 12 iterations
     # after warmup. How many more a side ran before the stop reached it depends on scheduling.
-    decisions = [re.search(r"after (\d+) warmup iterations; run ended after (\d+) iterations", n) for n in notes]
-    assert all(d and int(d.group(2)) - int(d.group(1)) == 12 for d in decisions), notes
+    for note in notes:
+        stable = re.search(r"after (\d+) warmup iterations; run ended after (\d+) iterations", note)
+        capped = re.search(r"max reached without stability; run ended after (\d+) iterations", note)
+        assert (stable and int(stable.group(2)) - int(stable.group(1)) == 12) or \
+            (capped and int(capped.group(1)) == 60 + 12), note  # warmup ended at wi_max (60) on a noisy run
     counts = [c - w for c, w in db_rows(tmp_path, "SELECT COUNT(*), SUM(warmup) FROM iterations GROUP BY run_id, side")]
     assert all(12 - 1 <= c < 300 for c in counts), counts  # at least mi measured, and ended before the harness did
     bad = write_campaign(tmp_path, f"  x: {harness()}\n", extra="stopping: {warmup: cv, wi_min: 9, wi_max: 6}")

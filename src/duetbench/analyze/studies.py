@@ -291,6 +291,9 @@ class CampaignStudies:
     false_positives: dict[str, FalsePositiveRate] | None  # A/A campaigns only
     slowdowns: tuple[SlowdownResult, ...]
     slowdown_curves: dict[str, SlowdownCurve]
+    #: (benchmark, method, why) of the groups the studies had to leave out, e.g. an async duet
+    #: whose pairs all came from one run
+    skipped: tuple[tuple[str, str, str], ...] = ()
 
 
 def run_studies(
@@ -314,19 +317,31 @@ def run_studies(
     overlaps: list[OverlapStatistics] = []
     shuffles: list[ShuffleResult] = []
     slows: list[SlowdownResult] = []
-    for _, method, group in split_groups(table):
+    skipped: list[tuple[str, str, str]] = []
+    for bench, method, group in split_groups(table):
         rng = np.random.default_rng(ss.spawn(1)[0])
-        comparisons.append(compare_group(group, method, estimator=estimator, confidence_level=confidence_level,
-                                         n_resamples=n_resamples, random_state=rng, min_overlap_rate=min_overlap_rate))
-        if method in ("duet", "aduet"):
-            shuffles.append(shuffle_analysis(group, method, n_shuffles=n_shuffles, confidence_level=confidence_level,
-                                             n_resamples=n_resamples, random_state=rng, min_overlap_rate=min_overlap_rate))
+        # One group that cannot be analysed (too few runs with pairs) must not cost the others their
+        # studies: it is left out of every study, and said so.
+        try:
+            comparison = compare_group(group, method, estimator=estimator, confidence_level=confidence_level,
+                                       n_resamples=n_resamples, random_state=rng, min_overlap_rate=min_overlap_rate)
+            shuffle = (shuffle_analysis(group, method, n_shuffles=n_shuffles, confidence_level=confidence_level,
+                                        n_resamples=n_resamples, random_state=rng, min_overlap_rate=min_overlap_rate)
+                       if method in ("duet", "aduet") else None)
+            slow = (minimal_detectable_slowdown(group, method, slowdowns, estimator=estimator, alpha=alpha,
+                                                confidence_level=confidence_level, n_resamples=n_resamples,
+                                                random_state=rng, min_overlap_rate=min_overlap_rate)
+                    if aa else None)
+        except ValueError as exc:
+            skipped.append((bench, method, str(exc)))
+            continue
+        comparisons.append(comparison)
+        if shuffle is not None:
+            shuffles.append(shuffle)
         if method == "aduet":
             overlaps.append(overlap_statistics(group))
-        if aa:
-            slows.append(minimal_detectable_slowdown(group, method, slowdowns, estimator=estimator, alpha=alpha,
-                                                     confidence_level=confidence_level, n_resamples=n_resamples,
-                                                     random_state=rng, min_overlap_rate=min_overlap_rate))
+        if slow is not None:
+            slows.append(slow)
     return CampaignStudies(
         comparisons=tuple(comparisons),
         width_reduction=ci_width_reduction(comparisons),
@@ -337,6 +352,7 @@ def run_studies(
         false_positives=aa_false_positive_rate(comparisons, alpha=alpha) if aa else None,
         slowdowns=tuple(slows),
         slowdown_curves=slowdown_curves(slows),
+        skipped=tuple(skipped),
     )
 
 

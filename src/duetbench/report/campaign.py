@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from rich.console import Console
 from rich.markup import escape
@@ -97,6 +97,7 @@ class BenchmarkRow:
     runs_failed: int
     result: ComparisonResult | None
     problem: str = ""
+    notes: list[str] = field(default_factory=list)
 
 
 def print_summary(console: Console, rows: list[BenchmarkRow], confidence_level: float) -> None:
@@ -121,6 +122,10 @@ def print_summary(console: Console, rows: list[BenchmarkRow], confidence_level: 
     for number, row in enumerate(problems, start=1):
         console.print(f"[yellow]({number})[/yellow] {escape(row.benchmark)} · {row.method}: {escape(row.problem)}",
                       soft_wrap=True, highlight=False)
+    for row in rows:
+        for note in row.notes:
+            console.print(f"[dim]note[/dim] {escape(row.benchmark)} · {row.method}: {escape(note)}", soft_wrap=True,
+                          highlight=False)
 
 
 def format_ratio(r: RatioResult) -> str:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 
 from duetbench.analyze.studies import CampaignStudies
 
@@ -31,6 +32,8 @@ def studies_dict(st: CampaignStudies) -> dict[str, Any]:
     if st.false_positives is not None:
         out["aa_false_positive_rate"] = {m: fp.ci_rate for m, fp in st.false_positives.items()}
         out["aa_false_positive_rate_u_test"] = {m: fp.u_rate for m, fp in st.false_positives.items()}
+    if st.skipped:
+        out["skipped"] = [{"benchmark": b, "method": m, "reason": why} for b, m, why in st.skipped]
     if st.slowdown_curves:
         out["mds"] = {m: [(float(s), float(share)) for s, share in zip(c.slowdowns, c.share_equal_ci)]
                       for m, c in st.slowdown_curves.items()}
@@ -65,6 +68,9 @@ def print_studies(console: Console, st: CampaignStudies) -> None:
         where = f"{detected[0]:.0%}" if detected else f"> {curve.slowdowns[-1]:.0%}"
         console.print(f"  minimal detectable slowdown, {m}: half of the {curve.benchmarks} benchmark(s) detect an "
                       f"injected slowdown of {where}", highlight=False)
+    for bench, method, why in st.skipped:
+        console.print(f"  [yellow]left out of the studies[/yellow]: {escape(bench)} · {method}: {escape(why)}",
+                      highlight=False, soft_wrap=True)
 
 
 def write_studies_csv(st: CampaignStudies, path: Path) -> None:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from duetbench.analyze.comparison import ComparisonResult
 from duetbench.execute.invocation import Invocation
@@ -89,3 +90,16 @@ def slowest_runs_noise(invocations: list[Invocation], fraction: float = 0.1, top
     if not busiest or wall_ms <= 0 or busiest[0][1] < NOISE_SHARE * wall_ms:
         return ""
     return ", ".join(f"{name} {ms:.0f} ms" for name, ms in busiest) + f" (in the {len(slow)} slowest runs)"
+
+
+def name_noise(rows: list[Any], runs: list[Any]) -> None:
+    """Append to each row's ``notes`` the other processes that were busy during that benchmark's slowest
+    runs (EMP, seed 002 §3.3), from the activity stored with every campaign run. A row has ``benchmark``,
+    ``method`` and ``notes``; a harness run may hold several benchmarks, named "<run benchmark>/<inner>"."""
+    for row in rows:
+        sides = [inv for run in runs if run.method == row.method and run.status == "ok"
+                 and (row.benchmark == run.benchmark or row.benchmark.startswith(run.benchmark + "/"))
+                 for inv in run.sides.values()]
+        noise = slowest_runs_noise(sides)
+        if noise:
+            row.notes.append(f"other processes busy during the slowest runs: {noise}")
