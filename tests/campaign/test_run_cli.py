@@ -285,7 +285,7 @@ def test_adaptive_warmup_ends_runs_once_warm_and_measured(duet, tmp_path: Path) 
 
 def test_run_criterion_stops_launching_stable_runs(duet, tmp_path: Path) -> None:
     # Steady integer work: with RCIW over runs (threshold 3%), 12 planned duet runs stop well before 12.
-    write_campaign(tmp_path, f"  steady: {harness('--iterations 20 --work 100000')}\n", methods="{duet: 12}")
+    write_campaign(tmp_path, f"  steady: {harness('--iterations 30 --work 300000')}\n", methods="{duet: 12}")
     result = duet("run", "campaign.yml", "--no-progress", "--run-criterion", "rciw", "--f-min", "3")
     assert result.returncode == 0, result.stderr
     statuses = [s for (s,) in db_rows(tmp_path, "SELECT status FROM runs")]
