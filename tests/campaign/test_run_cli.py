@@ -245,8 +245,10 @@ def test_target_width_stops_a_precise_method_early(duet, tmp_path: Path) -> None
     result = duet("run", "campaign.yml", "--no-progress", "--target-width", "0.9", "--min-runs", "3")
     assert result.returncode == 0, result.stderr
     statuses = [s for (s,) in db_rows(tmp_path, "SELECT status FROM runs ORDER BY position")]
-    assert statuses.count("ok") == 3 and statuses.count("skipped") == 7, statuses
-    assert "stopped early" in result.stdout and "7 planned runs skipped" in result.stdout
+    # Normally exactly the minimum; one run disturbed by the machine (seen once in CI) may take another.
+    ok = statuses.count("ok")
+    assert 3 <= ok <= 5 and statuses.count("skipped") == 10 - ok, statuses
+    assert "stopped early" in result.stdout and f"{10 - ok} planned runs skipped" in result.stdout
     reasons = {e for (e,) in db_rows(tmp_path, "SELECT error FROM runs WHERE status='skipped'")}
     assert len(reasons) == 1 and "target 90.00%" in reasons.pop()
 
@@ -284,12 +286,13 @@ def test_adaptive_warmup_ends_runs_once_warm_and_measured(duet, tmp_path: Path) 
 
 
 def test_run_criterion_stops_launching_stable_runs(duet, tmp_path: Path) -> None:
-    # Steady integer work: with RCIW over runs (threshold 3%), 12 planned duet runs stop well before 12.
-    write_campaign(tmp_path, f"  steady: {harness('--iterations 30 --work 300000')}\n", methods="{duet: 12}")
+    # Steady integer work: with RCIW over runs (threshold 3%), planned duet runs stop well before the last.
+    # (20 planned, so that a run disturbed by the machine — seen in CI — leaves room to become stable again)
+    write_campaign(tmp_path, f"  steady: {harness('--iterations 30 --work 300000')}\n", methods="{duet: 20}")
     result = duet("run", "campaign.yml", "--no-progress", "--run-criterion", "rciw", "--f-min", "3")
     assert result.returncode == 0, result.stderr
     statuses = [s for (s,) in db_rows(tmp_path, "SELECT status FROM runs")]
-    assert len(statuses) == 12 and 3 <= statuses.count("ok") < 12, statuses
+    assert len(statuses) == 20 and 3 <= statuses.count("ok") < 20, statuses
     assert "stable by rciw" in result.stdout
 
 
