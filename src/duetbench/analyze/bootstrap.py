@@ -173,12 +173,10 @@ def mean_cis(
     Rows must be finite and equally long (pad nothing: a shorter sample is a different bootstrap).
     """
     x = np.asarray(values, dtype=np.float64)
-    if x.ndim != 2 or x.shape[1] == 0:
-        raise ValueError(f"values must be 2-D (one sample per row) with at least one column, got shape {x.shape}")
     if not np.isfinite(x).all():
         raise ValueError("values must be finite (no NaN or infinity)")
     cl = check_confidence_level(confidence_level)
-    dist = mean_distributions(x, n_resamples=n_resamples, rng=as_generator(random_state))
+    dist = mean_distributions(x, n_resamples=n_resamples, rng=as_generator(random_state))  # checks the shape
     alpha = 1.0 - cl
     low, high = tail_quantiles(dist, alpha / 2.0, 1.0 - alpha / 2.0)
     return BootstrapCIs(estimate=x.mean(axis=1), low=low, high=high, confidence_level=cl, n_resamples=dist.shape[1])
