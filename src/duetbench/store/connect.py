@@ -9,6 +9,8 @@ up front instead of failing half-way when upgrading a read lock.
 from __future__ import annotations
 
 import re
+import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -45,8 +47,25 @@ def open_engine(location: StoreLocation) -> Engine:
 def _sqlite_connect(dbapi_connection: Any, _record: Any) -> None:
     dbapi_connection.isolation_level = None  # no implicit transactions: SQLAlchemy's BEGIN is the one
     dbapi_connection.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-    dbapi_connection.execute("PRAGMA journal_mode=WAL")
+    _switch_to_wal(dbapi_connection)
     dbapi_connection.execute("PRAGMA synchronous=NORMAL")
+
+
+def _switch_to_wal(dbapi_connection: Any) -> None:
+    """Switching a new file to WAL needs it exclusively, and SQLite answers "database is locked" at
+    once, without its busy handler, while another process is doing the same (several Slurm tasks or
+    writers opening one new file): try again for up to the busy timeout."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    delay = 0.005
+    while True:
+        try:
+            dbapi_connection.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+        time.sleep(delay)
+        delay = min(delay * 2, 0.2)
 
 
 def _sqlite_begin(conn: Connection) -> None:
