@@ -12,6 +12,7 @@ from duetbench.analyze.ratio import (
     duet_ratio_ci,
     ratio_of_means_ci,
     robust_pair_filter,
+    sequential_cis,
 )
 
 # --- closed forms -------------------------------------------------------------------------
@@ -96,6 +97,30 @@ def test_ratio_of_means_flat_matches_independent_bootstrap_reference() -> None:
 
 
 # --- robust pair filter -------------------------------------------------------------------
+
+def test_sequential_cis_share_replicates_of_run_means() -> None:
+    rng = np.random.default_rng(3)
+    a, b = rng.lognormal(0, 0.05, 15), rng.lognormal(0.03, 0.05, 12)
+    ratio, diff = sequential_cis(a, b, confidence_level=0.95, n_resamples=2000, random_state=9)
+    # Same generator state, same draws: exactly what the two separate functions give.
+    assert ratio == ratio_of_means_ci(a, b, confidence_level=0.95, n_resamples=2000, random_state=9)
+    assert diff == difference_of_means_ci(a, b, confidence_level=0.95, n_resamples=2000, random_state=9)
+    # Replicate by replicate mean(B*)/mean(A*) − 1 = (mean(B*) − mean(A*))/mean(A*), so the two
+    # intervals exclude 1 (resp. 0) together.
+    assert (ratio.low > 1) == (diff.low > 0) and (ratio.high < 1) == (diff.high < 0)
+
+
+def test_sequential_cis_keep_the_hierarchical_ratio_for_runs_of_iterations() -> None:
+    rng = np.random.default_rng(4)
+    a = [rng.lognormal(0, 0.05, 30) for _ in range(8)]
+    b = [rng.lognormal(0.02, 0.05, 30) for _ in range(8)]
+    ratio, diff = sequential_cis(a, b, n_resamples=2000, random_state=2)
+    assert diff == difference_of_means_ci(a, b, n_resamples=2000, random_state=2)
+    ref = ratio_of_means_ci(a, b, n_resamples=2000, random_state=5)
+    assert ratio.estimate == pytest.approx(ref.estimate)
+    # A different draw of the same two-level bootstrap: bounds agree to Monte Carlo error.
+    assert ratio.low == pytest.approx(ref.low, rel=5e-3) and ratio.high == pytest.approx(ref.high, rel=5e-3)
+
 
 def test_robust_filter_keeps_clean_data() -> None:
     # Lognormal times with 1% noise per side: log ratios ~ N(0, 1.41%); a 5-sigma rule drops

@@ -17,6 +17,7 @@ from .ratio import (
     duet_ratio_ci,
     ratio_of_means_ci,
     robust_pair_filter,
+    sequential_cis,
 )
 from .summary import Summary, describe, relative_ci_width
 from .tests import UTestResult, mann_whitney_u
@@ -45,6 +46,7 @@ __all__ = [
     "ratio_of_means_ci",
     "relative_ci_width",
     "robust_pair_filter",
+    "sequential_cis",
     "verdict",
     "winsorize_run",
     "winsorize_runs",

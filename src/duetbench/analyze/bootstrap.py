@@ -1,9 +1,11 @@
 """Vectorized percentile bootstrap: flat (one level) and hierarchical (runs, then iterations).
 
-Replicates are drawn as index matrices (replicates × n) in chunks bounded by `_CHUNK_ELEMENTS`,
-so 10 000 replicates of 10 000 values stay within a few tens of MB. Indices are uniform
+Replicates are drawn as index matrices (replicates × n) in chunks of about `_GATHER_CHUNK`
+indices, small enough that the indices and the gathered values stay in cache. Indices are uniform
 (`Generator.integers`), unlike `pa`'s normal-draws-mod-n resampler (notes/seed_tools.md §3.2),
-which over-samples middle indices.
+which over-samples middle indices, and drawn in the narrowest unsigned type that holds them
+(`draw_indices`): drawing them is most of a bootstrap's time, and numpy's bounded generator
+makes two 16-bit draws from one 32-bit word.
 """
 from __future__ import annotations
 
@@ -26,8 +28,12 @@ from ._inputs import (
     check_n_resamples,
 )
 
-#: Upper bound on gathered elements per chunk: ~32 MB of float64 plus as much of int64 indices.
+#: Upper bound on gathered elements per chunk of the hierarchical bootstrap (~32 MB of float64).
 _CHUNK_ELEMENTS = 1 << 22
+#: Indices drawn and gathered per chunk of a flat bootstrap: 128 KB of uint16 indices and 512 KB
+#: of gathered values stay in cache. With the narrow indices: 1.4× faster than 4 M-element
+#: chunks of int64 indices for n = 20 and n = 1500 (10 000 replicates).
+_GATHER_CHUNK = 1 << 16
 
 Statistic = Callable[..., ArrayLike]
 
@@ -43,6 +49,16 @@ class BootstrapCI:
     n_resamples: int
     standard_error: float
     distribution: FloatArray = field(repr=False, compare=False)
+
+
+def draw_indices(rng: np.random.Generator, n: int, shape: tuple[int, ...], *, narrow: bool = True) -> IntArray:
+    """Uniform indices in [0, n) (draws with replacement, Efron's bootstrap), by default in the
+    narrowest unsigned integer type holding n − 1. numpy's bounded generator is unbiased for every
+    type (Lemire's method with rejection); the narrow types only spend fewer random bits per draw.
+    `narrow=False` draws int64 like `rng.integers(0, n, shape)`: the random stream of other tools'
+    scripts, for reproducing their published numbers draw for draw."""
+    dtype = np.int64 if not narrow else np.uint16 if n <= 1 << 16 else np.uint32 if n <= 1 << 32 else np.int64
+    return rng.integers(0, n, size=shape, dtype=dtype)
 
 
 def percentile_interval(distribution: ArrayLike, confidence_level: float) -> tuple[float, float]:
@@ -64,6 +80,7 @@ def bootstrap_distribution(
     *,
     n_resamples: int,
     rng: np.random.Generator,
+    narrow_indices: bool = True,
 ) -> FloatArray:
     """Bootstrap replicates of `statistic` over equally long samples resampled with shared indices.
 
@@ -71,6 +88,8 @@ def bootstrap_distribution(
     one unit), like `scipy.stats.bootstrap(paired=True)`. `statistic(*resampled, axis=-1)` gets
     2-D arrays (replicates × n) and must return one value per replicate.
     Standard nonparametric bootstrap (Efron), as used by Bulej et al. 2020 (seed 000) §3 step 5.
+    `narrow_indices=False` reproduces `rng.integers(0, n, (n_resamples, n))` draw for draw (see
+    `draw_indices`).
     """
     n_resamples = check_n_resamples(n_resamples)
     arrays = [np.asarray(s, dtype=np.float64) for s in samples]
@@ -82,10 +101,10 @@ def bootstrap_distribution(
     if any(a.ndim != 1 or a.size != n for a in arrays):
         raise ValueError("samples resampled together must be 1-D and equally long")
     out = np.empty(n_resamples, dtype=np.float64)
-    rows = max(1, _CHUNK_ELEMENTS // (n * len(arrays)))
+    rows = max(1, _GATHER_CHUNK // n)
     for start in range(0, n_resamples, rows):
         m = min(rows, n_resamples - start)
-        idx = rng.integers(0, n, size=(m, n))
+        idx = draw_indices(rng, n, (m, n), narrow=narrow_indices)
         values = np.asarray(statistic(*(a[idx] for a in arrays), axis=-1), dtype=np.float64)
         if values.shape != (m,):
             raise ValueError(
@@ -122,9 +141,10 @@ def resample_counts(n: int, n_resamples: int, rng: np.random.Generator) -> Float
     """How often each of `n` units is drawn in each of `n_resamples` ordinary bootstrap resamples
     (replicates × n, rows summing to n): uniform draws with replacement (Efron), as float64 so that
     a resampled sum over any number of samples is one matrix product."""
-    idx = rng.integers(0, n, size=(n_resamples, n))
-    idx += np.arange(n_resamples)[:, None] * n
-    return np.bincount(idx.ravel(), minlength=n_resamples * n).reshape(n_resamples, n).astype(np.float64)
+    # Offsetting each row's indices by row × n makes one bincount count every row at once.
+    offsets = np.arange(0, n_resamples * n, n, dtype=np.intp)[:, None]
+    flat = (draw_indices(rng, n, (n_resamples, n)) + offsets).ravel()
+    return np.bincount(flat, minlength=n_resamples * n).reshape(n_resamples, n).astype(np.float64)
 
 
 def mean_distributions(values: ArrayLike, *, n_resamples: int, rng: np.random.Generator) -> FloatArray:
@@ -151,10 +171,10 @@ def mean_distributions(values: ArrayLike, *, n_resamples: int, rng: np.random.Ge
                 out[:, start : start + m] = x @ resample_counts(n, m, rng).T
         out /= n
         return out
-    step = max(1, _CHUNK_ELEMENTS // (n * rows))
+    step = max(1, _GATHER_CHUNK // n)
     for start in range(0, n_resamples, step):
         m = min(step, n_resamples - start)
-        idx = rng.integers(0, n, size=(m, n))
+        idx = draw_indices(rng, n, (m, n))
         out[:, start : start + m] = x[:, idx].mean(axis=-1)
     return out
 

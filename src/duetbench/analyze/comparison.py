@@ -12,11 +12,10 @@ from .overlap import OverlapPairs, aduet_ratio_ci, overlap_pairs, overlap_pairs_
 from .ratio import (
     DifferenceResult,
     RatioResult,
-    difference_of_means_ci,
     duet_ratio_ci,
     paired_log_ratios,
-    ratio_of_means_ci,
     robust_pair_filter,
+    sequential_cis,
 )
 from .summary import Summary, describe, relative_ci_width
 from .tests import mann_whitney_u
@@ -179,7 +178,8 @@ def compare(
       else over pairs. `robust` applies the same pair filter (our extension: the asymmetric
       noise it targets hits the async duet as much as the sync one). Then `aduet_ratio_ci`.
     - "sequential" (seed 000 §4.1 standard method, DESIGN §4): `ratio_of_means_ci` and
-      `difference_of_means_ci`; a and b are independent (1-D: one value per run; or per-run arrays).
+      `difference_of_means_ci`, sharing their replicates where both resample run means
+      (`sequential_cis`); a and b are independent (1-D: one value per run; or per-run arrays).
     The Mann–Whitney U test (seed 004 §4.3.3) runs on all raw A vs B values; `u_test=False` skips it
     (u_test_p is then nan), for live estimates that only steer stopping.
     """
@@ -211,8 +211,7 @@ def compare(
         )
         unit = "pairs" if a_run_ids is None else "runs"
     else:
-        ratio = ratio_of_means_ci(a, b, confidence_level=cl, n_resamples=n_resamples, random_state=rng)
-        difference = difference_of_means_ci(a, b, confidence_level=cl, n_resamples=n_resamples, random_state=rng)
+        ratio, difference = sequential_cis(a, b, confidence_level=cl, n_resamples=n_resamples, random_state=rng)
         used = ratio.n
         unit = "runs per side"
     if ratio.n < FEW_UNITS:

@@ -113,10 +113,42 @@ def duet_ratio_ci(
     return _exp_ci(log_gms, cl, n_resamples, as_generator(random_state))
 
 
+def _runs_of_means(runs: Runs) -> bool:
+    """True when the runs are single values, so the hierarchical bootstrap is the ordinary one."""
+    return runs.flat or bool((runs.lengths == 1).all())
+
+
 def _mean_distribution(runs: Runs, n_resamples: int, rng: np.random.Generator) -> FloatArray:
-    if runs.flat or bool((runs.lengths == 1).all()):
-        return bootstrap_distribution((runs.run_means(),), np.mean, n_resamples=n_resamples, rng=rng)
+    if _runs_of_means(runs):
+        return _run_means_distribution(runs, n_resamples, rng)
     return hierarchical_mean_distribution(runs.values, runs.lengths, n_resamples=n_resamples, rng=rng)
+
+
+def _ratio_result(ra: Runs, rb: Runs, dist_a: FloatArray, dist_b: FloatArray, cl: float) -> RatioResult:
+    low, high = percentile_interval(dist_b / dist_a, cl)
+    estimate = float(rb.run_means().mean() / ra.run_means().mean())
+    return RatioResult(estimate=estimate, low=low, high=high, confidence_level=cl, n=min(ra.count, rb.count))
+
+
+def _difference_result(ra: Runs, rb: Runs, dist_a: FloatArray, dist_b: FloatArray, cl: float) -> DifferenceResult:
+    low, high = percentile_interval(dist_b - dist_a, cl)
+    base = float(ra.run_means().mean())
+    estimate = float(rb.run_means().mean()) - base
+    return DifferenceResult(
+        estimate=estimate,
+        low=low,
+        high=high,
+        relative_estimate=estimate / base,
+        relative_low=low / base,
+        relative_high=high / base,
+        confidence_level=cl,
+        n_a=ra.count,
+        n_b=rb.count,
+    )
+
+
+def _run_means_distribution(runs: Runs, n_resamples: int, rng: np.random.Generator) -> FloatArray:
+    return bootstrap_distribution((runs.run_means(),), np.mean, n_resamples=n_resamples, rng=rng)
 
 
 def ratio_of_means_ci(
@@ -140,11 +172,7 @@ def ratio_of_means_ci(
     ra = as_runs(a, "a")
     rb = as_runs(b, "b")
     rng = as_generator(random_state)
-    dist_a = _mean_distribution(ra, n_resamples, rng)
-    dist_b = _mean_distribution(rb, n_resamples, rng)
-    low, high = percentile_interval(dist_b / dist_a, cl)
-    estimate = float(rb.run_means().mean() / ra.run_means().mean())
-    return RatioResult(estimate=estimate, low=low, high=high, confidence_level=cl, n=min(ra.count, rb.count))
+    return _ratio_result(ra, rb, _mean_distribution(ra, n_resamples, rng), _mean_distribution(rb, n_resamples, rng), cl)
 
 
 def difference_of_means_ci(
@@ -168,24 +196,39 @@ def difference_of_means_ci(
     ra = as_runs(a, "a")
     rb = as_runs(b, "b")
     rng = as_generator(random_state)
-    means_a = ra.run_means()
-    means_b = rb.run_means()
-    dist_a = bootstrap_distribution((means_a,), np.mean, n_resamples=n_resamples, rng=rng)
-    dist_b = bootstrap_distribution((means_b,), np.mean, n_resamples=n_resamples, rng=rng)
-    low, high = percentile_interval(dist_b - dist_a, cl)
-    base = float(means_a.mean())
-    estimate = float(means_b.mean()) - base
-    return DifferenceResult(
-        estimate=estimate,
-        low=low,
-        high=high,
-        relative_estimate=estimate / base,
-        relative_low=low / base,
-        relative_high=high / base,
-        confidence_level=cl,
-        n_a=ra.count,
-        n_b=rb.count,
-    )
+    dist_a = _run_means_distribution(ra, n_resamples, rng)
+    dist_b = _run_means_distribution(rb, n_resamples, rng)
+    return _difference_result(ra, rb, dist_a, dist_b, cl)
+
+
+def sequential_cis(
+    a: RunsLike,
+    b: RunsLike,
+    *,
+    confidence_level: float = 0.99,
+    n_resamples: int = 10_000,
+    random_state: RandomState = None,
+) -> tuple[RatioResult, DifferenceResult]:
+    """`ratio_of_means_ci` and `difference_of_means_ci` of the same data, as the sequential method
+    reports them (Bulej et al. 2020 (seed 000) §4.1; DESIGN §4).
+
+    When both resample run means (1-D inputs, or runs of one iteration each) they are two
+    functionals of one bootstrap, so A's and B's replicates are drawn once and serve both: half the
+    resampling, and the two intervals agree with each other replicate by replicate.
+    """
+    cl = check_confidence_level(confidence_level)
+    n_resamples = check_n_resamples(n_resamples)
+    ra = as_runs(a, "a")
+    rb = as_runs(b, "b")
+    rng = as_generator(random_state)
+    dist_a = _run_means_distribution(ra, n_resamples, rng)
+    dist_b = _run_means_distribution(rb, n_resamples, rng)
+    difference = _difference_result(ra, rb, dist_a, dist_b, cl)
+    if not _runs_of_means(ra):
+        dist_a = _mean_distribution(ra, n_resamples, rng)
+    if not _runs_of_means(rb):
+        dist_b = _mean_distribution(rb, n_resamples, rng)
+    return _ratio_result(ra, rb, dist_a, dist_b, cl), difference
 
 
 def robust_pair_filter(
