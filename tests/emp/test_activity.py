@@ -111,3 +111,43 @@ def test_a_spawned_daemon_is_named_in_the_delta(noisy_daemon: int) -> None:
     # it burns 30 ms of CPU per 100 ms: ~180 ms in 0.6 s; loose bounds for a shared machine
     assert 40 <= d.cpu_ms <= 600
     assert d.cpu_ns == max(a.cpu_ns for a in got.values() if a.comm == "emp-noisyd")
+
+
+class _FakeProc:
+    """A /proc as a dict of files: what `duet doctor` passes for a copy of another machine."""
+
+    def __init__(self, files: dict[str, str]) -> None:
+        self.files = files
+
+    def read(self, absolute: str) -> str | None:
+        return self.files.get(absolute)
+
+    def listdir(self, absolute: str) -> list[str]:
+        prefix = absolute.rstrip("/") + "/"
+        return sorted({p[len(prefix):].split("/")[0] for p in self.files if p.startswith(prefix)})
+
+
+def _stat(pid: int, comm: str, ppid: int, utime: int, stime: int, start: int = 500) -> str:
+    fields = ["S", str(ppid)] + ["0"] * 9 + [str(utime), str(stime)] + ["0"] * 6 + [str(start)] + ["0"] * 10
+    return f"{pid} ({comm}) " + " ".join(fields)
+
+
+def test_snapshot_reads_any_proc_tree_and_falls_back_to_ticks_without_schedstat() -> None:
+    tick_ns = 1e9 / os.sysconf("SC_CLK_TCK")
+    files = {
+        "/proc/10/stat": _stat(10, "cron (x)", 1, 3, 4),
+        "/proc/10/task/10/schedstat": "1000 20 3",
+        "/proc/10/task/11/schedstat": "500 0 1",
+        "/proc/20/stat": _stat(20, "noschedstat", 1, 30, 20),
+        "/proc/20/task/20/stat": "",  # a thread without schedstat
+        "/proc/30/stat": _stat(30, "child", 10, 0, 0),
+        "/proc/30/task/30/schedstat": "7 0 1",
+        "/proc/uptime": "5.0 1.0",
+    }
+    s = snapshot((10,), include_self=True, files=_FakeProc(files))
+    assert s.excluded == {10, 30}  # 10 and its child 30
+    assert set(s.processes) == {20}
+    assert s.processes[20].threads == {20: ThreadReading(int(50 * tick_ns), 0, 0)}
+    full = snapshot(include_self=True, files=_FakeProc(files))
+    assert full.processes[10].comm == "cron (x)" and full.processes[10].start_ticks == 500
+    assert full.processes[10].threads == {10: ThreadReading(1000, 20, 3), 11: ThreadReading(500, 0, 1)}

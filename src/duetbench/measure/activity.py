@@ -13,7 +13,8 @@ Limits, stated because they shape what a report may claim:
 both are flagged on the process (``exited``, ``threads_vanished``) rather than guessed.
 
 Reading /proc is here (``snapshot``); the arithmetic (``activity_delta``) is pure, so that it can be
-tested on synthetic snapshots.
+tested on synthetic snapshots. ``duet doctor`` reads the same way through its ``SysRoot`` (any object
+with ``read`` and ``listdir``), so that a copy of another machine's /proc can stand in.
 """
 from __future__ import annotations
 
@@ -22,7 +23,9 @@ import time
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
+
+_TICK_NS = 1e9 / os.sysconf("SC_CLK_TCK")
 
 
 @dataclass(frozen=True)
@@ -83,22 +86,41 @@ class ProcessActivity:
 
 # -- reading /proc ---------------------------------------------------------------------------------
 
-def _read(path: str) -> str | None:
-    try:
-        with open(path, "rb") as f:
-            return f.read().decode("utf-8", "replace")
-    except OSError:  # the process or thread exited while we looked
-        return None
+class ProcFiles(Protocol):
+    """Where /proc is read from: this machine (``LIVE``) or a copy (the doctor's ``SysRoot``)."""
+
+    def read(self, absolute: str) -> str | None: ...
+
+    def listdir(self, absolute: str) -> list[str]: ...
 
 
-def _parse_stat(text: str) -> tuple[str, int, int] | None:
-    """comm, ppid and start time from /proc/<pid>/stat; comm may hold spaces and parentheses."""
+class _LiveProc:
+    def read(self, absolute: str) -> str | None:
+        try:
+            with open(absolute, "rb") as f:
+                return f.read().decode("utf-8", "replace")
+        except OSError:  # the process or thread exited while we looked
+            return None
+
+    def listdir(self, absolute: str) -> list[str]:
+        try:
+            return os.listdir(absolute)
+        except OSError:
+            return []
+
+
+LIVE: ProcFiles = _LiveProc()
+
+
+def _parse_stat(text: str) -> tuple[str, int, int, int] | None:
+    """comm, ppid, start time and user+system ticks from /proc/<pid>/stat; comm may hold spaces
+    and parentheses."""
     open_, close = text.find("("), text.rfind(")")
     if open_ < 0 or close < 0:
         return None
     rest = text[close + 2:].split()
     try:
-        return text[open_ + 1:close], int(rest[1]), int(rest[19])
+        return text[open_ + 1:close], int(rest[1]), int(rest[19]), int(rest[11]) + int(rest[12])
     except (IndexError, ValueError):
         return None
 
@@ -118,19 +140,22 @@ def _descendants(roots: Iterable[int], ppid_of: Mapping[int, int]) -> set[int]:
     return out
 
 
-def snapshot(exclude_pids: Iterable[int] = (), *, include_self: bool = False, proc: Path = Path("/proc")) -> Snapshot:
+def snapshot(
+    exclude_pids: Iterable[int] = (), *, include_self: bool = False, files: ProcFiles = LIVE
+) -> Snapshot:
     """Read every thread's schedstat, except this process's tree and ``exclude_pids`` with their descendants.
 
     Our own tree (the orchestrator and the measured command) is excluded by default: the measured side
-    is reported by wait4, not as noise."""
+    is reported by wait4, not as noise. A process none of whose threads has a readable schedstat (a
+    kernel without schedstats) is read from /proc/<pid>/stat instead: user+system clock ticks, as one
+    thread, with no wait time or timeslices."""
     cpu0 = time.thread_time_ns()
     taken = time.monotonic_ns()
-    base = str(proc)
-    stats: dict[int, tuple[str, int, int]] = {}
-    for name in os.listdir(base):
+    stats: dict[int, tuple[str, int, int, int]] = {}
+    for name in files.listdir("/proc"):
         if not name.isdigit():
             continue
-        text = _read(f"{base}/{name}/stat")
+        text = files.read(f"/proc/{name}/stat")
         parsed = _parse_stat(text) if text else None
         if parsed is not None:
             stats[int(name)] = parsed
@@ -139,21 +164,20 @@ def snapshot(exclude_pids: Iterable[int] = (), *, include_self: bool = False, pr
         roots.add(os.getpid())
     excluded = _descendants(roots, {pid: s[1] for pid, s in stats.items()})
     processes: dict[int, ProcessReading] = {}
-    for pid, (comm, ppid, start) in stats.items():
+    for pid, (comm, ppid, start, ticks) in stats.items():
         if pid in excluded:
             continue
+        tids = files.listdir(f"/proc/{pid}/task")
+        if not tids:
+            continue  # exited while we looked
         threads: dict[int, ThreadReading] = {}
-        try:
-            tids = os.listdir(f"{base}/{pid}/task")
-        except OSError:
-            continue
         for tid in tids:
-            text = _read(f"{base}/{pid}/task/{tid}/schedstat")
-            if not text:
-                continue
-            parts = text.split()
+            text = files.read(f"/proc/{pid}/task/{tid}/schedstat")
+            parts = text.split() if text else ()
             if len(parts) >= 3:
                 threads[int(tid)] = ThreadReading(int(parts[0]), int(parts[1]), int(parts[2]))
+        if not threads:
+            threads[pid] = ThreadReading(int(ticks * _TICK_NS), 0, 0)
         processes[pid] = ProcessReading(pid, comm, ppid, start, threads)
     return Snapshot(taken, processes, time.thread_time_ns() - cpu0, frozenset(excluded))
 

@@ -6,20 +6,11 @@ kworkers and daemons (notes/machine_probe.md §7). Time is /proc/uptime, so a co
 """
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
+from duetbench.measure.activity import Snapshot, activity_delta, snapshot
 from duetbench.measure.doctor.model import Check
 from duetbench.measure.doctor.sysroot import SysRoot
-
-_TICK_NS = 1e9 / os.sysconf("SC_CLK_TCK")
-
-
-@dataclass(frozen=True)
-class Task:
-    comm: str
-    cpu_ns: int
-    start_ticks: int  # start time after boot: tells a reused pid from the same process (kworkers rename)
 
 
 @dataclass
@@ -28,38 +19,8 @@ class ProcSnapshot:
     cpu_ticks: dict[str, list[int]]  # "cpu", "cpu0", ...: user nice system idle iowait irq softirq steal ...
     loadavg: tuple[float, float, float] | None
     procs_running: int | None
-    tasks: dict[int, Task] = field(default_factory=dict)
-
-
-def _start_ticks(stat: str | None) -> int | None:
-    if not stat or ")" not in stat:
-        return None
-    try:
-        return int(stat.rsplit(")", 1)[1].split()[19])  # field 22, starttime
-    except (ValueError, IndexError):
-        return None
-
-
-def _task_cpu_ns(root: SysRoot, pid: str, stat: str | None) -> int | None:
-    total = 0
-    found = False
-    for tid in root.listdir(f"/proc/{pid}/task"):
-        text = root.read(f"/proc/{pid}/task/{tid}/schedstat")
-        if text:
-            try:
-                total += int(text.split()[0])
-                found = True
-            except (ValueError, IndexError):
-                pass
-    if found:
-        return total
-    if not stat or ")" not in stat:
-        return None
-    fields = stat.rsplit(")", 1)[1].split()
-    try:
-        return int((int(fields[11]) + int(fields[12])) * _TICK_NS)  # utime, stime (fields 14, 15)
-    except (ValueError, IndexError):
-        return None
+    #: Every thread's schedstat, read the way runs record their noise (measure.activity).
+    processes: Snapshot
 
 
 def take_snapshot(root: SysRoot, exclude: frozenset[int] = frozenset()) -> ProcSnapshot:
@@ -75,15 +36,9 @@ def take_snapshot(root: SysRoot, exclude: frozenset[int] = frozenset()) -> ProcS
             running = int(parts[1])
     load_text = root.read("/proc/loadavg")
     loadavg = tuple(float(v) for v in load_text.split()[:3]) if load_text else None
-    tasks: dict[int, Task] = {}
-    for name in root.listdir("/proc"):
-        if not name.isdigit() or int(name) in exclude:
-            continue
-        stat = root.read(f"/proc/{name}/stat")
-        cpu = _task_cpu_ns(root, name, stat)
-        if cpu is not None:
-            tasks[int(name)] = Task(root.read(f"/proc/{name}/comm") or "?", cpu, _start_ticks(stat) or 0)
-    return ProcSnapshot(uptime, cpu_ticks, loadavg, running, tasks)  # type: ignore[arg-type]
+    # On a copy of another machine our own pid means nothing, so nothing is excluded as "ours".
+    processes = snapshot(exclude, include_self=not root.is_live, files=root)
+    return ProcSnapshot(uptime, cpu_ticks, loadavg, running, processes)  # type: ignore[arg-type]
 
 
 def _cpus(snapshot: ProcSnapshot) -> int:
@@ -131,17 +86,11 @@ def check_daemons(before: ProcSnapshot, after: ProcSnapshot | None, top: int = 5
     interval = after.uptime_s - before.uptime_s
     if interval <= 0:
         return Check("daemons", title, "not-observable", ("the two /proc snapshots have the same uptime",))
-    used: list[tuple[float, int, str]] = []
-    for pid, task in after.tasks.items():
-        prior = before.tasks.get(pid)
-        delta = task.cpu_ns - (prior.cpu_ns if prior is not None and prior.start_ticks == task.start_ticks else 0)
-        if delta > 0:
-            used.append((delta / 1e9, pid, task.comm))
-    used.sort(reverse=True)
+    used = [(a.cpu_ns / 1e9, a.pid, a.comm) for a in activity_delta(before.processes, after.processes) if a.cpu_ns > 0]
     total = sum(u for u, _, _ in used)
     share = total / interval  # in CPUs
     evidence = [f"other processes used {total * 1000:.0f} ms of CPU in {interval:.2f} s "
-                f"({share:.1%} of one CPU; {len(after.tasks)} processes)"]
+                f"({share:.1%} of one CPU; {len(after.processes.processes)} processes)"]
     busy = [(u, pid, comm) for u, pid, comm in used[:top] if u / interval >= 0.001]
     if busy:
         evidence.append("top: " + ", ".join(f"{comm} (pid {pid}) {u / interval:.1%}" for u, pid, comm in busy))
