@@ -380,15 +380,20 @@ def _first_stop(judge: Judge, n: int, lo: int, hi: int, live: bool) -> tuple[int
     return None, last
 
 
-def _warmup(judges: list[Judge], n: int, params: StoppingParams, live: bool, what: str) -> WarmupDecision:
+def _all_stable(judges: list[Judge]) -> Judge:
+    """One judge over several sides: a pair is stable only when both sides are; the check reported
+    is the first side not yet stable."""
     def judge(i: int) -> Check:
         checks = [j(i) for j in judges]
-        # A pair is stable only when both sides are; report the side furthest from stability.
         bad = [c for c in checks if not c.stable]
         return bad[0] if bad else checks[0]
 
+    return judge
+
+
+def _warmup(judges: list[Judge], n: int, params: StoppingParams, live: bool, what: str) -> WarmupDecision:
     lo, hi = params.min_warmup_iterations, params.wi_max
-    at, check = _first_stop(judge, n, lo, hi, live)
+    at, check = _first_stop(_all_stable(judges), n, lo, hi, live)
     if at is not None:
         return WarmupDecision(True, True, at, at, at + params.mi, params.criterion, check, None)
     if n >= hi:
@@ -409,6 +414,16 @@ def _evaluator(steps: Steps, name: str, params: StoppingParams, random_state: in
 
 def _judge(ev: _Evaluator, params: StoppingParams, window: int, basis: Basis) -> Judge:
     return lambda i: _check(ev, i, window, params.threshold, basis)
+
+
+def _pair_judges(
+    a: Steps, b: Steps, names: tuple[str, str], params: StoppingParams, random_state: int, window: int, basis: Basis
+) -> tuple[list[Judge], int]:
+    """Both sides' judges, and how many steps both have (steps beyond the shorter side are not judged)."""
+    ev_a = _evaluator(a, names[0], params, random_state)
+    ev_b = _evaluator(b, names[1], params, random_state)
+    n = min(len(ev_a.steps), len(ev_b.steps))
+    return [_judge(ev_a, params, window, basis), _judge(ev_b, params, window, basis)], n
 
 
 def warmup_end(
@@ -438,11 +453,8 @@ def pair_warmup_end(
     """Warmup end for a duet pair: the first iteration at which both sides are stable at once
     (the sides stay aligned: one decision, one warmup length for both). Iterations beyond the
     shorter side are not judged."""
-    ev_a = _evaluator(a_values, "a_values", params, random_state)
-    ev_b = _evaluator(b_values, "b_values", params, random_state)
-    n = min(len(ev_a.steps), len(ev_b.steps))
-    w = params.iteration_window
-    judges = [_judge(ev_a, params, w, "window"), _judge(ev_b, params, w, "window")]
+    judges, n = _pair_judges(a_values, b_values, ("a_values", "b_values"), params, random_state,
+                             params.iteration_window, "window")
     return _warmup(judges, n, params, live, "the duet pair's warmup")
 
 
@@ -454,12 +466,7 @@ def pair_warmup_step(
 
 
 def _runs(judges: list[Judge], n: int, params: StoppingParams, live: bool, what: str) -> RunDecision:
-    def judge(i: int) -> Check:
-        checks = [j(i) for j in judges]
-        bad = [c for c in checks if not c.stable]
-        return bad[0] if bad else checks[0]
-
-    at, check = _first_stop(judge, n, params.f_min, params.f_max, live)
+    at, check = _first_stop(_all_stable(judges), n, params.f_min, params.f_max, live)
     if at is not None:
         return RunDecision(True, True, at, params.criterion, check, None)
     if n >= params.f_max:
@@ -490,11 +497,8 @@ def pair_run_stop(
     random_state: int = 0, live: bool = False,
 ) -> RunDecision:
     """Stop launching duet runs when both sides' runs are stable at the same run count."""
-    ev_a = _evaluator(a_runs, "a_runs", params, random_state)
-    ev_b = _evaluator(b_runs, "b_runs", params, random_state)
-    n = min(len(ev_a.steps), len(ev_b.steps))
-    w = params.window_runs
-    judges = [_judge(ev_a, params, w, "cumulative"), _judge(ev_b, params, w, "cumulative")]
+    judges, n = _pair_judges(a_runs, b_runs, ("a_runs", "b_runs"), params, random_state,
+                             params.window_runs, "cumulative")
     return _runs(judges, n, params, live, "the duet pair's runs")
 
 

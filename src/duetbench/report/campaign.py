@@ -1,16 +1,16 @@
 """Terminal output of `duet run`: the plan (--dry-run), the live campaign view, the summary table."""
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
 from duetbench.analyze.comparison import ComparisonResult
 from duetbench.plan.campaign import PlannedRun
+from duetbench.report.progress import ManualProgress
 from duetbench.analyze.ratio import RatioResult
 
 
@@ -29,34 +29,22 @@ def print_plan(console: Console, name: str, seed: int, schedule: str, plan: list
         console.print(f"  [bold]{escape(bench)}[/bold] {side}: {escape(command)}", soft_wrap=True, highlight=False)
 
 
-class CampaignProgress:
+class CampaignProgress(ManualProgress):
     """Runs done and left, ETA, current benchmark and method, failures so far.
 
     Refreshed only between runs (auto-refresh off): a refresh thread would wake up during the
-    measurement and land on one side of a duet.
+    measurement and land on one side of a duet. Without a terminal, one plain line per run.
     """
 
     def __init__(self, console: Console, total: int, done: int, enabled: bool) -> None:
-        self.enabled = enabled and console.is_terminal
-        self.console = console
+        super().__init__(console, enabled, [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                            TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+                                            TextColumn("{task.fields[failures]}")],
+                         description="starting", total=total, completed=done, failures="")
         self.failures = 0
-        self.progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                 TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-                                 TextColumn("{task.fields[failures]}"), console=console, auto_refresh=False)
-        self.task = self.progress.add_task("starting", total=total, completed=done, failures="")
-        self._t0 = time.monotonic()
-
-    def __enter__(self) -> "CampaignProgress":
-        if self.enabled:
-            self.progress.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self.enabled:
-            self.progress.stop()
 
     def starting(self, run: PlannedRun) -> None:
-        self._describe(escape(f"{run.benchmark} · {run.method} {run.repetition + 1}"))
+        self._describe(run)
 
     def finished(self, run: PlannedRun, status: str, error: str) -> None:
         if status != "ok":
@@ -64,29 +52,27 @@ class CampaignProgress:
             self.console.print(f"[red]run {escape(run.key)} failed:[/red] {escape(error)}", soft_wrap=True,
                                highlight=False)
         self.progress.advance(self.task)
-        self._describe(escape(f"{run.benchmark} · {run.method} {run.repetition + 1}"))
-        if not self.enabled:
-            done = int(self.progress.tasks[0].completed)
-            total = self.progress.tasks[0].total or 0
-            self.console.print(escape(f"[{done}/{total:.0f}] {run.key}: {status}"), highlight=False)
+        self._describe(run)
+        self._plain_line(run, status)
 
     def skipped(self, run: PlannedRun) -> None:
         self.progress.advance(self.task)
-        if not self.enabled:
-            done = int(self.progress.tasks[0].completed)
-            total = self.progress.tasks[0].total or 0
-            self.console.print(escape(f"[{done}/{total:.0f}] {run.key}: skipped (precise enough)"), highlight=False)
-        else:
-            self.progress.refresh()
+        self.refresh()
+        self._plain_line(run, "skipped (precise enough)")
 
     def note(self, text: str) -> None:
         self.console.print(f"[cyan]{escape(text)}[/cyan]", soft_wrap=True, highlight=False)
 
-    def _describe(self, text: str) -> None:
+    def _plain_line(self, run: PlannedRun, state: str) -> None:
+        if not self.enabled:
+            task = self.progress.tasks[0]
+            self.console.print(escape(f"[{int(task.completed)}/{task.total or 0:.0f}] {run.key}: {state}"), highlight=False)
+
+    def _describe(self, run: PlannedRun) -> None:
         fails = f"[red]{self.failures} failed[/red]" if self.failures else ""
-        self.progress.update(self.task, description=text, failures=fails)
-        if self.enabled:
-            self.progress.refresh()
+        self.progress.update(self.task, description=escape(f"{run.benchmark} · {run.method} {run.repetition + 1}"),
+                             failures=fails)
+        self.refresh()
 
 
 @dataclass

@@ -1,23 +1,27 @@
-"""Live progress: runs done and the CI narrowing, refreshed only between invocations.
+"""Live progress bars refreshed only between measurements, for `duet compare` and `duet run`.
 
 Auto-refresh is off on purpose: a refresh thread would wake up during measurements and land on one
 side of a duet (notes/duet_on_2cpus.md point 1).
 """
 from __future__ import annotations
 
+from typing import Any
+
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeElapsedColumn
 
 
-class LiveProgress:
-    def __init__(self, console: Console, total: int, enabled: bool) -> None:
+class ManualProgress:
+    """A rich progress bar with one task that draws only when told to (`refresh`), on terminals only."""
+
+    def __init__(self, console: Console, enabled: bool, columns: list[ProgressColumn], *, transient: bool = False,
+                 description: str, total: int, completed: int = 0, **fields: Any) -> None:
         self.enabled = enabled and console.is_terminal
-        self.progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                 TimeElapsedColumn(), TextColumn("{task.fields[ci]}"), console=console,
-                                 auto_refresh=False, transient=True)
-        self.task = self.progress.add_task("measuring", total=total, ci="")
+        self.console = console
+        self.progress = Progress(*columns, console=console, auto_refresh=False, transient=transient)
+        self.task = self.progress.add_task(description, total=total, completed=completed, **fields)
 
-    def __enter__(self) -> "LiveProgress":
+    def __enter__(self) -> "ManualProgress":
         if self.enabled:
             self.progress.start()
         return self
@@ -25,6 +29,19 @@ class LiveProgress:
     def __exit__(self, *exc: object) -> None:
         if self.enabled:
             self.progress.stop()
+
+    def refresh(self) -> None:
+        if self.enabled:
+            self.progress.refresh()
+
+
+class LiveProgress(ManualProgress):
+    """`duet compare`: invocations done and the CI narrowing."""
+
+    def __init__(self, console: Console, total: int, enabled: bool) -> None:
+        super().__init__(console, enabled, [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                            TimeElapsedColumn(), TextColumn("{task.fields[ci]}")],
+                         transient=True, description="measuring", total=total, ci="")
 
     def update(self, *, done: int, total: int, description: str, ci: str) -> None:
         if self.enabled:
