@@ -22,6 +22,7 @@ import numpy as np
 
 from duetbench.analyze.comparison import ComparisonResult, compare
 from duetbench.analyze.filter import winsorize_run
+from duetbench.analyze.grouped import paired_runs
 from duetbench.analyze.summary import describe
 from duetbench.analyze.table import METHODS, IterationTable, discard_leading
 
@@ -55,17 +56,6 @@ class AnalysisRow:
     notes: list[str] = field(default_factory=list)
 
 
-def _pairs_by_run(a_runs: list[np.ndarray], b_runs: list[np.ndarray]) -> tuple[list[np.ndarray], list[np.ndarray]]:
-    """Duet: the k-th measured iteration of A with the k-th of B in each run (the barrier started them together)."""
-    a_out, b_out = [], []
-    for a, b in zip(a_runs, b_runs):
-        n = min(a.size, b.size)
-        if n:
-            a_out.append(a[:n])
-            b_out.append(b[:n])
-    return a_out, b_out
-
-
 def _side_runs(rows: IterationTable, side: str, run_ids: np.ndarray) -> list[np.ndarray]:
     """One array per run in `run_ids` order (empty where the side has no rows in that run)."""
     mine = rows.where(rows.side == side)
@@ -76,14 +66,16 @@ def _side_runs(rows: IterationTable, side: str, run_ids: np.ndarray) -> list[np.
     return out
 
 
+def _winsorized(runs: list[np.ndarray], on: bool) -> list[np.ndarray]:
+    """Each run winsorized (seed 000 §4; it needs >= 3 values) when `on`."""
+    return [winsorize_run(x) if on and x.size >= 3 else x for x in runs]
+
+
 def analyze_group(rows: IterationTable, method: str, opts: AnalysisOptions) -> ComparisonResult:
     """The ratio B/A for one benchmark's rows of one method (measured rows only)."""
     run_ids = np.unique(rows.run)
-    a_runs, b_runs = _side_runs(rows, "A", run_ids), _side_runs(rows, "B", run_ids)
-    if opts.winsorize:
-        # Per run, in place: the duet pairs A's and B's runs by position (seed 000 §4 needs >= 3 values).
-        a_runs = [winsorize_run(x) if x.size >= 3 else x for x in a_runs]
-        b_runs = [winsorize_run(x) if x.size >= 3 else x for x in b_runs]
+    a_runs = _winsorized(_side_runs(rows, "A", run_ids), opts.winsorize)
+    b_runs = _winsorized(_side_runs(rows, "B", run_ids), opts.winsorize)
     common = dict(confidence_level=opts.confidence_level, n_resamples=opts.n_resamples, random_state=opts.seed,
                   robust=opts.robust)
     if opts.estimator == "hierarchical" and method != "sequential":
@@ -99,7 +91,10 @@ def analyze_group(rows: IterationTable, method: str, opts: AnalysisOptions) -> C
             return compare("sequential", np.array([x.mean() for x in a]), np.array([x.mean() for x in b]), **common)
         return compare("sequential", a, b, **common)  # hierarchical: runs, then iterations within runs
     if method == "duet":
-        a, b = _pairs_by_run(a_runs, b_runs)
+        # Iteration k of A with iteration k of B of the same run (the barrier started them together), as
+        # the studies pair them: an iteration lost on one side costs one pair, not the alignment of the rest.
+        a, b = paired_runs(rows)
+        a, b = _winsorized(a, opts.winsorize), _winsorized(b, opts.winsorize)
         if not a:
             raise ValueError("no run with measured iterations on both sides")
         if opts.estimator == "merged":

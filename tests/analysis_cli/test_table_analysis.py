@@ -87,3 +87,24 @@ def test_bad_options() -> None:
         analyze_table(simulated(5, 2, 4), AnalysisOptions(estimator="bayes"))
     with pytest.raises(ValueError, match="method"):
         analyze_table(simulated(5, 2, 4), AnalysisOptions(methods=("parallel",)))
+
+
+def test_duet_pairs_by_iteration_index_when_one_side_lost_an_iteration() -> None:
+    """Iteration k of A goes with iteration k of B of the same run (the barrier started them together);
+    a lost A iteration costs one pair, it does not shift the rest (duet analyze and the studies agree)."""
+    a = np.array([1.0, 2.0, 4.0, 8.0, 16.0])
+    rows: dict[str, list] = {"benchmark": [], "method": [], "run": [], "side": [], "index": [], "value": []}
+    for run in range(3):
+        for side, values in (("A", a), ("B", 1.1 * a)):
+            keep = [i for i in range(a.size) if not (run == 0 and side == "A" and i == 1)]
+            rows["benchmark"] += ["b"] * len(keep)
+            rows["method"] += ["duet"] * len(keep)
+            rows["run"] += [run] * len(keep)
+            rows["side"] += [side] * len(keep)
+            rows["index"] += keep
+            rows["value"] += [values[i] for i in keep]
+    [row] = analyze_table(IterationTable.from_columns(**rows), AnalysisOptions(n_resamples=500, robust=False))
+    assert row.result is not None, row.problem
+    # Every pair's ratio is exactly 1.1; pairing by position would mix iterations 2..4 of A with 1..3 of B.
+    assert row.result.ratio.estimate == pytest.approx(1.1)
+    assert row.result.ratio.low == pytest.approx(1.1) and row.result.ratio.high == pytest.approx(1.1)
