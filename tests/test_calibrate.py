@@ -41,6 +41,27 @@ def test_half_width_and_sqrt_n_scaling() -> None:
         ci_half_width(1.1, 1.0, 1.0)
 
 
+def test_answer_is_decided_by_the_hardest_workload() -> None:
+    from duetbench.calibrate_cli import WorkloadRow, plan_for, summarize
+
+    def row(kind: str, method: str, half: float, t: float, runs: int) -> WorkloadRow:
+        return WorkloadRow(kind, method, "wall", 50, 13.6, 1.0, 1 - half, 1 + half, half, None, True, t, runs)
+
+    # This machine's default run (README): sequential resolves 1 % already on integer and float but
+    # needs minutes on memory; the median of its times (~9 s) would hide that.
+    rows = [row("integer", "sequential", 0.0016, 0.0, 55), row("float", "sequential", 0.0015, 0.0, 55),
+            row("cache", "sequential", 0.0118, 19.0, 76), row("memory", "sequential", 0.039, 207.0, 776),
+            *(row(k, "duet", 0.005, 0.0, 100) for k in ("integer", "float", "cache", "memory"))]
+    rows += [WorkloadRow(r.kind, r.method, "cpu", *list(vars(r).values())[3:]) for r in rows]
+    out = summarize(plan_for(180, False), [], rows, confidence=0.99, seed=1, host={}, elapsed_s=1.0)
+    seq = out["summary"]["wall"]["sequential"]  # type: ignore[index]
+    assert seq["median_time_to_1pct_s"] == pytest.approx(9.5)
+    assert (seq["worst_workload"], seq["worst_time_to_1pct_s"], seq["worst_runs_to_1pct"]) == ("memory", 207.0, 776)
+    assert out["summary"]["wall"]["best"] == "duet"  # type: ignore[index]
+    assert "1 % on every workload: ~3 min of measuring per benchmark (776 runs, for memory)" in out["answer"]
+    assert "duet resolves ±0.50% in the time spent (median; worst ±0.50%" in out["answer"]
+
+
 def test_quick_calibrate_on_this_machine(native_dir: Path) -> None:
     env = {**os.environ, "PYTHONPATH": f"{SRC}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
            "DUETBENCH_NATIVE_DIR": str(native_dir)}
