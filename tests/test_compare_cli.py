@@ -256,3 +256,51 @@ def test_run_criterion_stops_once_runs_are_stable(duet, tmp_path: Path) -> None:
     assert data["options"]["run_criterion"] == "cv"
     pairs = sum(1 for i in data["invocations"] if i["side"] == "A" and not i["warmup"])
     assert 10 <= pairs < 150, pairs
+
+
+def test_parameter_scan_makes_one_stored_comparison_per_value(duet, tmp_path: Path) -> None:
+    """hyperfine's -L and -P/-D: every combination is a comparison of its own, stored, tabled and exported."""
+    result = duet("compare", "sleep 0.0{a}", "sleep 0.0{b}", "-P", "a", "1", "2", "-L", "b", "2", "--method",
+                  "sequential", "--runs", "4", "--name-b", "B{b}", "--export-json", "scan.json", "--export-csv",
+                  "scan.csv", "--export-markdown", "scan.md", *FAST)
+    assert result.returncode == 0, result.stderr
+    data = json.loads((tmp_path / "scan.json").read_text())
+    assert data["parameters"] == ["a", "b"]
+    assert [e["parameters"] for e in data["scan"]] == [{"a": "1", "b": "2"}, {"a": "2", "b": "2"}]
+    first, second = ({c["metric"]: c for c in e["comparisons"]}["wall"] for e in data["scan"])
+    assert first["a"]["command"] == "sleep 0.01" and first["b"]["command"] == "sleep 0.02"
+    assert first["b"]["name"] == "B2"
+    assert first["verdict"] == "slower" and 1.6 < first["ratio"]["estimate"] < 2.2
+    assert second["a"]["command"] == second["b"]["command"] == "sleep 0.02"
+    assert 0.9 < second["ratio"]["estimate"] < 1.1
+    assert [e["options"]["parameters"] for e in data["scan"]] == [{"a": "1", "b": "2"}, {"a": "2", "b": "2"}]
+    assert len({e["id"] for e in data["scan"]}) == 2
+    rows = (tmp_path / "scan.csv").read_text().strip().splitlines()
+    assert rows[0].startswith("a,b,comparison_id,") and len(rows) == 1 + 2 * 8
+    md = (tmp_path / "scan.md").read_text()
+    assert "| a | b | B/A |" in md and "| 1 | 2 | " in md and "slower" in md
+    assert "parameter scan: 2 of 2 comparisons" in result.stdout
+    shown = duet("show")
+    assert "#1" in shown.stdout and "#2" in shown.stdout
+
+
+def test_parameter_scan_errors_come_before_any_measurement(duet, tmp_path: Path) -> None:
+    cases = {
+        ("compare", "sleep 0.01", "sleep 0.02", "-L", "n", "1,2"): "parameter {n} appears in neither command",
+        ("compare", "sleep 0.0{n}", "sleep 0.02", "-P", "n", "3", "1"): "larger than MAX",
+        ("compare", "sleep 0.0{n}", "sleep 0.02", "-D", "2", "-L", "n", "1"): "needs --parameter-scan",
+        # The second value names a program that does not exist: found out before the first is measured.
+        ("compare", "{prog} 0.01", "sleep 0.02", "-L", "prog", "sleep,no-such-program-xyz"): "not found",
+    }
+    for args, message in cases.items():
+        result = duet(*args, "--runs", "3", *FAST)
+        assert result.returncode == 2, (args, result.stdout, result.stderr)
+        assert message in one_line_error(result), args
+    assert not (tmp_path / ".duet" / "results.db").exists() or "#1" not in duet("show").stdout
+
+
+def test_parameter_scan_fail_if_slower_counts_every_comparison(duet) -> None:
+    result = duet("compare", "sleep 0.02", "sleep 0.0{n}", "-L", "n", "2,3", "--method", "sequential", "--runs", "4",
+                  "--fail-if-slower", "10", *FAST)
+    assert result.returncode == 1, result.stderr
+    assert "more than 10% slower" in result.stdout

@@ -111,6 +111,12 @@ def export_options(func):  # type: ignore[no-untyped-def]
 @click.option("--db", type=DB_PATH_OR_URL, default=DEFAULT_DB, show_default=True,
               help="SQLite database where every invocation is stored as it finishes, or a postgresql:// URL.")
 @click.option("--no-progress", is_flag=True, help="Do not show the live progress line.")
+@click.option("-P", "--parameter-scan", nargs=3, metavar="NAME MIN MAX",
+              help="One comparison per value of NAME from MIN to MAX (integers, or any step with -D); {NAME} in "
+                   "the commands is replaced by the value.")
+@click.option("-D", "--parameter-step-size", metavar="DELTA", help="Step of --parameter-scan (default 1).")
+@click.option("-L", "--parameter-list", nargs=2, multiple=True, metavar="NAME VALUES",
+              help="One comparison per comma-separated value of NAME; several -L (and -P) give every combination.")
 @export_options
 def compare(command_a: str, command_b: str, db: Path, no_progress: bool, export_json: Path | None,
             export_csv: Path | None, export_markdown: Path | None, **options: object) -> None:
@@ -121,17 +127,28 @@ def compare(command_a: str, command_b: str, db: Path, no_progress: bool, export_
       duet compare 'gzip -k -f data.bin' 'zstd -k -f data.bin'
       duet compare './old --n 100' './new --n 100' --runs 30 --export-markdown pr.md
       duet compare 'python a.py' 'python b.py' --method sequential --metric cpu
+      duet compare './old --n {n}' './new --n {n}' -L n 100,1000,10000
 
     The ratio B/A is reported with a bootstrap confidence interval; above 1 means B is slower.
     """
+    from duetbench.config.scan import parameter_grid
     from duetbench.session import Exports, run_compare
 
+    grid = parameter_grid(options.pop("parameter_scan"), options.pop("parameter_step_size"),  # type: ignore[arg-type]
+                          options.pop("parameter_list"))  # type: ignore[arg-type]
     if options.get("seed") is None:
         options["seed"] = random.SystemRandom().randrange(2**31)
     for key in ("prepare", "setup", "cleanup"):
         options[key] = list(options[key])  # type: ignore[call-overload]
-    opts = validated(command_a=command_a, command_b=command_b, **options)
     console = Console(highlight=False)
+    if grid:
+        from duetbench.report.scan import ScanExports
+        from duetbench.scan_session import run_scan
+
+        sys.exit(run_scan({"command_a": command_a, "command_b": command_b, **options}, grid, db_path=db,
+                          exports=ScanExports(export_json, export_csv, export_markdown), console=console,
+                          show_progress=not no_progress))
+    opts = validated(command_a=command_a, command_b=command_b, **options)
     code = run_compare(opts, db_path=db, exports=Exports(export_json, export_csv, export_markdown),
                        console=console, show_progress=not no_progress)
     sys.exit(code)

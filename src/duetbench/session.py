@@ -120,7 +120,9 @@ def _runs_stable(opts: CompareOptions, method: str, measured: list[Invocation]) 
 
 
 def run_compare(opts: CompareOptions, *, db_path: Path, exports: Exports, console: Console,
-                show_progress: bool = True) -> int:
+                show_progress: bool = True, on_report: Callable[[ComparisonReport], None] | None = None) -> int:
+    """Measure, store, judge and report one comparison; the exit code. `on_report` gets the report
+    before any failure is raised (a parameter scan collects its comparisons so)."""
     argv = {"A": split_command(opts.command_a, shell=opts.shell, side="A"),
             "B": split_command(opts.command_b, shell=opts.shell, side="B")}
     host = host_facts()
@@ -188,6 +190,8 @@ def run_compare(opts: CompareOptions, *, db_path: Path, exports: Exports, consol
     if report.results or status != "failed":
         render(report, console)
     exports.write(report)
+    if on_report is not None:
+        on_report(report)
 
     if shell_failure is not None:
         raise DuetError(f"the {shell_failure.what} command failed with exit code {shell_failure.code}: "

@@ -47,6 +47,8 @@ class CompareOptions(BaseModel):
     fail_if_slower: float | None = Field(None, ge=0)
     robust: bool = True
     fill: bool = False
+    #: The values of a parameter scan's placeholders in this comparison (already substituted above).
+    parameters: dict[str, str] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _consistent(self) -> "CompareOptions":

@@ -17,16 +17,16 @@ from duetbench.report.model import ComparisonReport
 JSON_FORMAT_VERSION = 1
 
 
-def _clean(value: Any) -> Any:
+def clean_json(value: Any) -> Any:
     """JSON has no NaN/inf: write them as null."""
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, dict):
-        return {k: _clean(v) for k, v in value.items()}
+        return {k: clean_json(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_clean(v) for v in value]
+        return [clean_json(v) for v in value]
     if hasattr(value, "item") and callable(value.item):  # numpy scalars
-        return _clean(value.item())
+        return clean_json(value.item())
     return value
 
 
@@ -51,7 +51,7 @@ def _comparison_dict(report: ComparisonReport, result: ComparisonResult) -> dict
 
 
 def to_json_dict(report: ComparisonReport) -> dict[str, Any]:
-    return _clean({
+    return clean_json({
         "version": JSON_FORMAT_VERSION,
         "tool": {"name": "duetbench", "version": report.tool_version},
         "id": report.id,
@@ -67,7 +67,7 @@ def to_json_dict(report: ComparisonReport) -> dict[str, Any]:
     })
 
 
-def _write(path: Path, text: str, what: str) -> None:
+def write_text(path: Path, text: str, what: str) -> None:
     try:
         path.write_text(text)
     except OSError as exc:
@@ -76,7 +76,7 @@ def _write(path: Path, text: str, what: str) -> None:
 
 
 def write_json(report: ComparisonReport, path: Path) -> None:
-    _write(path, json.dumps(to_json_dict(report), indent=2) + "\n", "JSON")
+    write_text(path, json.dumps(to_json_dict(report), indent=2) + "\n", "JSON")
 
 
 def write_csv(report: ComparisonReport, path: Path) -> None:
@@ -91,7 +91,7 @@ def write_csv(report: ComparisonReport, path: Path) -> None:
         raise DuetError(f"cannot write the CSV export to {path}: {exc.strerror}", hint="choose a writable path") from None
 
 
-def _pct(x: float) -> str:
+def percent_change(x: float) -> str:
     return f"{(x - 1) * 100:+.2f}%"
 
 
@@ -108,7 +108,7 @@ def to_markdown(report: ComparisonReport) -> str:
               "|---|---:|---:|---:|---|---|---:|"]
     for metric, r in report.results.items():
         lines.append(f"| {metric} | {r.a.mean * 1000:.2f} ms | {r.b.mean * 1000:.2f} ms | {r.ratio.estimate:.4f} | "
-                     f"{_pct(r.ratio.low)} … {_pct(r.ratio.high)} | {r.verdict} | {r.u_test_p:.3g} |")
+                     f"{percent_change(r.ratio.low)} … {percent_change(r.ratio.high)} | {r.verdict} | {r.u_test_p:.3g} |")
     if report.warnings:
         lines += ["", *[f"> ⚠ {w}" for w in report.warnings]]
     lines += ["", f"<sub>duetbench {report.tool_version}, seed {report.seed}, "
@@ -117,4 +117,4 @@ def to_markdown(report: ComparisonReport) -> str:
 
 
 def write_markdown(report: ComparisonReport, path: Path) -> None:
-    _write(path, to_markdown(report), "Markdown")
+    write_text(path, to_markdown(report), "Markdown")

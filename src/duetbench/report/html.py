@@ -26,7 +26,7 @@ from duetbench.analyze.overlap import overlap_pairs, overlap_pairs_by_run
 from duetbench.analyze.ratio import ratio_of_means_ci
 from duetbench.analyze.table import METHODS, IterationTable
 from duetbench.errors import DuetError
-from duetbench.report.export import _clean
+from duetbench.report.export import clean_json
 
 #: Points per pair scatter; a random subset beyond this keeps a 100-benchmark report to a few MB.
 MAX_SCATTER_POINTS = 250
@@ -240,17 +240,17 @@ def _other_studies(studies: Mapping[str, Any] | None, charted: Mapping[str, Any]
     """Study results with no chart of their own, shown as formatted JSON."""
     if not studies:
         return {}
-    return {str(k): json.dumps(_clean(v), indent=2, default=str) for k, v in studies.items() if k not in charted}
+    return {str(k): json.dumps(clean_json(v), indent=2, default=str) for k, v in studies.items() if k not in charted}
 
 
 def _environment(environment: Mapping[str, Any]) -> list[tuple[str, str]]:
     rows = []
     for key, value in environment.items():
         if isinstance(value, Mapping):
-            rows += [(f"{key}.{k}", v if isinstance(v, str) else json.dumps(_clean(v), default=str))
+            rows += [(f"{key}.{k}", v if isinstance(v, str) else json.dumps(clean_json(v), default=str))
                      for k, v in value.items()]
         else:
-            rows.append((str(key), value if isinstance(value, str) else json.dumps(_clean(value), default=str)))
+            rows.append((str(key), value if isinstance(value, str) else json.dumps(clean_json(value), default=str)))
     return rows
 
 
@@ -273,7 +273,7 @@ def report_data(table: IterationTable, results: list[Row], studies: Mapping[str,
         })
     for bench, *_ in results:
         benchmarks.setdefault(bench, {"name": bench, "methods": []})
-    return _clean({
+    return clean_json({
         "confidence": cl,
         "methods": [m for m in METHODS if any(r[1] == m for r in results) or m in methods_seen],
         "rows": [_result_row(*row) for row in results],

@@ -5,7 +5,7 @@ side of a duet (notes/duet_on_2cpus.md point 1).
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Self
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeElapsedColumn
@@ -21,7 +21,7 @@ class ManualProgress:
         self.progress = Progress(*columns, console=console, auto_refresh=False, transient=transient)
         self.task = self.progress.add_task(description, total=total, completed=completed, **fields)
 
-    def __enter__(self) -> "ManualProgress":
+    def __enter__(self) -> Self:
         if self.enabled:
             self.progress.start()
         return self

@@ -1,0 +1,121 @@
+"""Parameter scans of ``duet compare``: one comparison per parameter value, as hyperfine's -P/-D and -L.
+
+``-P size 100 1000 -D 300`` gives size = 100, 400, 700, 1000; ``-L impl fast,slow`` gives the listed
+values; several parameters give every combination (the first varies slowest). ``{size}`` in the
+commands, the names and the prepare/setup/cleanup commands is replaced by the value; other braces are
+left alone, so ``awk '{print $1}'`` needs no escaping (hyperfine behaves the same).
+"""
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+
+from duetbench.errors import DuetError
+
+#: A scan this large is almost certainly a typo in MIN, MAX or the step.
+MAX_COMPARISONS = 1000
+
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+@dataclass(frozen=True)
+class Parameter:
+    name: str
+    values: tuple[str, ...]
+
+
+def _check_name(name: str, option: str) -> str:
+    if not _NAME.match(name):
+        raise DuetError(f"{option}: parameter name {name!r} is not a name",
+                        hint="use letters, digits and _ (not starting with a digit), e.g. -L size 10,100")
+    return name
+
+
+def _number(text: str, option: str, what: str) -> Decimal:
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        value = Decimal("nan")
+    if not value.is_finite():
+        raise DuetError(f"{option}: {what} {text!r} is not a number", hint="e.g. -P threads 1 8, or -D 0.5")
+    return value
+
+
+def scan_values(name: str, low: str, high: str, step: str | None) -> Parameter:
+    """``-P NAME MIN MAX`` with ``-D STEP`` (default 1): MIN, MIN+STEP, … up to MAX, inclusive.
+
+    Decimal arithmetic, so ``-P x 0 1 -D 0.1`` ends at exactly 1.0 (floats would stop at 0.9999…).
+    Without -D the bounds must be integers, as in hyperfine."""
+    _check_name(name, "--parameter-scan")
+    lo = _number(low, "--parameter-scan", "MIN")
+    hi = _number(high, "--parameter-scan", "MAX")
+    if step is None:
+        if lo != lo.to_integral_value() or hi != hi.to_integral_value():
+            raise DuetError(f"--parameter-scan {name}: {low} and {high} are not both integers",
+                            hint="give a step for decimal values, e.g. -D 0.5")
+        delta = Decimal(1)
+    else:
+        delta = _number(step, "--parameter-step-size", "step")
+        if delta <= 0:
+            raise DuetError(f"--parameter-step-size: the step must be > 0, got {step}", hint="e.g. -D 0.5")
+    if hi < lo:
+        raise DuetError(f"--parameter-scan {name}: MIN {low} is larger than MAX {high}",
+                        hint="give the smaller value first")
+    count = int((hi - lo) / delta) + 1
+    if count > MAX_COMPARISONS:
+        raise DuetError(f"--parameter-scan {name} {low} {high} would make {count} comparisons",
+                        hint=f"at most {MAX_COMPARISONS}: use a larger -D step or a narrower range")
+    # Every value is printed with the precision of the step or bounds, whichever is finest.
+    exponent = min(lo.as_tuple().exponent, hi.as_tuple().exponent, delta.as_tuple().exponent, 0)  # type: ignore[type-var]
+    quantum = Decimal(1).scaleb(exponent)
+    return Parameter(name, tuple(str((lo + k * delta).quantize(quantum)) for k in range(count)))
+
+
+def list_values(name: str, text: str) -> Parameter:
+    """``-L NAME a,b,c``: the listed values, in order."""
+    _check_name(name, "--parameter-list")
+    values = tuple(v for v in text.split(","))
+    if any(not v for v in values):
+        raise DuetError(f"--parameter-list {name}: empty value in {text!r}",
+                        hint="separate values by single commas, e.g. -L size 10,100,1000")
+    if len(set(values)) != len(values):
+        raise DuetError(f"--parameter-list {name}: a value is listed twice in {text!r}",
+                        hint="list every value once")
+    return Parameter(name, values)
+
+
+def parameter_grid(scan: tuple[str, str, str] | None, step: str | None,
+                   lists: Iterable[tuple[str, str]]) -> list[dict[str, str]]:
+    """Every combination of the parameters' values, the first parameter varying slowest; [] for no scan."""
+    params = [scan_values(*scan, step)] if scan else []
+    if step is not None and not scan:
+        raise DuetError("--parameter-step-size needs --parameter-scan", hint="e.g. -P size 100 1000 -D 100")
+    params += [list_values(name, text) for name, text in lists]
+    names = [p.name for p in params]
+    duplicate = next((n for n in names if names.count(n) > 1), None)
+    if duplicate is not None:
+        raise DuetError(f"parameter {duplicate!r} is given twice", hint="give each parameter once")
+    if not params:
+        return []
+    grid = [dict(zip(names, combo)) for combo in itertools.product(*(p.values for p in params))]
+    if len(grid) > MAX_COMPARISONS:
+        raise DuetError(f"the parameters make {len(grid)} combinations, each a comparison",
+                        hint=f"at most {MAX_COMPARISONS}: scan fewer values")
+    return grid
+
+
+def substitute(template: str, values: Mapping[str, str]) -> str:
+    """``template`` with ``{name}`` replaced for every parameter name; any other text is kept as it is."""
+    if not values:
+        return template
+    pattern = re.compile(r"\{(" + "|".join(re.escape(n) for n in values) + r")\}")
+    return pattern.sub(lambda m: values[m.group(1)], template)
+
+
+def unused(names: Iterable[str], templates: Iterable[str]) -> list[str]:
+    """Parameters that appear in none of the templates (every comparison of the scan would be alike)."""
+    text = "\n".join(templates)
+    return [n for n in names if "{" + n + "}" not in text]

@@ -1,0 +1,120 @@
+"""A parameter scan's comparisons side by side: terminal table, JSON, CSV and Markdown."""
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from duetbench import __version__
+from duetbench.errors import DuetError
+from duetbench.execute.invocation import Invocation
+from duetbench.report.export import (
+    JSON_FORMAT_VERSION,
+    clean_json,
+    percent_change,
+    to_json_dict,
+    write_text,
+)
+from duetbench.report.model import ComparisonReport
+
+
+@dataclass(frozen=True)
+class ScanEntry:
+    parameters: dict[str, str]
+    report: ComparisonReport
+
+
+def _names(entries: list[ScanEntry]) -> list[str]:
+    return list(entries[0].parameters) if entries else []
+
+
+def render_scan(entries: list[ScanEntry], console: Console, planned: int) -> None:
+    """One row per comparison: the parameter values, B/A with its CI, the verdict."""
+    if not entries:
+        return
+    level = next((e.report.primary.ratio.confidence_level for e in entries if e.report.primary), 0.99)
+    table = Table(title=f"parameter scan: {len(entries)} of {planned} comparisons (B/A, > 1 means B is slower)",
+                  title_justify="left")
+    for name in _names(entries):
+        table.add_column(escape(name), justify="right")
+    for column in ("#", f"B/A [{level:.0%} CI]", "verdict", "runs"):
+        table.add_column(column, justify="right" if column in ("#", "runs") else "left")
+    for e in entries:
+        p = e.report.primary
+        cells = [escape(v) for v in e.parameters.values()] + [str(e.report.id)]
+        if p is None:
+            cells += ["[yellow]no statistics[/yellow]", "", ""]
+        else:
+            colour = {"slower": "red", "faster": "green"}.get(p.verdict, "white")
+            cells += [f"{p.ratio.estimate:.4f} [{p.ratio.low:.4f}, {p.ratio.high:.4f}]",
+                      f"[{colour}]{p.verdict}[/{colour}]", str(p.runs)]
+        table.add_row(*cells)
+    console.print(table)
+
+
+def to_scan_json(entries: list[ScanEntry]) -> dict[str, Any]:
+    return clean_json({
+        "version": JSON_FORMAT_VERSION,
+        "tool": {"name": "duetbench", "version": __version__},
+        "parameters": _names(entries),
+        "scan": [{"parameters": e.parameters, **to_json_dict(e.report)} for e in entries],
+    })
+
+
+def to_scan_markdown(entries: list[ScanEntry]) -> str:
+    if not entries:
+        return "### duetbench parameter scan: no comparison finished\n"
+    first = entries[0].report
+    names = _names(entries)
+    level = next((e.report.primary.ratio.confidence_level for e in entries if e.report.primary), 0.99)
+    scanning = ", ".join(f"`{n}`" for n in names)
+    lines = [f"### duetbench: `{first.names['B']}` vs `{first.names['A']}` ({first.method}), scanning {scanning}", "",
+             "| " + " | ".join(names) + f" | B/A | {level:.0%} CI | verdict | runs |",
+             "|" + "---:|" * len(names) + "---:|---|---|---:|"]
+    for e in entries:
+        p = e.report.primary
+        values = " | ".join(e.parameters.values())
+        if p is None:
+            lines.append(f"| {values} | – | – | no statistics | 0 |")
+        else:
+            lines.append(f"| {values} | {p.ratio.estimate:.4f} | {percent_change(p.ratio.low)} … {percent_change(p.ratio.high)} | "
+                         f"{p.verdict} | {p.runs} |")
+    lines += ["", f"<sub>duetbench {first.tool_version}, {first.primary_metric} time, seed {first.seed}</sub>", ""]
+    return "\n".join(lines)
+
+
+@dataclass
+class ScanExports:
+    json: Path | None = None
+    csv: Path | None = None
+    markdown: Path | None = None
+
+    def write(self, entries: list[ScanEntry]) -> None:
+        if self.json:
+            write_text(self.json, json.dumps(to_scan_json(entries), indent=2) + "\n", "JSON")
+        if self.csv:
+            _write_scan_csv(entries, self.csv)
+        if self.markdown:
+            write_text(self.markdown, to_scan_markdown(entries), "Markdown")
+
+
+def _write_scan_csv(entries: list[ScanEntry], path: Path) -> None:
+    """One row per invocation, as `--export-csv` of one comparison, with a column per parameter first."""
+    names = _names(entries)
+    columns = [*names, "comparison_id", "name", *[f.name for f in fields(Invocation)]]
+    try:
+        with open(path, "w", newline="") as handle:
+            writer = csv.DictWriter(handle, fieldnames=columns)
+            writer.writeheader()
+            for e in entries:
+                for inv in e.report.invocations:
+                    writer.writerow({**e.parameters, "comparison_id": e.report.id,
+                                     "name": e.report.names[inv.side], **inv.to_dict()})
+    except OSError as exc:
+        raise DuetError(f"cannot write the CSV export to {path}: {exc.strerror}", hint="choose a writable path") from None

@@ -1,0 +1,64 @@
+"""``duet compare -P/-L``: a parameter scan, one stored comparison per combination of values."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+
+from duetbench.config.compare import CompareOptions, split_command, validated
+from duetbench.config.scan import substitute, unused
+from duetbench.errors import DuetError
+from duetbench.report.scan import ScanEntry, ScanExports, render_scan
+from duetbench.session import Exports, run_compare
+
+#: Options whose text may hold {name} placeholders.
+_TEXT = ("command_a", "command_b", "name_a", "name_b")
+_LISTS = ("prepare", "setup", "cleanup")
+
+
+def plan_scan(base: dict[str, Any], grid: list[dict[str, str]]) -> list[CompareOptions]:
+    """Every comparison's options, validated and with its commands found, before anything is measured:
+    a bad value in the last combination should not cost the time of the first ones."""
+    templates = [base["command_a"], base["command_b"], *(c for key in _LISTS for c in base[key])]
+    missing = unused(grid[0], templates)
+    if missing:
+        raise DuetError(f"parameter {{{missing[0]}}} appears in neither command nor prepare/setup/cleanup",
+                        hint=f"write {{{missing[0]}}} where its value goes, e.g. 'sort -n data-{{{missing[0]}}}.txt'")
+    planned = []
+    for values in grid:
+        kwargs = {**base, "parameters": values}
+        for key in _TEXT:
+            kwargs[key] = substitute(base[key], values)
+        for key in _LISTS:
+            kwargs[key] = [substitute(c, values) for c in base[key]]
+        opts = validated(**kwargs)
+        for side, command in (("A", opts.command_a), ("B", opts.command_b)):
+            split_command(command, shell=opts.shell, side=side)
+        planned.append(opts)
+    return planned
+
+
+def run_scan(base: dict[str, Any], grid: list[dict[str, str]], *, db_path: Path, exports: ScanExports,
+             console: Console, show_progress: bool = True) -> int:
+    """Run the comparisons one after another, then the scan's table and exports (also after a failure or
+    Ctrl-C: what finished is shown and kept). Exit code: 130 interrupted, 1 if any comparison tripped
+    --fail-if-slower, else 0; a failing command ends the scan with its error, as in one comparison."""
+    planned = plan_scan(base, grid)
+    entries: list[ScanEntry] = []
+    code = 0
+    try:
+        for k, opts in enumerate(planned, 1):
+            label = ", ".join(f"{name} = {value}" for name, value in opts.parameters.items())
+            console.rule(escape(f"{k}/{len(planned)}: {label}"))
+            rc = run_compare(opts, db_path=db_path, exports=Exports(), console=console, show_progress=show_progress,
+                             on_report=lambda report, v=opts.parameters: entries.append(ScanEntry(v, report)))
+            if rc == 130:
+                return 130
+            code = max(code, rc)
+        return code
+    finally:
+        console.rule()
+        render_scan(entries, console, len(planned))
+        exports.write(entries)
