@@ -152,3 +152,42 @@ def test_cgroup_cpu_stat_where_available(native_dir: Path) -> None:
     outcome = Runner(settings, lambda m, e: len(m) < 2, lambda inv: None).run()
     burn = next(i for i in outcome.measured if i.side == "A")
     assert burn.cgroup_cpu_s is not None and burn.cgroup_cpu_s == pytest.approx(burn.cpu_s, rel=0.2)
+
+
+def _dead_pid() -> int:
+    child = subprocess.Popen(["true"])
+    child.wait()
+    return child.pid
+
+
+def test_stale_cgroups_of_dead_orchestrators_are_swept(tmp_path: Path) -> None:
+    """An orchestrator killed with SIGKILL leaves its cgroups (and podman's conmon child in them); the next
+    run removes them, and never those of a live orchestrator or anything not ours."""
+    from duetbench.measure.cgroup import sweep_stale_cgroups
+
+    dead, alive = _dead_pid(), os.getpid()
+    for name in (f"duetbench-{dead}-c1-0-A/conmon", f"duetbench-{dead}-A", f"duetbench-{alive}-A",
+                 "duetbench-notapid-A", "user.slice"):
+        (tmp_path / "cpu" / name).mkdir(parents=True)
+    (tmp_path / "cpu" / f"duetbench-{dead}-B").mkdir()
+    (tmp_path / "cpu" / f"duetbench-{dead}-B" / "cgroup.procs").write_text("123\n")  # not empty: stays
+    removed = sweep_stale_cgroups([tmp_path / "cpu"])
+    assert removed == 3
+    assert sorted(p.name for p in (tmp_path / "cpu").iterdir()) == sorted(
+        [f"duetbench-{alive}-A", "duetbench-notapid-A", "user.slice", f"duetbench-{dead}-B"])
+
+
+def test_stale_cgroup_is_swept_on_this_machine() -> None:
+    from duetbench.measure.cgroup import find_cgroup2_root, sweep_stale_cgroups
+
+    root = find_cgroup2_root()
+    if root is None:
+        pytest.skip("no writable cgroup v2 hierarchy on this machine")
+    stale = root / f"duetbench-{_dead_pid()}-test-A"
+    stale.mkdir()
+    try:
+        assert sweep_stale_cgroups([root]) >= 1
+        assert not stale.exists()
+    finally:
+        if stale.exists():
+            stale.rmdir()

@@ -4,15 +4,68 @@ wait4 with a subreaper already counts daemonized grandchildren; the cgroup is a 
 source (it also sees processes that escape the process group) and gives ``cgroup.kill`` for clean-up.
 Layouts differ between machines (pure v2 at /sys/fs/cgroup, or hybrid with v2 at
 /sys/fs/cgroup/unified — notes/machine_probe.md §2), so detect, don't assume. The v1 *memory*
-hierarchy belongs to the sandbox and is never touched.
+hierarchy belongs to the sandbox and is never written to; only our own ``duetbench-<pid>-…`` directories
+that podman left there are removed once their orchestrator is dead (``sweep_stale_cgroups``).
 """
 from __future__ import annotations
 
 import os
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 _CANDIDATE_ROOTS = (Path("/sys/fs/cgroup/unified"), Path("/sys/fs/cgroup"))
+#: Our cgroups (and podman's for our containers) carry the orchestrator's pid: duetbench-<pid>-…
+_OURS = re.compile(r"^duetbench-(\d+)-")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def sweep_stale_cgroups(roots: Iterable[Path] | None = None) -> int:
+    """Remove ``duetbench-<pid>-…`` cgroups whose orchestrator is gone (killed with SIGKILL, so its own
+    clean-up never ran); returns how many directories went. Only empty cgroups can be removed (rmdir
+    refuses the others), so a process still running in one keeps it. Default roots: every hierarchy
+    under /sys/fs/cgroup (v2, and the v1 controllers where podman also makes them)."""
+    if roots is None:
+        base = Path("/sys/fs/cgroup")
+        roots = [base, *(p for p in _subdirs(base))]
+    me = os.getpid()
+    removed = 0
+    for root in roots:
+        for top in _subdirs(root):
+            match = _OURS.match(top.name)
+            if match is None or int(match.group(1)) == me or _alive(int(match.group(1))):
+                continue
+            # Children first: podman leaves a conmon cgroup inside ours.
+            for dirpath, _, _ in sorted(os.walk(top), key=lambda w: -w[0].count(os.sep)):
+                try:
+                    os.rmdir(dirpath)
+                    removed += 1
+                except OSError:
+                    pass
+    return removed
+
+
+def _subdirs(path: Path) -> list[Path]:
+    try:
+        return [p for p in path.iterdir() if p.is_dir() and not p.is_symlink()]
+    except OSError:
+        return []
+
+
+@cache
+def _sweep_once() -> int:
+    return sweep_stale_cgroups()
 
 
 def find_cgroup2_root() -> Path | None:
@@ -35,6 +88,7 @@ class SideCgroup:
         root = find_cgroup2_root()
         if root is None:
             return None
+        _sweep_once()
         path = root / name
         try:
             path.mkdir(exist_ok=True)

@@ -51,7 +51,8 @@ def check_cgroups(root: SysRoot) -> Check:
         if leftovers:
             evidence.append(f"{len(leftovers)} leftover duetbench-* cgroups under {mount} (from interrupted runs)")
             status = "warn"
-            fix = f"Remove them: rmdir {mount}/duetbench-* (empty cgroups only; harmless otherwise)"
+            fix = (f"The next duet run removes the empty ones whose orchestrator is gone; any left (a process still "
+                   f"inside, or named without a pid by an old version): rmdir {mount}/duetbench-*")
         if not has_stat:
             status = "warn"
             fix = "cgroup v2 cpu.stat is missing (kernel older than 4.15?): whole-tree CPU time falls back to wait4"
