@@ -177,6 +177,18 @@ def test_prepare_setup_and_cleanup_run_where_hyperfine_runs_them(duet, tmp_path:
     assert len((tmp_path / "cleanup.log").read_text().split()) == 2
 
 
+@pytest.mark.parametrize("method", ["sequential", pytest.param("duet", marks=two_cpus), pytest.param("aduet", marks=two_cpus)])
+def test_conclude_runs_after_every_invocation(duet, tmp_path: Path, method: str) -> None:
+    result = duet("compare", "true", "true", "--method", method, "--runs", "3", "--warmup", "1",
+                  "--conclude", "echo a >> a.log", "--conclude", "echo b >> b.log", "--export-json", "r.json",
+                  "--no-progress")
+    assert result.returncode == 0, result.stderr
+    invocations = json.loads((tmp_path / "r.json").read_text())["invocations"]
+    for side in ("a", "b"):
+        done = sum(1 for i in invocations if i["side"] == side.upper())
+        assert len((tmp_path / f"{side}.log").read_text().split()) == done >= 4, method
+
+
 def test_failing_prepare_is_reported(duet) -> None:
     result = duet("compare", "true", "true", "--runs", "3", "--prepare", "echo broken >&2; exit 4", *FAST)
     assert result.returncode == 1

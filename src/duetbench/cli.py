@@ -83,6 +83,8 @@ def export_options(func):  # type: ignore[no-untyped-def]
               help="Also stop (after --min-runs) once both sides' runs are stable by this criterion (Laaber et al.).")
 @click.option("-p", "--prepare", multiple=True, metavar="CMD",
               help="Shell command run before each invocation; give it twice for separate A and B commands.")
+@click.option("--conclude", multiple=True, metavar="CMD",
+              help="Shell command run after each invocation (in a duet: after each pair); once or twice, as --prepare.")
 @click.option("-s", "--setup", multiple=True, metavar="CMD", help="Shell command run once before measuring.")
 @click.option("-c", "--cleanup", multiple=True, metavar="CMD", help="Shell command run once after measuring.")
 @click.option("--shell", is_flag=True,
@@ -138,7 +140,7 @@ def compare(command_a: str, command_b: str, db: Path, no_progress: bool, export_
                           options.pop("parameter_list"))  # type: ignore[arg-type]
     if options.get("seed") is None:
         options["seed"] = random.SystemRandom().randrange(2**31)
-    for key in ("prepare", "setup", "cleanup"):
+    for key in ("prepare", "conclude", "setup", "cleanup"):
         options[key] = list(options[key])  # type: ignore[call-overload]
     console = Console(highlight=False)
     if grid:

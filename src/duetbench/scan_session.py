@@ -15,7 +15,7 @@ from duetbench.session import Exports, run_compare
 
 #: Options whose text may hold {name} placeholders.
 _TEXT = ("command_a", "command_b", "name_a", "name_b")
-_LISTS = ("prepare", "setup", "cleanup")
+_LISTS = ("prepare", "conclude", "setup", "cleanup")
 
 
 def plan_scan(base: dict[str, Any], grid: list[dict[str, str]]) -> list[CompareOptions]:
@@ -24,7 +24,7 @@ def plan_scan(base: dict[str, Any], grid: list[dict[str, str]]) -> list[CompareO
     templates = [base["command_a"], base["command_b"], *(c for key in _LISTS for c in base[key])]
     missing = unused(grid[0], templates)
     if missing:
-        raise DuetError(f"parameter {{{missing[0]}}} appears in neither command nor prepare/setup/cleanup",
+        raise DuetError(f"parameter {{{missing[0]}}} appears in neither command nor prepare/conclude/setup/cleanup",
                         hint=f"write {{{missing[0]}}} where its value goes, e.g. 'sort -n data-{{{missing[0]}}}.txt'")
     planned = []
     for values in grid:

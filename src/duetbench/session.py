@@ -152,7 +152,7 @@ def run_compare(opts: CompareOptions, *, db_path: Path, exports: Exports, consol
         progress.update(done=n, total=total, description=f"{method} {opts.name_a} vs {opts.name_b}", ci=ci)
 
     settings = RunSettings(method=method, argv=argv, cpus=cpus, seed=opts.seed, warmup=opts.warmup,
-                           timeout_s=opts.timeout, prepare=opts.per_side(opts.prepare),
+                           timeout_s=opts.timeout, prepare=opts.per_side(opts.prepare), conclude=opts.per_side(opts.conclude),
                            ignore_failure=opts.ignore_failure, show_output=opts.show_output, fill=opts.fill)
     runner = Runner(settings, _stop_rule(opts, method, on_progress, progress.enabled),
                     lambda inv: store.add_invocation(comparison_id, inv),

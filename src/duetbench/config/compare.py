@@ -36,6 +36,7 @@ class CompareOptions(BaseModel):
     prepare: list[str] = Field(default_factory=list, max_length=2)
     setup: list[str] = Field(default_factory=list, max_length=2)
     cleanup: list[str] = Field(default_factory=list, max_length=2)
+    conclude: list[str] = Field(default_factory=list, max_length=2)
     shell: bool = False
     timeout: float | None = Field(None, gt=0)
     seed: int

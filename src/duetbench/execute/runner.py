@@ -37,6 +37,7 @@ class RunSettings:
     timeout_s: float | None = None
     barrier_timeout_s: float = 10.0
     prepare: dict[str, str | None] = field(default_factory=lambda: {"A": None, "B": None})
+    conclude: dict[str, str | None] = field(default_factory=lambda: {"A": None, "B": None})
     ignore_failure: bool = False
     show_output: bool = False
     use_cgroups: bool = True
@@ -108,6 +109,11 @@ class Runner:
         command = self.s.prepare.get(side)
         if command:
             run_shell(command, f"--prepare ({side})")
+
+    def _conclude(self, side: str) -> None:
+        command = self.s.conclude.get(side)
+        if command:
+            run_shell(command, f"--conclude ({side})")
 
     def _spec(self, side: str, index: int, pair: int, warmup: bool, cpu: int,
               barrier: Path | None, cgroups: dict[str, SideCgroup | None]) -> LaunchSpec:
@@ -208,6 +214,8 @@ class Runner:
                         failure = inv
                 if failure is not None:
                     return _root_cause(results)
+                for side in placement.order:
+                    self._conclude(side)
                 pair += 1
 
     def _run_sequential(self, workdir: Path, cgroups: dict[str, SideCgroup | None]) -> Invocation | None:
@@ -231,6 +239,7 @@ class Runner:
                 self._emit(inv)
                 if self._is_failure(inv):
                     return inv
+                self._conclude(side)
             round_ += 1
 
     def _run_aduet(self, workdir: Path, cgroups: dict[str, SideCgroup | None]) -> Invocation | None:
@@ -288,6 +297,8 @@ class Runner:
                 emitted.append(inv)
                 if failure is None and self._is_failure(inv):
                     failure = inv
+                if failure is None:
+                    self._conclude(inv.side)
                 # Within a segment the stop rule is asked too, so --runs N ends at N, not at a segment's end.
                 if failure is None and left[inv.side] > 0 and (
                         count[inv.side] <= self.s.warmup or self.should_continue(self.measured, self._elapsed())):
