@@ -316,3 +316,38 @@ def test_parameter_scan_fail_if_slower_counts_every_comparison(duet) -> None:
                   "--fail-if-slower", "10", *FAST)
     assert result.returncode == 1, result.stderr
     assert "more than 10% slower" in result.stdout
+
+
+def test_hyperfine_json_export_has_hyperfines_keys_and_reads_back(duet, tmp_path: Path) -> None:
+    """Tools that read hyperfine's JSON can read ours: the same keys as hyperfine itself writes (checked
+    against the real hyperfine where installed), and our own hyperfine importer reads it back."""
+    import shutil
+
+    result = duet("compare", "sleep 0.01", "sleep 0.02", "--method", "sequential", "--runs", "4",
+                  "--export-hyperfine", "hf.json", "--export-json", "ours.json", *FAST)
+    assert result.returncode == 0, result.stderr
+    doc = json.loads((tmp_path / "hf.json").read_text())
+    a, b = doc["results"]
+    ours = json.loads((tmp_path / "ours.json").read_text())
+    a_times = [i["wall_s"] for i in ours["invocations"] if i["side"] == "A" and not i["warmup"]]
+    assert a["command"] == "sleep 0.01" and b["command"] == "sleep 0.02"
+    assert a["times"] == a_times and len(b["times"]) == 4 and a["exit_codes"] == [0] * 4
+    assert a["min"] <= a["median"] <= a["max"] and abs(a["mean"] - sum(a_times) / 4) < 1e-12
+    assert 1.6 < b["mean"] / a["mean"] < 2.2
+    if shutil.which("hyperfine"):
+        subprocess.run(["hyperfine", "-N", "--runs", "2", "--export-json", str(tmp_path / "real.json"), "sleep 0.01"],
+                       check=True, capture_output=True, cwd=tmp_path)
+        real = json.loads((tmp_path / "real.json").read_text())["results"][0]
+        assert set(a) == set(real), "the keys hyperfine writes"
+    from duetbench.importers.harness_json import read_hyperfine
+
+    imported = read_hyperfine(tmp_path / "hf.json")
+    table = imported.table
+    assert sorted(table.value[table.side == "A"]) == sorted(a_times)
+
+    scan = duet("compare", "sleep 0.0{n}", "sleep 0.02", "-L", "n", "1,2", "--method", "sequential", "--runs", "3",
+                "--export-hyperfine", "scan.json", *FAST)
+    assert scan.returncode == 0, scan.stderr
+    results = json.loads((tmp_path / "scan.json").read_text())["results"]
+    assert [(r["command"], r["parameters"]) for r in results] == [
+        ("sleep 0.01", {"n": "1"}), ("sleep 0.02", {"n": "1"}), ("sleep 0.02", {"n": "2"}), ("sleep 0.02", {"n": "2"})]

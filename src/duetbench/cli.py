@@ -54,6 +54,8 @@ _export_options = [
                  help="Write one CSV row per invocation."),
     click.option("--export-markdown", type=click.Path(dir_okay=False, path_type=Path),
                  help="Write a Markdown table, e.g. for a pull-request comment."),
+    click.option("--export-hyperfine", type=click.Path(dir_okay=False, path_type=Path),
+                 help="Write A's and B's times in hyperfine's --export-json format, for tools that read it."),
 ]
 
 
@@ -121,7 +123,8 @@ def export_options(func):  # type: ignore[no-untyped-def]
               help="One comparison per comma-separated value of NAME; several -L (and -P) give every combination.")
 @export_options
 def compare(command_a: str, command_b: str, db: Path, no_progress: bool, export_json: Path | None,
-            export_csv: Path | None, export_markdown: Path | None, **options: object) -> None:
+            export_csv: Path | None, export_markdown: Path | None, export_hyperfine: Path | None,
+            **options: object) -> None:
     """Compare COMMAND_B against COMMAND_A: is B faster or slower, by how much, how sure.
 
     \b
@@ -148,10 +151,10 @@ def compare(command_a: str, command_b: str, db: Path, no_progress: bool, export_
         from duetbench.scan_session import run_scan
 
         sys.exit(run_scan({"command_a": command_a, "command_b": command_b, **options}, grid, db_path=db,
-                          exports=ScanExports(export_json, export_csv, export_markdown), console=console,
+                          exports=ScanExports(export_json, export_csv, export_markdown, export_hyperfine), console=console,
                           show_progress=not no_progress))
     opts = validated(command_a=command_a, command_b=command_b, **options)
-    code = run_compare(opts, db_path=db, exports=Exports(export_json, export_csv, export_markdown),
+    code = run_compare(opts, db_path=db, exports=Exports(export_json, export_csv, export_markdown, export_hyperfine),
                        console=console, show_progress=not no_progress)
     sys.exit(code)
 
@@ -163,13 +166,13 @@ def compare(command_a: str, command_b: str, db: Path, no_progress: bool, export_
 @click.option("--limit", type=int, default=30, show_default=True, help="How many comparisons to list.")
 @export_options
 def show(comparison_id: int | None, db: Path, limit: int, export_json: Path | None, export_csv: Path | None,
-         export_markdown: Path | None) -> None:
+         export_markdown: Path | None, export_hyperfine: Path | None) -> None:
     """List stored comparisons, or re-print (and re-export) comparison COMPARISON_ID."""
     from duetbench.session import Exports
     from duetbench.session import show as show_comparison
 
-    sys.exit(show_comparison(db, comparison_id, exports=Exports(export_json, export_csv, export_markdown),
-                             console=Console(highlight=False), limit=limit))
+    exports = Exports(export_json, export_csv, export_markdown, export_hyperfine)
+    sys.exit(show_comparison(db, comparison_id, exports=exports, console=Console(highlight=False), limit=limit))
 
 
 @main.command()

@@ -37,6 +37,7 @@ class Exports:
     json: Path | None = None
     csv: Path | None = None
     markdown: Path | None = None
+    hyperfine: Path | None = None
 
     def write(self, report: ComparisonReport) -> None:
         if self.json:
@@ -45,6 +46,10 @@ class Exports:
             export.write_csv(report, self.csv)
         if self.markdown:
             export.write_markdown(report, self.markdown)
+        if self.hyperfine:
+            from duetbench.report.hyperfine_json import write_hyperfine_json
+
+            write_hyperfine_json([({}, report)], self.hyperfine)
 
 
 def _names(record: ComparisonRecord) -> dict[str, str]:

@@ -94,8 +94,13 @@ class ScanExports:
     json: Path | None = None
     csv: Path | None = None
     markdown: Path | None = None
+    hyperfine: Path | None = None
 
     def write(self, entries: list[ScanEntry]) -> None:
+        if self.hyperfine:
+            from duetbench.report.hyperfine_json import write_hyperfine_json
+
+            write_hyperfine_json([(e.parameters, e.report) for e in entries], self.hyperfine)
         if self.json:
             write_text(self.json, json.dumps(to_scan_json(entries), indent=2) + "\n", "JSON")
         if self.csv:

@@ -1,0 +1,48 @@
+"""Results in hyperfine's ``--export-json`` format, for tools that read it (Bencher's hyperfine adapter,
+hyperfine's plot scripts, CI dashboards).
+
+One entry per command with the keys hyperfine 1.15 writes: ``command``, ``mean``, ``stddev`` (null
+below two runs), ``median``, ``user``, ``system``, ``min``, ``max``, ``times``, ``exit_codes``, and
+``parameters`` in a parameter scan. Times are the measured (non-warm-up) invocations' elapsed seconds,
+as hyperfine's are its timing runs. What hyperfine has no key for — the pairing, the ratio's CI, the
+verdict — is in our own ``--export-json``.
+"""
+from __future__ import annotations
+
+import json
+import statistics
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from duetbench.report.export import write_text
+from duetbench.report.model import ComparisonReport
+
+
+def _entry(report: ComparisonReport, side: str, parameters: Mapping[str, str]) -> dict[str, Any]:
+    runs = [i for i in report.invocations if i.side == side and not i.warmup]
+    times = [i.wall_s for i in runs]
+    entry: dict[str, Any] = {
+        "command": report.commands[side],
+        "mean": statistics.fmean(times) if times else None,
+        "stddev": statistics.stdev(times) if len(times) > 1 else None,
+        "median": statistics.median(times) if times else None,
+        "user": statistics.fmean(i.user_s for i in runs) if runs else None,
+        "system": statistics.fmean(i.sys_s for i in runs) if runs else None,
+        "min": min(times) if times else None,
+        "max": max(times) if times else None,
+        "times": times,
+        "exit_codes": [i.exit_code for i in runs],
+    }
+    if parameters:
+        entry["parameters"] = dict(parameters)
+    return entry
+
+
+def to_hyperfine_json(reports: Sequence[tuple[Mapping[str, str], ComparisonReport]]) -> dict[str, Any]:
+    """``{"results": [...]}`` with A then B of every comparison (in a scan, of every combination)."""
+    return {"results": [_entry(report, side, params) for params, report in reports for side in ("A", "B")]}
+
+
+def write_hyperfine_json(reports: Sequence[tuple[Mapping[str, str], ComparisonReport]], path: Path) -> None:
+    write_text(path, json.dumps(to_hyperfine_json(reports), indent=2) + "\n", "hyperfine JSON")
