@@ -60,7 +60,7 @@ def test_usage_errors_exit_2_with_one_line(duet) -> None:
         ("compare", "true", "true", "--method", "magic"): "magic",
         ("compare", "true", "true", "--bogus-flag"): "bogus",
         ("compare", "'unbalanced", "true"): "quoting",
-        ("compare", "true"): "COMMAND_B",
+        ("compare", "true"): "compare it with itself: duet compare true true",
         ("show", "99"): "no results database",
     }
     for args, expected in cases.items():

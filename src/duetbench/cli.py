@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import random
+import shlex
 import sys
 from pathlib import Path
 
@@ -67,7 +68,7 @@ def export_options(func):  # type: ignore[no-untyped-def]
 
 @main.command()
 @click.argument("command_a")
-@click.argument("command_b")
+@click.argument("command_b", required=False)
 @click.option("--method", type=click.Choice(["duet", "aduet", "sequential"]), default="duet", show_default=True,
               help="duet: A and B side by side on their own CPUs, each pair released together by a barrier; "
                    "aduet: side by side without a barrier, paired afterwards by overlap; "
@@ -122,7 +123,7 @@ def export_options(func):  # type: ignore[no-untyped-def]
 @click.option("-L", "--parameter-list", nargs=2, multiple=True, metavar="NAME VALUES",
               help="One comparison per comma-separated value of NAME; several -L (and -P) give every combination.")
 @export_options
-def compare(command_a: str, command_b: str, db: Path, no_progress: bool, export_json: Path | None,
+def compare(command_a: str, command_b: str | None, db: Path, no_progress: bool, export_json: Path | None,
             export_csv: Path | None, export_markdown: Path | None, export_hyperfine: Path | None,
             **options: object) -> None:
     """Compare COMMAND_B against COMMAND_A: is B faster or slower, by how much, how sure.
@@ -138,6 +139,11 @@ def compare(command_a: str, command_b: str, db: Path, no_progress: bool, export_
     """
     from duetbench.config.scan import parameter_grid
     from duetbench.session import Exports, run_compare
+
+    if command_b is None:
+        raise DuetError("duet compare needs two commands, A and B",
+                        hint=f"to see this machine's noise for one command, compare it with itself: "
+                             f"duet compare {shlex.quote(command_a)} {shlex.quote(command_a)}")
 
     grid = parameter_grid(options.pop("parameter_scan"), options.pop("parameter_step_size"),  # type: ignore[arg-type]
                           options.pop("parameter_list"))  # type: ignore[arg-type]
