@@ -138,7 +138,8 @@ def compare(command_a: str, command_b: str | None, db: Path, no_progress: bool, 
     The ratio B/A is reported with a bootstrap confidence interval; above 1 means B is slower.
     """
     from duetbench.config.scan import parameter_grid
-    from duetbench.session import Exports, run_compare
+    from duetbench.report.export import Exports
+    from duetbench.session import run_compare
 
     if command_b is None:
         raise DuetError("duet compare needs two commands, A and B",
@@ -153,11 +154,10 @@ def compare(command_a: str, command_b: str | None, db: Path, no_progress: bool, 
         options[key] = list(options[key])  # type: ignore[call-overload]
     console = Console(highlight=False)
     if grid:
-        from duetbench.report.scan import ScanExports
         from duetbench.scan_session import run_scan
 
         sys.exit(run_scan({"command_a": command_a, "command_b": command_b, **options}, grid, db_path=db,
-                          exports=ScanExports(export_json, export_csv, export_markdown, export_hyperfine), console=console,
+                          exports=Exports(export_json, export_csv, export_markdown, export_hyperfine), console=console,
                           show_progress=not no_progress))
     opts = validated(command_a=command_a, command_b=command_b, **options)
     code = run_compare(opts, db_path=db, exports=Exports(export_json, export_csv, export_markdown, export_hyperfine),
@@ -174,7 +174,7 @@ def compare(command_a: str, command_b: str | None, db: Path, no_progress: bool, 
 def show(comparison_id: int | None, db: Path, limit: int, export_json: Path | None, export_csv: Path | None,
          export_markdown: Path | None, export_hyperfine: Path | None) -> None:
     """List stored comparisons, or re-print (and re-export) comparison COMPARISON_ID."""
-    from duetbench.session import Exports
+    from duetbench.report.export import Exports
     from duetbench.session import show as show_comparison
 
     exports = Exports(export_json, export_csv, export_markdown, export_hyperfine)

@@ -1,6 +1,7 @@
 """``duet compare -P/-L``: a parameter scan, one stored comparison per combination of values."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -10,8 +11,10 @@ from rich.markup import escape
 from duetbench.config.compare import CompareOptions, split_command, validated
 from duetbench.config.scan import substitute, unused
 from duetbench.errors import DuetError
-from duetbench.report.scan import ScanEntry, ScanExports, render_scan
-from duetbench.session import Exports, run_compare
+from duetbench.report.export import Exports
+from duetbench.report.model import ComparisonReport
+from duetbench.report.scan import ScanEntry, render_scan
+from duetbench.session import run_compare
 
 #: Options whose text may hold {name} placeholders.
 _TEXT = ("command_a", "command_b", "name_a", "name_b")
@@ -40,7 +43,7 @@ def plan_scan(base: dict[str, Any], grid: list[dict[str, str]]) -> list[CompareO
     return planned
 
 
-def run_scan(base: dict[str, Any], grid: list[dict[str, str]], *, db_path: Path, exports: ScanExports,
+def run_scan(base: dict[str, Any], grid: list[dict[str, str]], *, db_path: Path, exports: Exports,
              console: Console, show_progress: bool = True) -> int:
     """Run the comparisons one after another, then the scan's table and exports (also after a failure or
     Ctrl-C: what finished is shown and kept). Exit code: 130 interrupted, 1 if any comparison tripped
@@ -53,7 +56,7 @@ def run_scan(base: dict[str, Any], grid: list[dict[str, str]], *, db_path: Path,
             label = ", ".join(f"{name} = {value}" for name, value in opts.parameters.items())
             console.rule(escape(f"{k}/{len(planned)}: {label}"))
             rc = run_compare(opts, db_path=db_path, exports=Exports(), console=console, show_progress=show_progress,
-                             on_report=lambda report, v=opts.parameters: entries.append(ScanEntry(v, report)))
+                             on_report=_collect(entries, opts.parameters))
             if rc == 130:
                 return 130
             code = max(code, rc)
@@ -61,4 +64,8 @@ def run_scan(base: dict[str, Any], grid: list[dict[str, str]], *, db_path: Path,
     finally:
         console.rule()
         render_scan(entries, console, len(planned))
-        exports.write(entries)
+        exports.write_scan(entries)
+
+
+def _collect(entries: list[ScanEntry], parameters: dict[str, str]) -> Callable[[ComparisonReport], None]:
+    return lambda report: entries.append(ScanEntry(parameters, report))

@@ -5,7 +5,6 @@ import os
 import signal
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
@@ -21,7 +20,7 @@ from duetbench.execute.lock import MeasurementLock
 from duetbench.execute.runner import Runner, RunSettings, ShellCommandFailed, run_shell
 from duetbench.measure.host import host_facts, usable_cpus
 from duetbench.plan.schedule import choose_cpus
-from duetbench.report import export
+from duetbench.report.export import Exports
 from duetbench.report.model import ComparisonReport
 from duetbench.report.progress import LiveProgress
 from duetbench.report.terminal import render
@@ -30,26 +29,6 @@ from duetbench.store.db import ComparisonRecord, Store
 
 # Live CI estimates use fewer replicates: they only steer stopping and the progress line.
 LIVE_RESAMPLES = 2000
-
-
-@dataclass
-class Exports:
-    json: Path | None = None
-    csv: Path | None = None
-    markdown: Path | None = None
-    hyperfine: Path | None = None
-
-    def write(self, report: ComparisonReport) -> None:
-        if self.json:
-            export.write_json(report, self.json)
-        if self.csv:
-            export.write_csv(report, self.csv)
-        if self.markdown:
-            export.write_markdown(report, self.markdown)
-        if self.hyperfine:
-            from duetbench.report.hyperfine_json import write_hyperfine_json
-
-            write_hyperfine_json([({}, report)], self.hyperfine)
 
 
 def _names(record: ComparisonRecord) -> dict[str, str]:

@@ -69,7 +69,7 @@ def scan_values(name: str, low: str, high: str, step: str | None) -> Parameter:
         raise DuetError(f"--parameter-scan {name} {low} {high} would make {count} comparisons",
                         hint=f"at most {MAX_COMPARISONS}: use a larger -D step or a narrower range")
     # Every value is printed with the precision of the step or bounds, whichever is finest.
-    exponent = min(lo.as_tuple().exponent, hi.as_tuple().exponent, delta.as_tuple().exponent, 0)  # type: ignore[type-var]
+    exponent = min(int(v.as_tuple().exponent) for v in (lo, hi, delta, Decimal(1)))  # finite: int exponents
     quantum = Decimal(1).scaleb(exponent)
     return Parameter(name, tuple(str((lo + k * delta).quantize(quantum)) for k in range(count)))
 

@@ -4,15 +4,18 @@ from __future__ import annotations
 import csv
 import json
 import math
-from dataclasses import asdict, fields
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from duetbench.analyze.comparison import ComparisonResult
 from duetbench.analyze.verdict import describe_change
 from duetbench.errors import DuetError
 from duetbench.execute.invocation import Invocation
 from duetbench.report.model import ComparisonReport
+
+if TYPE_CHECKING:
+    from duetbench.report.scan import ScanEntry
 
 JSON_FORMAT_VERSION = 1
 
@@ -118,3 +121,39 @@ def to_markdown(report: ComparisonReport) -> str:
 
 def write_markdown(report: ComparisonReport, path: Path) -> None:
     write_text(path, to_markdown(report), "Markdown")
+
+
+@dataclass
+class Exports:
+    """The files a user asked for with --export-*: of one comparison (`write`), or of a parameter
+    scan's comparisons together (`write_scan`)."""
+
+    json: Path | None = None
+    csv: Path | None = None
+    markdown: Path | None = None
+    hyperfine: Path | None = None
+
+    def write(self, report: ComparisonReport) -> None:
+        if self.json:
+            write_json(report, self.json)
+        if self.csv:
+            write_csv(report, self.csv)
+        if self.markdown:
+            write_markdown(report, self.markdown)
+        if self.hyperfine:
+            from duetbench.report.hyperfine_json import write_hyperfine_json
+
+            write_hyperfine_json([({}, report)], self.hyperfine)
+
+    def write_scan(self, entries: list[ScanEntry]) -> None:
+        from duetbench.report import scan
+        from duetbench.report.hyperfine_json import write_hyperfine_json
+
+        if self.json:
+            write_text(self.json, json.dumps(scan.to_scan_json(entries), indent=2) + "\n", "JSON")
+        if self.csv:
+            scan.write_scan_csv(entries, self.csv)
+        if self.markdown:
+            write_text(self.markdown, scan.to_scan_markdown(entries), "Markdown")
+        if self.hyperfine:
+            write_hyperfine_json([(e.parameters, e.report) for e in entries], self.hyperfine)

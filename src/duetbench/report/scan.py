@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import csv
-import json
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,6 @@ from duetbench.report.export import (
     clean_json,
     percent_change,
     to_json_dict,
-    write_text,
 )
 from duetbench.report.model import ComparisonReport
 
@@ -89,27 +87,7 @@ def to_scan_markdown(entries: list[ScanEntry]) -> str:
     return "\n".join(lines)
 
 
-@dataclass
-class ScanExports:
-    json: Path | None = None
-    csv: Path | None = None
-    markdown: Path | None = None
-    hyperfine: Path | None = None
-
-    def write(self, entries: list[ScanEntry]) -> None:
-        if self.hyperfine:
-            from duetbench.report.hyperfine_json import write_hyperfine_json
-
-            write_hyperfine_json([(e.parameters, e.report) for e in entries], self.hyperfine)
-        if self.json:
-            write_text(self.json, json.dumps(to_scan_json(entries), indent=2) + "\n", "JSON")
-        if self.csv:
-            _write_scan_csv(entries, self.csv)
-        if self.markdown:
-            write_text(self.markdown, to_scan_markdown(entries), "Markdown")
-
-
-def _write_scan_csv(entries: list[ScanEntry], path: Path) -> None:
+def write_scan_csv(entries: list[ScanEntry], path: Path) -> None:
     """One row per invocation, as `--export-csv` of one comparison, with a column per parameter first."""
     names = _names(entries)
     columns = [*names, "comparison_id", "name", *[f.name for f in fields(Invocation)]]
