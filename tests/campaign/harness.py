@@ -43,7 +43,8 @@ def main() -> int:
     if args.result:
         with open(args.result, "w") as f:
             f.write("".join(f"{v:.9f}\n" for v in values))
-    print(f"side {os.environ.get('DUET_SIDE')} done", file=sys.stderr)
+    print(f"side {os.environ.get('DUET_SIDE')} done, env offset {len(os.environ.get('DUETBENCH_ENV_OFFSET', ''))}",
+          file=sys.stderr)
     return args.exit
 
 

@@ -239,6 +239,23 @@ def test_kill_9_then_resume_keeps_the_killed_runs_outputs_aside(duet_env: dict[s
     assert len(killed) <= 1  # the run the kill interrupted, if it had started, is kept aside
 
 
+def test_runs_get_a_random_environment_size_shared_by_a_and_b(duet, tmp_path: Path) -> None:
+    """plan/layout.py in campaigns: A's and B's run of one repetition share the size; repetitions differ."""
+    write_campaign(tmp_path, f"  loop: {harness('--iterations 2 --work 1000')}\n", methods="{duet: 4, sequential: 2}")
+    result = duet("run", "campaign.yml", "--no-progress")
+    assert result.returncode == 0, result.stderr
+    sizes: dict[str, dict[str, int]] = {}
+    runs_dir = next((tmp_path / ".duet" / "campaigns").iterdir()) / "runs" / "loop"
+    for stderr in runs_dir.glob("*/*/stderr.txt"):
+        match = re.search(r"side (\w) done, env offset (\d+)", stderr.read_text())
+        assert match, stderr
+        run = stderr.parent.parent.name.removesuffix("-A").removesuffix("-B")  # sequential runs are per side
+        sizes.setdefault(run, {})[match.group(1)] = int(match.group(2))
+    assert len(sizes) == 6, sizes
+    assert all(set(s) == {"A", "B"} and s["A"] == s["B"] for s in sizes.values()), sizes
+    assert len({s["A"] for s in sizes.values()}) >= 3
+
+
 def test_target_width_stops_a_precise_method_early(duet, tmp_path: Path) -> None:
     # C-like steady work: 10 duet runs planned, a loose target: it stops at the minimum of 3 runs.
     write_campaign(tmp_path, f"  loop: {harness('--iterations 10 --work 200000')}\n", methods="{duet: 10}")

@@ -26,6 +26,7 @@ from duetbench.execute.live import Inotify, LiveWarmup
 from duetbench.execute.runner import _activity_json, _wait_any
 from duetbench.measure.activity import ActivityWindow
 from duetbench.measure.cgroup import SideCgroup
+from duetbench.plan.layout import env_offset
 from duetbench.plan.campaign import PlannedRun
 
 STDOUT = "stdout.txt"
@@ -108,7 +109,10 @@ def execute_run(run: PlannedRun, bench: object, run_dir: Path, *, campaign_id: i
             outdirs[side] = outdir
             values = {"outdir": str(outdir), "side": side, "benchmark": run.benchmark, "method": run.method,
                       "run": run.key.replace("/", "-")}
-            env = {k: _render(v, values) for k, v in spec.env.items()}
+            # A's and B's runs of one repetition share an environment size (plan/layout.py); the
+            # benchmark's own environment comes last, so a user may set the offset themselves.
+            env = {**env_offset(f"{run.benchmark}/{run.method}/{run.repetition}"),
+                   **{k: _render(v, values) for k, v in spec.env.items()}}
             env.update({"DUET_SIDE": side, "DUET_ITERATION_LOG": str(outdir / ITERATION_LOG),
                         "DUET_BARRIER_TIMEOUT_MS": str(int(barrier_timeout_s * 1000))})
             if run.method == "duet" and page is not None:

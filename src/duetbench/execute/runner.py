@@ -21,6 +21,7 @@ from duetbench.execute.invocation import Invocation, LaunchSpec, RunningInvocati
 from duetbench.measure.activity import ActivityWindow, top_activity
 from duetbench.measure.cgroup import SideCgroup
 from duetbench.measure.procstat import read_steal_seconds, steal_delta
+from duetbench.plan.layout import env_offset
 from duetbench.plan.schedule import Schedule
 
 # Invocations per side in one segment of an asynchronous duet (CPUs are re-drawn between segments).
@@ -117,9 +118,11 @@ class Runner:
 
     def _spec(self, side: str, index: int, pair: int, warmup: bool, cpu: int,
               barrier: Path | None, cgroups: dict[str, SideCgroup | None]) -> LaunchSpec:
+        # A's and B's index-th invocations share an environment size (plan/layout.py).
         return LaunchSpec(argv=self.s.argv[side], side=side, index=index, pair=pair, warmup=warmup, cpu=cpu,
                           barrier=barrier, barrier_timeout_s=self.s.barrier_timeout_s, timeout_s=self.s.timeout_s,
-                          cgroup=cgroups.get(side), show_output=self.s.show_output)
+                          cgroup=cgroups.get(side), show_output=self.s.show_output,
+                          env=env_offset(f"{self.s.seed}:{index}"))
 
     def stop_all(self) -> None:
         for r in self._running:
