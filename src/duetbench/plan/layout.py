@@ -8,6 +8,9 @@ runs removes. hyperfine answers with a random-length variable per run; so do we,
 paired methods: the k-th invocation of A and the k-th of B get the same length, so an A/A pair still
 starts from identical layouts (and keeps cancelling in the ratio), while over k the common offset
 sweeps a whole page. Deterministic in the key, so a seeded comparison is reproducible.
+
+With ASLR on, Linux already moves the stack by a random sub-page offset at every exec; the variable
+matters where ASLR is off (randomize_va_space = 0, ``setarch -R``), where only the environment moves it.
 """
 from __future__ import annotations
 
