@@ -84,6 +84,31 @@ def test_mds_fast_path_equals_recomputation(method: str, estimator: str) -> None
         assert mds.u_test_p[k] == pytest.approx(direct.u_test_p, rel=1e-9)
 
 
+def test_mds_of_aduet_batched_equals_one_ci_per_slowdown() -> None:
+    """The run-means units found per s and bootstrapped together give what one compare_group per s gives:
+    the same estimates exactly, bounds within Monte Carlo error (different draws, the same bootstrap)."""
+    sim = simulate_campaign(benchmarks=1, methods=("aduet",), runs=15, iterations=30, seed=12)
+    g = group_of(sim.table, "aduet")
+    grid = [0.0, 0.02, 0.05]
+    r = minimal_detectable_slowdown(g, "aduet", grid, n_resamples=20_000, random_state=3)
+    for k, s in enumerate(grid):
+        direct = compare_group(slow_down(g, 1 + s), "aduet", n_resamples=20_000, random_state=4)
+        assert r.estimate[k] == pytest.approx(direct.ratio.estimate, rel=1e-12)
+        width = direct.ratio.high - direct.ratio.low
+        assert abs(r.low[k] - direct.ratio.low) < 0.05 * width and abs(r.high[k] - direct.ratio.high) < 0.05 * width
+
+
+def test_mds_of_aduet_falls_back_when_slowdowns_change_the_runs() -> None:
+    from duetbench.analyze.slowdown import aduet_run_units
+
+    sim = simulate_campaign(benchmarks=1, methods=("aduet",), runs=15, iterations=30, seed=12)
+    g = group_of(sim.table, "aduet")
+    units = aduet_run_units(g, np.array([1.0, 1.05]), 0.4, True)
+    assert units is not None and units.shape == (2, 15)
+    # A rate no pair reaches: no units, so each slowdown is judged alone (and raises as compare_group does).
+    assert aduet_run_units(g, np.array([1.0, 1.05]), 0.999999, True) is None
+
+
 def test_mds_of_aduet_recomputes_pairs_and_finds_the_threshold() -> None:
     sim = simulate_campaign(benchmarks=1, methods=("aduet",), runs=15, iterations=30, seed=12)
     g = group_of(sim.table, "aduet")

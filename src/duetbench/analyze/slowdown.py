@@ -16,7 +16,9 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ._inputs import RandomState
-from .grouped import Estimator, GroupResult, compare_group
+from .bootstrap import mean_cis
+from .grouped import Estimator, GroupResult, aduet_pairs, compare_group
+from .ratio import robust_pair_filter
 from .table import NO_TIME, IterationTable
 
 DEFAULT_SLOWDOWNS = np.round(np.arange(0.0, 0.151, 0.01), 10)
@@ -119,6 +121,30 @@ def _u_pvalues(a: np.ndarray, b: np.ndarray, factors: np.ndarray) -> np.ndarray:
     return np.asarray(res.pvalue, dtype=np.float64)
 
 
+def aduet_run_units(group: IterationTable, factors: np.ndarray, min_overlap_rate: float, robust: bool
+                    ) -> np.ndarray | None:
+    """Per slowdown factor (rows), each run's mean log ratio B/A over its overlap pairs (columns): the
+    units the async duet's run-means CI resamples (`grouped.compare_group`, seed 004 §4.3.2), with
+    B's timestamps recomputed (`slow_down`) and the pairs found again for every factor.
+
+    None when the factors do not all leave the same runs with pairs (or fewer than 2 runs or pairs):
+    the rows would not be the same units, and each factor is then judged on its own."""
+    runs_seen: np.ndarray | None = None
+    rows = []
+    for f in factors:
+        ap = aduet_pairs(slow_down(group, float(f)).measured(), min_overlap_rate)
+        if len(ap.pairs) < 2:
+            return None
+        lr = np.log(ap.b_value[ap.pairs.b_index]) - np.log(ap.a_value[ap.pairs.a_index])
+        keep = robust_pair_filter(lr) if robust else np.ones(lr.size, dtype=np.bool_)
+        runs, unit = np.unique(ap.pair_run[keep], return_inverse=True)
+        if runs.size < 2 or (runs_seen is not None and not np.array_equal(runs, runs_seen)):
+            return None
+        runs_seen = runs
+        rows.append(np.bincount(unit, weights=lr[keep]) / np.bincount(unit))
+    return np.array(rows)
+
+
 def minimal_detectable_slowdown(
     group: IterationTable,
     method: str,
@@ -140,7 +166,9 @@ def minimal_detectable_slowdown(
     ratios (shifted by log(1+s)) or a ratio of means (scaled by 1+s), the robust filter's
     decisions are shift-invariant and percentiles commute with the shift — so they are computed
     once and scaled (tests check this against recomputation). The async duet is recomputed for
-    every s, since its pairs change.
+    every s, since its pairs change; with the run-means estimator its units (per-run mean log ratios)
+    are found for every s and bootstrapped together (`mean_cis`: all rows share one set of resamples,
+    which is what common random numbers ask for), else one `compare_group` per s.
     """
     s = np.asarray(slowdowns, dtype=np.float64)
     if s.ndim != 1 or s.size == 0 or not np.all(s > -1.0):
@@ -157,6 +185,11 @@ def minimal_detectable_slowdown(
         low = base.ratio.low * factors
         high = base.ratio.high * factors
         bench = base.benchmark
+    elif estimator == "run_means" and (units := aduet_run_units(group, factors, min_overlap_rate, robust)) is not None:
+        cis = mean_cis(units, confidence_level=confidence_level, n_resamples=n_resamples,
+                       random_state=np.random.default_rng(seed))
+        est, low, high = np.exp(cis.estimate), np.exp(cis.low), np.exp(cis.high)
+        bench = str(group.benchmark[0])
     else:
         results: list[GroupResult] = [
             ci(slow_down(group, f), random_state=np.random.default_rng(seed)) for f in factors
