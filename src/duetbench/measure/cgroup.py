@@ -35,7 +35,11 @@ def sweep_stale_cgroups(roots: Iterable[Path] | None = None) -> int:
     """Remove ``duetbench-<pid>-…`` cgroups whose orchestrator is gone (killed with SIGKILL, so its own
     clean-up never ran); returns how many directories went. Only empty cgroups can be removed (rmdir
     refuses the others), so a process still running in one keeps it. Default roots: every hierarchy
-    under /sys/fs/cgroup (v2, and the v1 controllers where podman also makes them)."""
+    under /sys/fs/cgroup (v2, and the v1 controllers where podman also makes them).
+
+    Limit: "dead" means no such pid in this process's pid namespace. An orchestrator in another pid
+    namespace that shares this cgroup tree (a container with the host's cgroupfs mounted writable)
+    looks dead from here, and its cgroup, empty between two invocations, would go."""
     if roots is None:
         base = Path("/sys/fs/cgroup")
         roots = [base, *(p for p in _subdirs(base))]
