@@ -191,3 +191,21 @@ def test_stale_cgroup_is_swept_on_this_machine() -> None:
     finally:
         if stale.exists():
             stale.rmdir()
+
+
+def test_a_cgroup_removed_between_invocations_is_made_again(duet, tmp_path: Path) -> None:
+    """Something removes the side's cgroup between two invocations (here --prepare, as a clean-up tool
+    might): the comparison goes on, and the next invocations are still measured through a cgroup."""
+    from duetbench.measure.cgroup import find_cgroup2_root
+
+    root = find_cgroup2_root()
+    if root is None:
+        pytest.skip("no writable cgroup v2 hierarchy on this machine")
+    # The prepare shell's parent is the orchestrator, whose pid names its cgroups.
+    result = duet("compare", "true", "true", "--method", "sequential", "--runs", "4", "--warmup", "0",
+                  "--prepare", f"rmdir {root}/duetbench-$PPID-A 2>/dev/null; true", "--export-json", "r.json",
+                  "--no-progress")
+    assert result.returncode == 0, result.stderr
+    invocations = json.loads((tmp_path / "r.json").read_text())["invocations"]
+    a = [i for i in invocations if i["side"] == "A"]
+    assert len(a) == 4 and all(i["status"] == "ok" and i["cgroup_cpu_s"] is not None for i in a)

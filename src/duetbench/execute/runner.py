@@ -121,7 +121,7 @@ class Runner:
         # A's and B's index-th invocations share an environment size (plan/layout.py).
         return LaunchSpec(argv=self.s.argv[side], side=side, index=index, pair=pair, warmup=warmup, cpu=cpu,
                           barrier=barrier, barrier_timeout_s=self.s.barrier_timeout_s, timeout_s=self.s.timeout_s,
-                          cgroup=cgroups.get(side), show_output=self.s.show_output,
+                          cgroup=_ensured(cgroups.get(side)), show_output=self.s.show_output,
                           env=env_offset(f"{self.s.seed}:{index}"))
 
     def stop_all(self) -> None:
@@ -318,6 +318,11 @@ class Runner:
             if failure is not None:
                 return failure
             segment += 1
+
+
+def _ensured(group: SideCgroup | None) -> SideCgroup | None:
+    # A compare's cgroups live for all its invocations; if one vanished, launching into it would fail.
+    return group.ensure() if group is not None else None
 
 
 def _activity_json(window: ActivityWindow) -> str | None:

@@ -104,6 +104,18 @@ class SideCgroup:
             return None
         return group
 
+    def ensure(self) -> "SideCgroup | None":
+        """This cgroup, made again if something removed it since (a clean-up tool, another duet's sweep
+        from another pid namespace); None if it cannot be, and the invocation then runs without one.
+        cpu.stat is read as a delta per invocation, so a new cgroup's counter starting at 0 is fine."""
+        if self.path.is_dir():
+            return self
+        try:
+            self.path.mkdir(exist_ok=True)
+        except OSError:
+            return None
+        return self
+
     def usage_usec(self) -> int | None:
         try:
             for line in (self.path / "cpu.stat").read_text().splitlines():
