@@ -60,11 +60,17 @@ def check_load(before: ProcSnapshot, after: ProcSnapshot | None) -> Check:
     per_cpu = max(l1, busy * cpus if busy is not None else 0.0) / cpus
     fix = ("Other work competes for the CPUs: wait for it to finish or stop it (see 'Busy processes'). "
            "Load on one side of a duet is not cancelled by the ratio.")
-    if per_cpu >= 0.75:
-        return Check("load", title, "bad", tuple(evidence), fix)
-    if per_cpu >= 0.2:
-        return Check("load", title, "warn", tuple(evidence), fix)
-    return Check("load", title, "ok", tuple(evidence))
+    return _graded("load", title, per_cpu, warn_at=0.2, bad_at=0.75, evidence=evidence, fix=fix)
+
+
+def _graded(name: str, title: str, value: float, *, warn_at: float, bad_at: float, evidence: list[str],
+            fix: str) -> Check:
+    """ok below `warn_at`, warn from it, bad from `bad_at`; the fix is given only when not ok."""
+    if value >= bad_at:
+        return Check(name, title, "bad", tuple(evidence), fix)
+    if value >= warn_at:
+        return Check(name, title, "warn", tuple(evidence), fix)
+    return Check(name, title, "ok", tuple(evidence))
 
 
 def _busy_share(before: ProcSnapshot, after: ProcSnapshot | None) -> float | None:
@@ -94,12 +100,10 @@ def check_daemons(before: ProcSnapshot, after: ProcSnapshot | None, top: int = 5
     busy = [(u, pid, comm) for u, pid, comm in used[:top] if u / interval >= 0.001]
     if busy:
         evidence.append("top: " + ", ".join(f"{comm} (pid {pid}) {u / interval:.1%}" for u, pid, comm in busy))
-    if share < 0.02:
-        return Check("daemons", title, "ok", tuple(evidence))
     names = ", ".join(sorted({comm for _, _, comm in busy[:3]}))
     fix = (f"Stop or pause what is busy while measuring ({names}); EMP §4.1 traces long outliers to daemons. "
            "The cpu metric (process time) is far less affected than wall.")
-    return Check("daemons", title, "bad" if share >= 0.25 else "warn", tuple(evidence), fix)
+    return _graded("daemons", title, share, warn_at=0.02, bad_at=0.25, evidence=evidence, fix=fix)
 
 
 def check_steal(before: ProcSnapshot, after: ProcSnapshot | None) -> Check:
@@ -126,8 +130,4 @@ def check_steal(before: ProcSnapshot, after: ProcSnapshot | None) -> Check:
     worst = max([since_boot, *shares.values()])
     fix = ("The hypervisor runs other guests on this VM's CPUs. Steal hits wall time, not process time: "
            "compare with --metric cpu, use the duet method, or move to a dedicated instance.")
-    if worst >= 0.05:
-        return Check("steal", title, "bad", tuple(evidence), fix)
-    if worst >= 0.005:
-        return Check("steal", title, "warn", tuple(evidence), fix)
-    return Check("steal", title, "ok", tuple(evidence))
+    return _graded("steal", title, worst, warn_at=0.005, bad_at=0.05, evidence=evidence, fix=fix)
