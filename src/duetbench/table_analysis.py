@@ -71,16 +71,21 @@ def _winsorized(runs: list[np.ndarray], on: bool) -> list[np.ndarray]:
     return [winsorize_run(x) if on and x.size >= 3 else x for x in runs]
 
 
+def _sides(rows: IterationTable, run_ids: np.ndarray, opts: AnalysisOptions) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """A's and B's runs (winsorized when asked), unpaired: what the sequential method resamples."""
+    return (_winsorized(_side_runs(rows, "A", run_ids), opts.winsorize),
+            _winsorized(_side_runs(rows, "B", run_ids), opts.winsorize))
+
+
 def analyze_group(rows: IterationTable, method: str, opts: AnalysisOptions) -> ComparisonResult:
     """The ratio B/A for one benchmark's rows of one method (measured rows only)."""
     run_ids = np.unique(rows.run)
-    a_runs = _winsorized(_side_runs(rows, "A", run_ids), opts.winsorize)
-    b_runs = _winsorized(_side_runs(rows, "B", run_ids), opts.winsorize)
     common = dict(confidence_level=opts.confidence_level, n_resamples=opts.n_resamples, random_state=opts.seed,
                   robust=opts.robust)
     if opts.estimator == "hierarchical" and method != "sequential":
-        return _hierarchical_duet(rows, method, a_runs, b_runs, opts)
+        return _hierarchical_duet(rows, method, *_sides(rows, run_ids, opts), opts)
     if method == "sequential":
+        a_runs, b_runs = _sides(rows, run_ids, opts)
         a = [x for x in a_runs if x.size]
         b = [x for x in b_runs if x.size]
         if not a or not b:
