@@ -82,6 +82,12 @@ def export_options(func):  # type: ignore[no-untyped-def]
               help="Stop measuring after this long, unless --runs is given.")
 @click.option("--target-width", "target_rciw", type=float, default=0.01, show_default=True,
               help="Stop once the CI of the ratio is this narrow relative to it (0.01 = 1%), after --min-runs.")
+@click.option("--stop-on-evidence/--no-stop-on-evidence", default=True, show_default=True,
+              help="Also stop (after 5 runs) once a difference is evident by an anytime-valid 99% confidence "
+                   "sequence, and report that sequence: valid however early it stops (Lai 1976).")
+@click.option("--interval", type=click.Choice(["t", "bootstrap"]), default="t", show_default=True,
+              help="t: Student-t intervals (Yuen's with the robust filter, Fieller's for sequential), which keep "
+                   "their level from 5 runs on; bootstrap: the papers' percentile bootstrap (too narrow below ~30).")
 @click.option("--run-criterion", type=click.Choice(["cv", "rciw", "kld"]),
               help="Also stop (after --min-runs) once both sides' runs are stable by this criterion (Laaber et al.).")
 @click.option("-p", "--prepare", multiple=True, metavar="CMD",
@@ -135,7 +141,8 @@ def compare(command_a: str, command_b: str | None, db: Path, no_progress: bool, 
       duet compare 'python a.py' 'python b.py' --method sequential --metric cpu
       duet compare './old --n {n}' './new --n {n}' -L n 100,1000,10000
 
-    The ratio B/A is reported with a bootstrap confidence interval; above 1 means B is slower.
+    The ratio B/A is reported with a confidence interval (Student-t family by default); above 1 means
+    B is slower.
     """
     from duetbench.config.scan import parameter_grid
     from duetbench.report.export import Exports

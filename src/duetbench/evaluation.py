@@ -61,8 +61,9 @@ def measured_runs(method: str, invocations: list[Invocation]) -> int:
 
 def evaluate(method: str, invocations: list[Invocation], metric: str, *, confidence_level: float,
              n_resamples: int, seed: int, min_overlap_rate: float = 0.4,
-             robust: bool = True, u_test: bool = True) -> ComparisonResult:
+             robust: bool = True, u_test: bool = True, interval: str = "t") -> ComparisonResult:
     s = samples(method, invocations, metric)
     return compare(method, s.a, s.b, metric=metric, a_start=s.a_start, a_end=s.a_end, b_start=s.b_start,
                    b_end=s.b_end, confidence_level=confidence_level, n_resamples=n_resamples,
-                   random_state=seed, min_overlap_rate=min_overlap_rate, robust=robust, u_test=u_test)
+                   random_state=seed, min_overlap_rate=min_overlap_rate, robust=robust, u_test=u_test,
+                   interval=interval)  # type: ignore[arg-type]

@@ -42,9 +42,11 @@ def build_report(record: ComparisonRecord, invocations: list[Invocation]) -> Com
     error = None
     for metric in METRICS:
         try:
+            # Comparisons stored before intervals were chosen were judged by the bootstrap: keep their numbers.
             results[metric] = evaluate(record.method, invocations, metric, confidence_level=opts["confidence"],
                                        n_resamples=opts["n_resamples"], seed=record.seed,
-                                       min_overlap_rate=opts["min_overlap_rate"], robust=opts["robust"])
+                                       min_overlap_rate=opts["min_overlap_rate"], robust=opts["robust"],
+                                       interval=opts.get("interval", "bootstrap"))
         except ValueError as exc:
             error = str(exc)
     report = ComparisonReport(
@@ -58,33 +60,50 @@ def build_report(record: ComparisonRecord, invocations: list[Invocation]) -> Com
     return report
 
 
-def _stop_rule(opts: CompareOptions, method: str, on_progress: Callable[[int, str], None], live_ci: bool
-               ) -> Callable[[list[Invocation], float], bool]:
+class _Stop:
+    """Why the adaptive stop ended a comparison ("" while it has not, or when it ended by count or budget)."""
+
+    def __init__(self) -> None:
+        self.reason = ""
+        self.detail = ""
+
+
+def _stop_rule(opts: CompareOptions, method: str, on_progress: Callable[[int, str], None], live_ci: bool,
+               stop: _Stop | None = None) -> Callable[[list[Invocation], float], bool]:
+    stop = stop if stop is not None else _Stop()
+    adaptive = opts.runs is None
+    evidence = adaptive and opts.stop_on_evidence and method != "aduet"
+
     def should_continue(measured: list[Invocation], elapsed: float) -> bool:
+        from duetbench.analyze.monitor import EVIDENCE_MIN_UNITS, MonitorDecision, watch
+
         n = measured_runs(method, measured)
         ci_text = ""
-        rciw = float("inf")
+        decision = MonitorDecision(False, "", "")
         # The live CI steers adaptive stopping and the progress line; with neither, don't compute it.
-        if n >= 3 and (live_ci or (opts.runs is None and n >= opts.min_runs)):
-            try:
-                r = evaluate(method, measured, opts.metric, confidence_level=opts.confidence,
-                             n_resamples=LIVE_RESAMPLES, seed=opts.seed, min_overlap_rate=opts.min_overlap_rate,
-                             robust=opts.robust, u_test=False)
-                rciw = r.relative_ci_width
+        first_look = min(opts.min_runs, EVIDENCE_MIN_UNITS) if evidence else opts.min_runs
+        if n >= 3 and (live_ci or (adaptive and n >= first_look)):
+            s = samples(method, measured, opts.metric)
+            stamps = {"a_start": s.a_start, "a_end": s.a_end, "b_start": s.b_start, "b_end": s.b_end}
+            decision, r = watch(method, s.a, s.b, min_units=opts.min_runs, target_rciw=opts.target_rciw,
+                                confidence_level=opts.confidence, evidence=evidence, robust=opts.robust,
+                                interval=opts.interval, min_overlap_rate=opts.min_overlap_rate,
+                                stamps=stamps if method == "aduet" else None)
+            if r is not None:
                 ci_text = (f"B/A {r.ratio.estimate:.4f} [{r.ratio.low:.4f}, {r.ratio.high:.4f}] "
-                           f"width {rciw:.2%}")
-            except ValueError:
-                pass
+                           f"width {r.relative_ci_width:.2%}")
         on_progress(n, ci_text)
-        if opts.runs is not None:
-            return n < opts.runs
+        if not adaptive:
+            return n < opts.runs  # type: ignore[operator]
+        # Stop on precision (a fixed-n interval, judged on its width only) or on evidence (an anytime-valid
+        # confidence sequence), never because a fixed-n interval first looks significant: that inflates false
+        # alarms without bound (analyze/monitor.py).
+        if decision.stop:
+            stop.reason, stop.detail = decision.reason, decision.detail
+            return False
         if n < opts.min_runs:
             return True
         if n >= opts.max_runs or elapsed >= opts.time_budget:
-            return False
-        # Stop on precision, never on significance: stopping when a difference first looks significant
-        # inflates false alarms (DESIGN §4, Laaber et al. seed 001).
-        if rciw <= opts.target_rciw:
             return False
         return not (opts.run_criterion is not None and _runs_stable(opts, method, measured))
 
@@ -138,7 +157,8 @@ def run_compare(opts: CompareOptions, *, db_path: Path, exports: Exports, consol
     settings = RunSettings(method=method, argv=argv, cpus=cpus, seed=opts.seed, warmup=opts.warmup,
                            timeout_s=opts.timeout, prepare=opts.per_side(opts.prepare), conclude=opts.per_side(opts.conclude),
                            ignore_failure=opts.ignore_failure, show_output=opts.show_output, fill=opts.fill)
-    runner = Runner(settings, _stop_rule(opts, method, on_progress, progress.enabled),
+    stop = _Stop()
+    runner = Runner(settings, _stop_rule(opts, method, on_progress, progress.enabled, stop),
                     lambda inv: store.add_invocation(comparison_id, inv),
                     on_activity=lambda invs: store.set_activity(comparison_id, invs))
     status = "failed"
@@ -164,7 +184,13 @@ def run_compare(opts: CompareOptions, *, db_path: Path, exports: Exports, consol
         shell_failure = exc
     finally:
         signal.signal(signal.SIGTERM, previous)
-        store.finish_comparison(comparison_id, status if shell_failure is None else "failed")
+        if stop.reason:
+            options["stopped_by"] = stop.reason
+            if stop.reason == "evidence":
+                # The stop looked at the estimate: only the confidence sequence stays valid (analyze/monitor.py).
+                options["interval"] = "anytime"
+        store.finish_comparison(comparison_id, status if shell_failure is None else "failed",
+                                options if stop.reason else None)
         lock.release()
 
     record = store.comparison(comparison_id)

@@ -37,7 +37,13 @@ def test_duet_robust_filter_is_reported() -> None:
     assert any("removed 2 of 40 pairs" in n for n in r.notes)
     assert r.a.n == 40  # summaries and the U test still see everything
     keep = np.setdiff1d(np.arange(40), [5, 17])
-    assert r.ratio == duet_ratio_ci(a[keep], b[keep], n_resamples=2000, random_state=0)
+    boot = compare("duet", a, b, metric="cpu", n_resamples=2000, random_state=0, interval="bootstrap")
+    assert boot.ratio == duet_ratio_ci(a[keep], b[keep], n_resamples=2000, random_state=0, interval="bootstrap")
+    # The t interval is Yuen's: the kept pairs' mean, the spread of all 40 with the two winsorized,
+    # so it is wider than a t interval that pretends the 38 kept pairs were all there was.
+    naive = duet_ratio_ci(a[keep], b[keep])
+    assert r.ratio.interval == "t" and r.ratio.estimate == pytest.approx(naive.estimate)
+    assert r.ratio.low < naive.low and r.ratio.high > naive.high
 
 
 def test_duet_per_run_arrays_with_filter() -> None:
@@ -52,9 +58,11 @@ def test_duet_per_run_arrays_with_filter() -> None:
 
 
 def test_small_samples_get_a_note() -> None:
-    r = compare("duet", [1.0, 1.1, 1.2], [1.1, 1.2, 1.3], n_resamples=500, random_state=0)
+    r = compare("duet", [1.0, 1.1, 1.2], [1.1, 1.2, 1.3], n_resamples=500, random_state=0, interval="bootstrap")
     assert any("robust pair filter inactive" in n for n in r.notes)
     assert any("only 3 pairs" in n for n in r.notes)
+    # The t interval keeps its level with 3 pairs: no warning needed.
+    assert not any("only 3 pairs" in n for n in compare("duet", [1.0, 1.1, 1.2], [1.1, 1.2, 1.3]).notes)
 
 
 def test_sequential_end_to_end() -> None:
@@ -66,7 +74,8 @@ def test_sequential_end_to_end() -> None:
     assert r.difference is not None and r.difference.n_a == 25 and r.difference.n_b == 20
     assert r.difference.relative_estimate == pytest.approx(r.ratio.estimate - 1.0)
     # Per-run arrays go through the hierarchical bootstrap.
-    r2 = compare("sequential", [a[:5], a[5:12], a[12:]], [b[:10], b[10:]], n_resamples=2000, random_state=1)
+    r2 = compare("sequential", [a[:5], a[5:12], a[12:]], [b[:10], b[10:]], n_resamples=2000, random_state=1,
+                 interval="bootstrap")
     assert r2.runs == 2 and any("only 2 runs per side" in n for n in r2.notes)
 
 

@@ -29,11 +29,18 @@ def test_geometric_mean_identities() -> None:
     assert duet_ratio_ci([1.0, 1.0], [1.0, 4.0], n_resamples=100).estimate == pytest.approx(2.0)
     # Per run (ragged): run 0 ratios 2 and 8 → gms 4; run 1 ratio 1 → gms 1; ggms = sqrt(4·1) = 2,
     # not the pooled geometric mean (2·8·1)^(1/3) ≈ 2.52: runs weigh equally.
-    r = duet_ratio_ci([[1.0, 1.0], [3.0]], [[2.0, 8.0], [3.0]], n_resamples=100)
+    r = duet_ratio_ci([[1.0, 1.0], [3.0]], [[2.0, 8.0], [3.0]], n_resamples=100, interval="bootstrap")
     assert r.estimate == pytest.approx(2.0)
     assert r.n == 2
-    # Bootstrap of two run values can only give means of {log 4, log 1}: bounds within [1, 4].
+    # Bootstrap of two run values can only give means of {log 4, log 1}: bounds within [1, 4]
+    # (which is why it is too narrow with few runs) ...
     assert 1.0 <= r.low <= r.high <= 4.0
+    # ... while the t interval over 2 runs has 1 degree of freedom: log 2 ± 63.66 · (log 4)/2 / √2.
+    t = duet_ratio_ci([[1.0, 1.0], [3.0]], [[2.0, 8.0], [3.0]])
+    half = 63.65674 * math.log(4.0) / math.sqrt(2.0) / math.sqrt(2.0)
+    assert t.interval == "t"
+    assert (t.estimate, math.log(t.low), math.log(t.high)) == pytest.approx(
+        (2.0, math.log(2.0) - half, math.log(2.0) + half), rel=1e-5)
 
 
 def test_two_dimensional_array_is_runs() -> None:
@@ -49,6 +56,9 @@ def test_ratio_of_means_closed_form() -> None:
     r = ratio_of_means_ci([[1.0, 1.0, 1.0], [3.0]], [[3.0], [5.0, 5.0]], n_resamples=200, random_state=1)
     assert r.estimate == pytest.approx(2.0)
     assert r.n == 2
+    # Two runs whose A means (1, 3) are not significantly above 0 at 99%: Fieller's set is
+    # unbounded, reported as all a ratio of times can be.
+    assert (r.low, r.high) == (0.0, math.inf)
 
 
 def test_difference_closed_form() -> None:
@@ -65,7 +75,7 @@ def test_duet_ci_close_to_scipy_bootstrap_of_geometric_mean() -> None:
     base = rng.lognormal(0.0, 0.2, 30)
     a = base * rng.lognormal(0.0, 0.02, 30)
     b = 1.04 * base * rng.lognormal(0.0, 0.02, 30)
-    ours = duet_ratio_ci(a, b, confidence_level=0.99, n_resamples=10_000, random_state=3)
+    ours = duet_ratio_ci(a, b, confidence_level=0.99, n_resamples=10_000, random_state=3, interval="bootstrap")
     ratios = b / a
     ref = stats.bootstrap(
         (ratios,), stats.gmean, method="percentile", confidence_level=0.99, n_resamples=10_000,
@@ -84,7 +94,7 @@ def test_ratio_of_means_flat_matches_independent_bootstrap_reference() -> None:
     # Reference: scipy's bootstrap distributions of each mean, drawn independently.
     rng = np.random.default_rng(5)
     a, b = rng.normal(100, 5, 25), rng.normal(103, 5, 25)
-    ours = ratio_of_means_ci(a, b, confidence_level=0.95, n_resamples=10_000, random_state=6)
+    ours = ratio_of_means_ci(a, b, confidence_level=0.95, n_resamples=10_000, random_state=6, interval="bootstrap")
     kw = dict(method="percentile", n_resamples=10_000)
     da = stats.bootstrap((a,), np.mean, rng=np.random.default_rng(7), **kw).bootstrap_distribution
     db = stats.bootstrap((b,), np.mean, rng=np.random.default_rng(8), **kw).bootstrap_distribution

@@ -9,10 +9,14 @@ from numpy.typing import ArrayLike
 
 from ._inputs import RandomState, RunsLike, as_generator, as_runs, as_sample, check_confidence_level
 from .overlap import OverlapPairs, aduet_ratio_ci, overlap_pairs, overlap_pairs_by_run
+from .interval import PRIOR_PRECISION, confidence_sequence, yuen
 from .ratio import (
     DifferenceResult,
+    IntervalKind,
     RatioResult,
+    check_interval,
     duet_ratio_ci,
+    exp_interval,
     paired_log_ratios,
     robust_pair_filter,
     sequential_cis,
@@ -70,8 +74,14 @@ def _filtered_runs(a: np.ndarray, lengths: np.ndarray, keep: np.ndarray) -> list
     return [x[k] for x, k in zip(np.split(a, bounds), np.split(keep, bounds), strict=True) if k.any()]
 
 
+def _anytime_sequential(a: RunsLike, b: RunsLike, cl: float) -> tuple[RatioResult, DifferenceResult | None]:
+    units = anytime_units("sequential", a, b)
+    return exp_interval(confidence_sequence(units, cl, PRIOR_PRECISION), cl, int(units.size), "anytime"), None
+
+
 def _duet(
-    a: RunsLike, b: RunsLike, robust: bool, cl: float, n_resamples: int, rng: np.random.Generator
+    a: RunsLike, b: RunsLike, robust: bool, cl: float, n_resamples: int, rng: np.random.Generator,
+    interval: str,
 ) -> tuple[RatioResult, int, int, float, list[str]]:
     ra, rb, log_ratio = paired_log_ratios(a, b, names=(_A, _B))
     n_pairs = log_ratio.size
@@ -79,15 +89,22 @@ def _duet(
     removed = int(n_pairs - keep.sum())
     a_in: RunsLike
     b_in: RunsLike
+    ratio_cv = describe(np.exp(log_ratio[keep])).cv
+    notes = _robust_notes(robust, n_pairs, removed)
+    if ra.flat and interval == "t":
+        # Yuen's interval: the kept pairs' mean, with the spread of all pairs (the removed ones
+        # winsorized), so setting outliers aside does not make the interval claim too much.
+        ratio = exp_interval(yuen(log_ratio, keep, cl), cl, int(keep.sum()))
+        return ratio, int(keep.sum()), removed, ratio_cv, notes
     if ra.flat:
         a_in, b_in = ra.values[keep], rb.values[keep]
     else:
         # A run whose every pair was dropped leaves the bootstrap rather than becoming empty.
         a_in = _filtered_runs(ra.values, ra.lengths, keep)
         b_in = _filtered_runs(rb.values, rb.lengths, keep)
-    ratio = duet_ratio_ci(a_in, b_in, confidence_level=cl, n_resamples=n_resamples, random_state=rng)
-    ratio_cv = describe(np.exp(log_ratio[keep])).cv
-    return ratio, int(keep.sum()), removed, ratio_cv, _robust_notes(robust, n_pairs, removed)
+    ratio = duet_ratio_ci(a_in, b_in, confidence_level=cl, n_resamples=n_resamples, random_state=rng,
+                          interval="t" if interval == "t" else "bootstrap")
+    return ratio, int(keep.sum()), removed, ratio_cv, notes
 
 
 def _aduet(
@@ -100,6 +117,7 @@ def _aduet(
     cl: float,
     n_resamples: int,
     rng: np.random.Generator,
+    interval: str,
 ) -> tuple[RatioResult, int, int, float, list[str]]:
     given = [s for s in stamps if s is not None]
     if len(given) != 4:
@@ -143,9 +161,26 @@ def _aduet(
         confidence_level=cl,
         n_resamples=n_resamples,
         random_state=rng,
+        interval="t" if interval == "t" else "bootstrap",
     )
     ratio_cv = describe(np.exp(log_ratio[keep])).cv
     return ratio, len(kept), removed, ratio_cv, notes
+
+
+def anytime_units(method: str, a: RunsLike, b: RunsLike) -> np.ndarray:
+    """The units the confidence sequence of a comparison is over, as log ratios B/A: a duet's pairs
+    (or runs), the sequential method's rounds (A's and B's k-th runs, measured next to each other in
+    random order, RMIT). All of them: the robust filter's choices change with n, which a sequence
+    cannot follow, and outliers only widen it. The async duet has none: its overlap pairs share
+    iterations, and a confidence sequence needs independent units."""
+    if method == "aduet":
+        raise ValueError("the async duet has no independent units for an anytime-valid interval")
+    ra, rb = as_runs(a, _A), as_runs(b, _B)
+    if method == "duet":
+        _, _, log_ratio = paired_log_ratios(a, b, names=(_A, _B))
+        return log_ratio if ra.flat else ra.run_means(log_ratio)
+    k = min(ra.count, rb.count)
+    return np.log(rb.run_means()[:k]) - np.log(ra.run_means()[:k])
 
 
 def compare(
@@ -166,6 +201,7 @@ def compare(
     a_run_ids: ArrayLike | None = None,
     b_run_ids: ArrayLike | None = None,
     u_test: bool = True,
+    interval: IntervalKind = "t",
 ) -> ComparisonResult:
     """Compare B against A measured with `method`; the analysis behind `duet compare`.
 
@@ -182,12 +218,21 @@ def compare(
       (`sequential_cis`); a and b are independent (1-D: one value per run; or per-run arrays).
     The Mann–Whitney U test (seed 004 §4.3.3) runs on all raw A vs B values; `u_test=False` skips it
     (u_test_p is then nan), for live estimates that only steer stopping.
+
+    `interval`: "t" (default) the Student-t family of `analyze.interval` — Yuen's interval over a
+    duet's pairs (it accounts for the robust filter), t over runs, Newey–West t over an async duet's
+    overlap pairs, Fieller's ratio and Welch's difference for the sequential method; they keep their
+    level from 5 units on (tests/analyze/test_interval_simulation.py). "bootstrap": the papers'
+    percentile bootstrap, too narrow below ~30 units.
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
     if not isinstance(metric, str) or not metric:
         raise ValueError(f"metric must be a non-empty name such as 'wall' or 'cpu', got {metric!r}")
     cl = check_confidence_level(confidence_level)
+    check_interval(interval)
+    if interval == "anytime" and method == "aduet":
+        raise ValueError("interval='anytime' needs independent units; the async duet's overlap pairs are not")
     rng = as_generator(random_state)
 
     if method == "aduet":
@@ -202,19 +247,34 @@ def compare(
     removed = 0
     notes: list[str] = []
     if method == "duet":
-        ratio, used, removed, ratio_cv, notes = _duet(a, b, robust, cl, n_resamples, rng)
+        ratio, used, removed, ratio_cv, notes = _duet(a, b, robust, cl, n_resamples, rng,
+                                                      "t" if interval == "anytime" else interval)
         unit = "runs" if ratio.n != used else "pairs"
     elif method == "aduet":
         ratio, used, removed, ratio_cv, notes = _aduet(
             raw_a, raw_b, (a_start, a_end, b_start, b_end), (a_run_ids, b_run_ids),
-            min_overlap_rate, robust, cl, n_resamples, rng,
+            min_overlap_rate, robust, cl, n_resamples, rng, interval,
         )
         unit = "pairs" if a_run_ids is None else "runs"
+    elif interval == "anytime":
+        ratio, difference = _anytime_sequential(a, b, cl)
+        used = ratio.n
+        unit = "rounds"
     else:
-        ratio, difference = sequential_cis(a, b, confidence_level=cl, n_resamples=n_resamples, random_state=rng)
+        ratio, difference = sequential_cis(a, b, confidence_level=cl, n_resamples=n_resamples, random_state=rng,
+                                           interval=interval)
         used = ratio.n
         unit = "runs per side"
-    if ratio.n < FEW_UNITS:
+    if interval == "anytime" and method == "duet":
+        units = anytime_units(method, a, b)
+        ratio = exp_interval(confidence_sequence(units, cl, PRIOR_PRECISION), cl, int(units.size), "anytime")
+        used, removed = int(units.size), 0
+        notes = [n for n in notes if not n.startswith("robust pair filter")]
+    if interval == "anytime":
+        notes.append(f"stopped once a difference was evident: the interval is the anytime-valid {cl:.0%} "
+                     f"confidence sequence over all {ratio.n} {unit} (valid at a stop chosen by looking at the data; "
+                     "wider than a fixed-n interval)")
+    if interval == "bootstrap" and ratio.n < FEW_UNITS:
         notes.append(
             f"only {ratio.n} {unit} to resample: percentile bootstrap intervals come out too narrow "
             f"with fewer than {FEW_UNITS}; measure more for a trustworthy CI"

@@ -24,7 +24,8 @@ from ._inputs import RandomState, as_generator, check_confidence_level
 from .bootstrap import hierarchical_mean_distribution, percentile_interval
 from .comparison import FEW_UNITS, compare
 from .overlap import OverlapPairs, aduet_ratio_ci, overlap_pairs
-from .ratio import RatioResult, robust_pair_filter
+from .interval import student_t
+from .ratio import IntervalKind, RatioResult, check_interval, exp_interval, robust_pair_filter
 from .summary import relative_ci_width
 from .table import IterationTable
 from .tests import mann_whitney_u
@@ -125,25 +126,32 @@ def aduet_pairs(measured: IterationTable, min_overlap_rate: float = 0.4) -> Adue
 
 
 def _hierarchical_log_ratio(
-    log_ratio: np.ndarray, run: np.ndarray, robust: bool, cl: float, n_resamples: int, rng: np.random.Generator
+    log_ratio: np.ndarray, run: np.ndarray, robust: bool, cl: float, n_resamples: int, rng: np.random.Generator,
+    interval: str = "t",
 ) -> tuple[RatioResult, int]:
-    """Two-level bootstrap of the mean of per-run mean log ratios; `log_ratio` sorted by `run`."""
+    """Two-level bootstrap of the mean of per-run mean log ratios; `log_ratio` sorted by `run`.
+    With interval="t" the t interval over the per-run means: a run's mean carries the variance of
+    both levels (Kalibera & Jones 2013), and the run-level t keeps its level with few runs, where
+    the two-level percentile bootstrap does not."""
     keep = robust_pair_filter(log_ratio) if robust and log_ratio.size else np.ones(log_ratio.size, dtype=np.bool_)
     lr, rr = log_ratio[keep], run[keep]
     _, lengths = np.unique(rr, return_counts=True)
     if lengths.size < 2:
         raise ValueError(f"the hierarchical estimator needs pairs from at least 2 runs, got {lengths.size}")
+    offsets = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+    run_means = np.add.reduceat(lr, offsets) / lengths
+    if interval == "t":
+        return exp_interval(student_t(run_means, cl), cl, int(lengths.size)), int(log_ratio.size - keep.sum())
     dist = hierarchical_mean_distribution(lr, lengths, n_resamples=n_resamples, rng=rng)
     low, high = percentile_interval(dist, cl)
-    offsets = np.concatenate(([0], np.cumsum(lengths)[:-1]))
-    estimate = float((np.add.reduceat(lr, offsets) / lengths).mean())
+    estimate = float(run_means.mean())
     ratio = RatioResult(estimate=math.exp(estimate), low=math.exp(low), high=math.exp(high), confidence_level=cl, n=int(lengths.size))
     return ratio, int(log_ratio.size - keep.sum())
 
 
 def _aduet_by_runs(
     m: IterationTable, bench: str, estimator: str, min_overlap_rate: float, robust: bool, cl: float,
-    n_resamples: int, rng: np.random.Generator,
+    n_resamples: int, rng: np.random.Generator, interval: str = "t",
 ) -> tuple[RatioResult, tuple[str, ...]]:
     """The async duet over runs: what `compare("aduet", ..., a_run_ids=..., b_run_ids=...)` computes
     (tests check the equality), but pairing all runs with one `overlap_pairs` call instead of one
@@ -156,12 +164,13 @@ def _aduet_by_runs(
         )
     lr = np.log(ap.b_value[ap.pairs.b_index]) - np.log(ap.a_value[ap.pairs.a_index])
     if estimator == "hierarchical":
-        ratio, removed = _hierarchical_log_ratio(lr, ap.pair_run, robust, cl, n_resamples, rng)
+        ratio, removed = _hierarchical_log_ratio(lr, ap.pair_run, robust, cl, n_resamples, rng, interval)
     else:
         keep = robust_pair_filter(lr) if robust else np.ones(lr.size, dtype=np.bool_)
         removed = int(lr.size - keep.sum())
         ratio = aduet_ratio_ci(ap.a_value, ap.b_value, ap.pairs.subset(keep), run_ids=ap.pair_run[keep],
-                               confidence_level=cl, n_resamples=n_resamples, random_state=rng)
+                               confidence_level=cl, n_resamples=n_resamples, random_state=rng,
+                               interval="t" if interval == "t" else "bootstrap")
     unpaired_a = ap.a_count - np.unique(ap.pairs.a_index).size
     unpaired_b = ap.b_count - np.unique(ap.pairs.b_index).size
     notes = [
@@ -170,7 +179,7 @@ def _aduet_by_runs(
     ]
     if removed:
         notes.append(f"robust pair filter removed {removed} of {len(ap.pairs)} pairs")
-    if ratio.n < FEW_UNITS:
+    if interval == "bootstrap" and ratio.n < FEW_UNITS:
         notes.append(f"only {ratio.n} runs to resample: percentile bootstrap intervals come out too narrow "
                      f"with fewer than {FEW_UNITS}; measure more for a trustworthy CI")
     return ratio, tuple(notes)
@@ -187,6 +196,7 @@ def compare_group(
     min_overlap_rate: float = 0.4,
     robust: bool = True,
     u_test: bool = True,
+    interval: IntervalKind = "t",
 ) -> GroupResult:
     """B/A ratio CI, verdict and U test of one benchmark × method (rows from `IterationTable.groups()`).
 
@@ -203,7 +213,9 @@ def compare_group(
     b_all = m.value[m.side == "B"]
     if a_all.size < 2 or b_all.size < 2:
         raise ValueError(f"{bench} ({method}): needs at least 2 measured iterations per side, got {a_all.size} A and {b_all.size} B")
-    run = functools.partial(compare, confidence_level=cl, n_resamples=n_resamples, random_state=rng, robust=robust, u_test=False)
+    check_interval(interval)
+    run = functools.partial(compare, confidence_level=cl, n_resamples=n_resamples, random_state=rng, robust=robust,
+                            u_test=False, interval=interval)
     notes: tuple[str, ...] = ()
     if method == "sequential":
         a_runs, b_runs = m.runs_of("A"), m.runs_of("B")
@@ -227,7 +239,7 @@ def compare_group(
         else:
             lr = np.log(np.concatenate(b_runs)) - np.log(np.concatenate(a_runs))
             run_of = np.repeat(np.arange(len(a_runs)), [r.size for r in a_runs])
-            ratio, removed = _hierarchical_log_ratio(lr, run_of, robust, cl, n_resamples, rng)
+            ratio, removed = _hierarchical_log_ratio(lr, run_of, robust, cl, n_resamples, rng, interval)
             notes = (f"robust pair filter removed {removed} pairs",) if removed else ()
         runs = len(a_runs)
     elif method == "aduet":
@@ -240,7 +252,8 @@ def compare_group(
             )
             ratio, notes = res.ratio, res.notes
         else:
-            ratio, notes = _aduet_by_runs(m, bench, estimator, min_overlap_rate, robust, cl, n_resamples, rng)
+            ratio, notes = _aduet_by_runs(m, bench, estimator, min_overlap_rate, robust, cl, n_resamples, rng,
+                                          interval)
         runs = int(np.intersect1d(m.run[m.side == "A"], m.run[m.side == "B"]).size)
     else:
         raise ValueError(f"unknown method {method!r}; use sequential, duet or aduet")

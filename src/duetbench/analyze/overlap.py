@@ -18,7 +18,8 @@ from ._inputs import (
     check_n_resamples,
 )
 from .bootstrap import bootstrap_distribution, percentile_interval
-from .ratio import RatioResult
+from .interval import hac_t, student_t
+from .ratio import IntervalKind, RatioResult, check_interval, exp_interval
 
 
 @dataclass(frozen=True, eq=False)
@@ -181,6 +182,7 @@ def aduet_ratio_ci(
     confidence_level: float = 0.99,
     n_resamples: int = 10_000,
     random_state: RandomState = None,
+    interval: IntervalKind = "t",
 ) -> RatioResult:
     """CI of the B/A ratio of an asynchronous duet — Drozdík 2023 (seed 004) §4.3.2, on the
     ratio scale of Bulej et al. 2020 (seed 000) §3.
@@ -194,7 +196,11 @@ def aduet_ratio_ci(
     - "weighted": D3S's overlap-weighted log ratio (DESIGN §4): estimate exp(Σ w·v / Σ w) with
       w = overlap time; bootstrap over runs (sums kept per run) or over pairs. DESIGN writes
       log(iA/iB); we use log(b/a) so that the ratio reads B/A like every other method.
-    `n` of the result is the number of resampled units (runs or pairs).
+    interval="t" (default): a Student-t interval over runs, or over pairs in time order with a
+    variance that counts the covariance of pairs up to 2 apart (`interval.hac_t`), because
+    neighbouring overlap pairs share an iteration and are not independent; the weighted estimator's through its linearization
+    (Σ w (v − estimate) / mean w per unit). interval="bootstrap": the thesis's percentile bootstrap.
+    `n` of the result is the number of units (runs or pairs).
     """
     cl = check_confidence_level(confidence_level)
     n_resamples = check_n_resamples(n_resamples)
@@ -225,6 +231,12 @@ def aduet_ratio_ci(
         unit_w = np.bincount(unit, weights=w, minlength=n_units).astype(np.float64)
         unit_wv = np.bincount(unit, weights=w * v, minlength=n_units).astype(np.float64)
 
+    if check_interval(interval) == "t":
+        # Pairs share iterations: they carry about as many degrees of freedom as the side with fewer
+        # distinct iterations among them, not one per pair.
+        distinct = min(np.unique(pairs.a_index).size, np.unique(pairs.b_index).size)
+        return _aduet_t(unit_v, unit_w, unit_wv, estimator, over_runs=run_ids is not None, cl=cl,
+                        df=distinct - 1)
     rng = as_generator(random_state)
     if estimator == "paired":
         estimate = float(unit_v.mean())
@@ -238,6 +250,17 @@ def aduet_ratio_ci(
     return RatioResult(
         estimate=math.exp(estimate), low=math.exp(low), high=math.exp(high), confidence_level=cl, n=int(n_units)
     )
+
+
+def _aduet_t(unit_v: FloatArray, unit_w: FloatArray, unit_wv: FloatArray, estimator: str, *, over_runs: bool,
+             cl: float, df: int) -> RatioResult:
+    if estimator == "paired":
+        values = unit_v
+    else:
+        ratio = float(unit_wv.sum() / unit_w.sum())
+        values = ratio + (unit_wv - ratio * unit_w) / unit_w.mean()
+    iv = student_t(values, cl) if over_runs else hac_t(values, cl, df=min(df, values.size - 1))
+    return exp_interval(iv, cl, int(values.size))
 
 
 def _weighted_mean(weights: FloatArray, weighted_values: FloatArray, *, axis: int) -> FloatArray:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -25,6 +26,14 @@ from ._inputs import (
     check_n_resamples,
 )
 from .bootstrap import bootstrap_distribution, hierarchical_mean_distribution, percentile_interval
+from .interval import Interval, fieller_ratio, student_t, welch_difference
+
+#: "t": the Student-t family of `interval` (default: keeps its level at small n); "bootstrap": the
+#: papers' percentile bootstrap (Bulej et al. 2020 §3), kept for reproducing them and for large n.
+#: "anytime": the confidence sequence of `interval` (only `comparison.compare` makes it; it is what a
+#: comparison reports after stopping because a difference became evident, `analyze.monitor`).
+IntervalKind = Literal["t", "bootstrap", "anytime"]
+INTERVALS: tuple[str, ...] = ("t", "bootstrap", "anytime")
 
 #: Scales the median absolute deviation to the standard deviation of a normal distribution.
 MAD_TO_SIGMA = 1.4826
@@ -32,14 +41,17 @@ MAD_TO_SIGMA = 1.4826
 
 @dataclass(frozen=True)
 class RatioResult:
-    """A B/A ratio with its percentile bootstrap CI; `n` is the number of resampled units
-    (runs, or pairs when each pair is its own run; min(n_a, n_b) runs for the sequential method)."""
+    """A B/A ratio with its CI; `n` is the number of units the interval is over (runs, or pairs when
+    each pair is its own run; min(n_a, n_b) runs for the sequential method); `interval` says how it
+    was made: "t" (Student-t family, `analyze.interval`), "bootstrap" (percentile bootstrap) or
+    "anytime" (a confidence sequence, valid however the stopping looked at the data)."""
 
     estimate: float
     low: float
     high: float
     confidence_level: float
     n: int
+    interval: str = "bootstrap"
 
 
 @dataclass(frozen=True)
@@ -57,7 +69,22 @@ class DifferenceResult:
     n_b: int
 
 
-def _exp_ci(log_units: FloatArray, cl: float, n_resamples: int, rng: np.random.Generator) -> RatioResult:
+def check_interval(interval: str) -> str:
+    if interval not in INTERVALS:
+        raise ValueError(f"interval must be one of {', '.join(INTERVALS)}; got {interval!r}")
+    return interval
+
+
+def exp_interval(iv: Interval, cl: float, n: int, kind: str = "t") -> RatioResult:
+    """A log-scale interval as a ratio."""
+    return RatioResult(estimate=math.exp(iv.estimate), low=math.exp(iv.low), high=math.exp(iv.high),
+                       confidence_level=cl, n=n, interval=kind)
+
+
+def _exp_ci(log_units: FloatArray, cl: float, n_resamples: int, rng: np.random.Generator,
+            interval: str = "bootstrap") -> RatioResult:
+    if interval == "t":
+        return exp_interval(student_t(log_units, cl), cl, int(log_units.size))
     dist = bootstrap_distribution((log_units,), np.mean, n_resamples=n_resamples, rng=rng)
     low, high = percentile_interval(dist, cl)
     return RatioResult(
@@ -98,19 +125,23 @@ def duet_ratio_ci(
     confidence_level: float = 0.99,
     n_resamples: int = 10_000,
     random_state: RandomState = None,
+    interval: IntervalKind = "t",
 ) -> RatioResult:
     """CI of the B/A ratio from a synchronous duet — Bulej et al. 2020 (seed 000) §3.
 
     `a`, `b`: 1-D arrays of paired times (each pair its own run, s_r = b_r/a_r), or sequences of
     per-run arrays paired iteration by iteration (runs may differ in length). Per run the
     geometric mean gms_r of the pair ratios; estimate = grand geometric mean ggms over runs;
-    percentile bootstrap over the gms_r. The paper writes x/y; we report B/A so > 1 is slower.
+    interval="t" (default): Student-t interval of the mean of log gms_r (`interval.student_t`),
+    which keeps its level at few runs; "bootstrap": the paper's percentile bootstrap over the gms_r.
+    The paper writes x/y; we report B/A so > 1 is slower.
     """
     cl = check_confidence_level(confidence_level)
     n_resamples = check_n_resamples(n_resamples)
+    check_interval(interval)
     runs, _, log_ratio = paired_log_ratios(a, b)
     log_gms = runs.run_means(log_ratio)
-    return _exp_ci(log_gms, cl, n_resamples, as_generator(random_state))
+    return _exp_ci(log_gms, cl, n_resamples, as_generator(random_state), interval)
 
 
 def _runs_of_means(runs: Runs) -> bool:
@@ -151,6 +182,23 @@ def _run_means_distribution(runs: Runs, n_resamples: int, rng: np.random.Generat
     return bootstrap_distribution((runs.run_means(),), np.mean, n_resamples=n_resamples, rng=rng)
 
 
+def _fieller_result(ra: Runs, rb: Runs, cl: float) -> RatioResult:
+    # Runs are the independent units (Kalibera & Jones 2013): their means carry the variance of
+    # both levels, so the run-level interval is also the honest one for per-run arrays.
+    iv = fieller_ratio(ra.run_means(), rb.run_means(), cl)
+    return RatioResult(estimate=iv.estimate, low=iv.low, high=iv.high, confidence_level=cl,
+                       n=min(ra.count, rb.count), interval="t")
+
+
+def _welch_result(ra: Runs, rb: Runs, cl: float) -> DifferenceResult:
+    iv = welch_difference(ra.run_means(), rb.run_means(), cl)
+    base = float(ra.run_means().mean())
+    return DifferenceResult(
+        estimate=iv.estimate, low=iv.low, high=iv.high, relative_estimate=iv.estimate / base,
+        relative_low=iv.low / base, relative_high=iv.high / base, confidence_level=cl, n_a=ra.count, n_b=rb.count,
+    )
+
+
 def ratio_of_means_ci(
     a: RunsLike,
     b: RunsLike,
@@ -158,6 +206,7 @@ def ratio_of_means_ci(
     confidence_level: float = 0.99,
     n_resamples: int = 10_000,
     random_state: RandomState = None,
+    interval: IntervalKind = "t",
 ) -> RatioResult:
     """CI of mean(B)/mean(A) for the sequential method (independent, randomly interleaved runs).
 
@@ -165,12 +214,15 @@ def ratio_of_means_ci(
     per run) an ordinary bootstrap of each mean; with per-run arrays a hierarchical bootstrap
     (runs, then iterations within each drawn run) of the mean of run means. A and B are
     resampled independently and the replicate ratios mean(B*)/mean(A*) give the percentile CI.
-    `n` of the result is min(n_a, n_b) runs.
+    interval="t" (default): Fieller's interval over run means with Welch's degrees of freedom
+    (`interval.fieller_ratio`), which keeps its level at few runs. `n` is min(n_a, n_b) runs.
     """
     cl = check_confidence_level(confidence_level)
     n_resamples = check_n_resamples(n_resamples)
     ra = as_runs(a, "a")
     rb = as_runs(b, "b")
+    if check_interval(interval) == "t":
+        return _fieller_result(ra, rb, cl)
     rng = as_generator(random_state)
     return _ratio_result(ra, rb, _mean_distribution(ra, n_resamples, rng), _mean_distribution(rb, n_resamples, rng), cl)
 
@@ -182,19 +234,23 @@ def difference_of_means_ci(
     confidence_level: float = 0.99,
     n_resamples: int = 10_000,
     random_state: RandomState = None,
+    interval: IntervalKind = "t",
 ) -> DifferenceResult:
-    """Bootstrap CI of mean(B) − mean(A) over run means, also relative to mean(A).
+    """CI of mean(B) − mean(A) over run means, also relative to mean(A).
 
     The "standard method" of Bulej et al. 2020 (seed 000) §4.1 (bootstrap CI for the difference
     of means, random interleaving). Per-run arrays are first reduced to run means ("run means"
     sampling, Drozdík 2023 (seed 004) §4.3.2); A and B run means are resampled independently.
     The paper divides by the mean of all samples because its runs are A/A; for A/B we divide by
-    mean(A), so the relative figures read as "fraction of the baseline".
+    mean(A), so the relative figures read as "fraction of the baseline". interval="t" (default):
+    Welch's interval over run means (`interval.welch_difference`); "bootstrap": the paper's.
     """
     cl = check_confidence_level(confidence_level)
     n_resamples = check_n_resamples(n_resamples)
     ra = as_runs(a, "a")
     rb = as_runs(b, "b")
+    if check_interval(interval) == "t":
+        return _welch_result(ra, rb, cl)
     rng = as_generator(random_state)
     dist_a = _run_means_distribution(ra, n_resamples, rng)
     dist_b = _run_means_distribution(rb, n_resamples, rng)
@@ -208,18 +264,22 @@ def sequential_cis(
     confidence_level: float = 0.99,
     n_resamples: int = 10_000,
     random_state: RandomState = None,
+    interval: IntervalKind = "t",
 ) -> tuple[RatioResult, DifferenceResult]:
     """`ratio_of_means_ci` and `difference_of_means_ci` of the same data, as the sequential method
     reports them (Bulej et al. 2020 (seed 000) §4.1; DESIGN §4).
 
     When both resample run means (1-D inputs, or runs of one iteration each) they are two
     functionals of one bootstrap, so A's and B's replicates are drawn once and serve both: half the
-    resampling, and the two intervals agree with each other replicate by replicate.
+    resampling, and the two intervals agree with each other replicate by replicate. With
+    interval="t" (default): Fieller's ratio and Welch's difference over run means.
     """
     cl = check_confidence_level(confidence_level)
     n_resamples = check_n_resamples(n_resamples)
     ra = as_runs(a, "a")
     rb = as_runs(b, "b")
+    if check_interval(interval) == "t":
+        return _fieller_result(ra, rb, cl), _welch_result(ra, rb, cl)
     rng = as_generator(random_state)
     dist_a = _run_means_distribution(ra, n_resamples, rng)
     dist_b = _run_means_distribution(rb, n_resamples, rng)

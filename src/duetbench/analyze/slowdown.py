@@ -18,7 +18,8 @@ from numpy.typing import ArrayLike
 from ._inputs import RandomState
 from .bootstrap import mean_cis
 from .grouped import Estimator, GroupResult, aduet_pairs, compare_group
-from .ratio import robust_pair_filter
+from .interval import t_quantile
+from .ratio import IntervalKind, robust_pair_filter
 from .table import NO_TIME, IterationTable
 
 DEFAULT_SLOWDOWNS = np.round(np.arange(0.0, 0.151, 0.01), 10)
@@ -157,6 +158,7 @@ def minimal_detectable_slowdown(
     random_state: RandomState = None,
     min_overlap_rate: float = 0.4,
     robust: bool = True,
+    interval: IntervalKind = "t",
 ) -> SlowdownResult:
     """Re-run the CI test and the U test of one A/A benchmark × method with B slowed by each s.
 
@@ -178,7 +180,8 @@ def minimal_detectable_slowdown(
     factors = 1.0 + s
     seed = _seed_sequence(random_state)
     ci = functools.partial(compare_group, method=method, estimator=estimator, confidence_level=confidence_level,
-                           n_resamples=n_resamples, min_overlap_rate=min_overlap_rate, robust=robust, u_test=False)
+                           n_resamples=n_resamples, min_overlap_rate=min_overlap_rate, robust=robust, u_test=False,
+                           interval=interval)
     if method in ("duet", "sequential"):
         base = ci(group, random_state=np.random.default_rng(seed))
         est = base.ratio.estimate * factors
@@ -186,9 +189,16 @@ def minimal_detectable_slowdown(
         high = base.ratio.high * factors
         bench = base.benchmark
     elif estimator == "run_means" and (units := aduet_run_units(group, factors, min_overlap_rate, robust)) is not None:
-        cis = mean_cis(units, confidence_level=confidence_level, n_resamples=n_resamples,
-                       random_state=np.random.default_rng(seed))
-        est, low, high = np.exp(cis.estimate), np.exp(cis.low), np.exp(cis.high)
+        if interval == "t":
+            # The t interval of each row's mean, as `compare_group` makes it (`interval.student_t`).
+            n = units.shape[1]
+            mean = units.mean(axis=1)
+            half = t_quantile(confidence_level, n - 1) * units.std(axis=1, ddof=1) / np.sqrt(n)
+            est, low, high = np.exp(mean), np.exp(mean - half), np.exp(mean + half)
+        else:
+            cis = mean_cis(units, confidence_level=confidence_level, n_resamples=n_resamples,
+                           random_state=np.random.default_rng(seed))
+            est, low, high = np.exp(cis.estimate), np.exp(cis.low), np.exp(cis.high)
         bench = str(group.benchmark[0])
     else:
         results: list[GroupResult] = [

@@ -47,6 +47,11 @@ class CompareOptions(BaseModel):
     show_output: bool = False
     fail_if_slower: float | None = Field(None, ge=0)
     robust: bool = True
+    #: "t": small-sample t intervals (analyze.interval); "bootstrap": the papers' percentile bootstrap.
+    #: A comparison that stopped on evidence is reported with "anytime" (set when it stops).
+    interval: Literal["t", "bootstrap"] = "t"
+    #: Also stop once a difference is evident by an anytime-valid confidence sequence (analyze.monitor).
+    stop_on_evidence: bool = True
     fill: bool = False
     #: The values of a parameter scan's placeholders in this comparison (already substituted above).
     parameters: dict[str, str] = Field(default_factory=dict)

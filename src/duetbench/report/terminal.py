@@ -12,6 +12,14 @@ from duetbench.report.model import ComparisonReport
 _VERDICT_STYLE = {"slower": "bold red", "faster": "bold green", "no difference": "bold"}
 
 
+_INTERVAL_NAMES = {"bootstrap": "percentile bootstrap", "anytime": "anytime-valid"}
+_STOPS = {
+    "precision": "the CI reached --target-width",
+    "evidence": "a difference was evident (anytime-valid confidence sequence); its CI is that sequence, valid "
+                "at a stop chosen by looking at the data, so wider than a fixed-n CI (--no-stop-on-evidence: off)",
+}
+
+
 def _ms(seconds: float) -> str:
     if seconds < 1:
         return f"{seconds * 1000:.2f} ms"
@@ -50,7 +58,12 @@ def render(report: ComparisonReport, console: Console) -> None:
         extra = f"U-test p = {result.u_test_p:.2g}, CI width {result.relative_ci_width:.2%}"
         if result.outliers_removed:
             extra += f", {result.outliers_removed} outlier pair(s) set aside"
+        if result.ratio.interval != "t":
+            extra += f", {_INTERVAL_NAMES.get(result.ratio.interval, result.ratio.interval)} CI"
         console.print(f"{marker} {metric:>4}: [{style}]{text}[/{style}]  [dim]({extra})[/dim]", soft_wrap=True)
+    stopped = report.options.get("stopped_by")
+    if stopped in _STOPS:
+        console.print(f"[dim]stopped: {_STOPS[stopped]}[/dim]", soft_wrap=True)
     if report.analysis_error:
         console.print(f"[yellow]No statistics: {report.analysis_error}[/yellow]")
     for warning in report.warnings:

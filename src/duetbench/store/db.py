@@ -115,10 +115,15 @@ class Store:
                 conn.execute(t.update().where((t.c.comparison_id == comparison_id) & (t.c.side == inv.side)
                                               & (t.c["index"] == inv.index)).values(activity=inv.activity))
 
-    def finish_comparison(self, comparison_id: int, status: str) -> None:
+    def finish_comparison(self, comparison_id: int, status: str, options: dict[str, Any] | None = None) -> None:
+        """Mark a comparison finished; `options` replaces the stored ones where the run decided some
+        (how it stopped, and so which interval its result needs)."""
         t = schema.comparisons
+        values: dict[str, Any] = dict(status=status, finished=time.time())
+        if options is not None:
+            values["options"] = json.dumps(scrub_credentials(options))
         with self.errors(), write_transaction(self.engine) as conn:
-            conn.execute(t.update().where(t.c.id == comparison_id).values(status=status, finished=time.time()))
+            conn.execute(t.update().where(t.c.id == comparison_id).values(**values))
 
     # -- reading -----------------------------------------------------------------------------------
     def comparisons(self, limit: int = 50) -> list[ComparisonRecord]:

@@ -1,0 +1,179 @@
+"""Simulations of known truth that check the intervals and the stopping rules the way `duet compare`
+and `duet analyze` apply them: does a nominal 99 % interval cover the true ratio 99 % of the time?
+
+Used by the tests (`tests/analyze/test_interval_simulation.py`, a few thousand simulations per cell)
+and by `bench/honesty.py` (the whole grid, ≥ 2000 per cell, written to `bench/results/`).
+
+The model: every time is exp(shared + own) on the log scale, times the true ratio for B. `own`
+is each side's noise, drawn from one of `NOISES`; `shared` is interference both sides of a
+synchronous duet pair meet (it cancels in the ratio, as the duet intends) and that independent
+invocations (sequential, async) meet separately. A and B's noise have the same distribution, so the
+true ratio is the same for every estimand: the geometric-mean ratio (duets) and the ratio of means
+(sequential).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from .comparison import compare
+from .grouped import compare_group
+from .monitor import watch
+from .table import IterationTable
+
+Noise = Literal["normal", "t3", "outliers", "skewed"]
+#: normal; Student t with 3 degrees of freedom (heavy tails); one-sided outliers (10 % of
+#: invocations slowed by 1.5–5 σ, the rest N(0, σ/2): interference that hits one side only);
+#: skewed (σ·(Exp(1) − 1): slowdowns are longer than speed-ups).
+NOISES: tuple[str, ...] = ("normal", "t3", "outliers", "skewed")
+
+
+def side_noise(kind: str, sigma: float, rng: np.random.Generator, size: int | tuple[int, ...]) -> np.ndarray:
+    """One side's own log-scale noise, with standard deviation about `sigma`."""
+    if kind == "normal":
+        return sigma * rng.standard_normal(size)
+    if kind == "t3":
+        return sigma * rng.standard_t(3, size) / math.sqrt(3.0)
+    if kind == "outliers":
+        x = 0.5 * sigma * rng.standard_normal(size)
+        hit = rng.random(size) < 0.10
+        return x + hit * rng.uniform(1.5, 5.0, size) * sigma
+    if kind == "skewed":
+        return sigma * (rng.exponential(1.0, size) - 1.0)
+    raise ValueError(f"noise must be one of {', '.join(NOISES)}, got {kind!r}")
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One simulated comparison: A's and B's times, and for the async duet their start/end in ns."""
+
+    a: np.ndarray
+    b: np.ndarray
+    stamps: dict[str, np.ndarray] | None = None
+
+
+def simulate(method: str, n: int, ratio: float, noise: str, sigma: float, rng: np.random.Generator,
+             shared_sigma: float = 0.05) -> Sample:
+    """n invocations per side of a `duet compare` by `method` (one value per run)."""
+    own_a = side_noise(noise, sigma, rng, n)
+    own_b = side_noise(noise, sigma, rng, n)
+    if method == "duet":
+        shared = shared_sigma * rng.standard_normal(n)
+        return Sample(np.exp(shared + own_a), ratio * np.exp(shared + own_b))
+    if method == "sequential":
+        return Sample(np.exp(shared_sigma * rng.standard_normal(n) + own_a),
+                      ratio * np.exp(shared_sigma * rng.standard_normal(n) + own_b))
+    if method == "aduet":
+        # Back to back on each side, B starting a random fraction of an invocation later: overlaps pair
+        # each A with one or two B invocations, so neighbouring pairs share an invocation.
+        a = np.exp(own_a)
+        b = ratio * np.exp(own_b)
+        unit = 10_000_000.0  # 10 ms in ns
+        a_end = np.cumsum(a * unit)
+        b_end = rng.uniform(0, unit) + np.cumsum(b * unit)
+        stamps = {"a_start": (a_end - a * unit).astype(np.int64), "a_end": a_end.astype(np.int64),
+                  "b_start": (b_end - b * unit).astype(np.int64), "b_end": b_end.astype(np.int64)}
+        return Sample(a, b, stamps)
+    raise ValueError(f"method must be duet, aduet or sequential, got {method!r}")
+
+
+@dataclass(frozen=True)
+class Rate:
+    """How often the interval missed the true ratio (for A/A: a false alarm), over `sims`."""
+
+    misses: int
+    sims: int
+    median_n: float
+
+    @property
+    def rate(self) -> float:
+        return self.misses / self.sims
+
+    def upper(self, z: float = 2.576) -> float:
+        """Wilson score upper bound of the miss rate (Wilson 1927, JASA 22(158))."""
+        p, n = self.rate, self.sims
+        centre = p + z * z / (2 * n)
+        half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+        return (centre + half) / (1 + z * z / n)
+
+
+def fixed_n(method: str, n: int, *, ratio: float = 1.0, noise: str = "normal", sigma: float = 0.01,
+            sims: int = 2000, seed: int = 0, interval: str = "t", robust: bool = True,
+            confidence_level: float = 0.99, shared_sigma: float = 0.05) -> Rate:
+    """`duet compare --runs n` repeated `sims` times: how often its interval misses `ratio`."""
+    rng = np.random.default_rng(seed)
+    misses = 0
+    for _ in range(sims):
+        s = simulate(method, n, ratio, noise, sigma, rng, shared_sigma)
+        r = compare(method, s.a, s.b, confidence_level=confidence_level, n_resamples=2000, random_state=rng,
+                    robust=robust, u_test=False, interval=interval, **(s.stamps or {}))  # type: ignore[arg-type]
+        misses += not (r.ratio.low <= ratio <= r.ratio.high)
+    return Rate(misses, sims, float(n))
+
+
+def adaptive(method: str, *, ratio: float = 1.0, noise: str = "normal", sigma: float = 0.01, sims: int = 2000,
+             seed: int = 0, min_units: int = 10, max_units: int = 300, target_rciw: float = 0.01,
+             evidence: bool = True, robust: bool = True, confidence_level: float = 0.99,
+             shared_sigma: float = 0.05) -> Rate:
+    """`duet compare` with its adaptive stop (`monitor.watch` after every run, as the CLI calls it),
+    repeated `sims` times; the final interval is the one the CLI reports: the confidence sequence
+    after an evidence stop, else the fixed-n interval."""
+    rng = np.random.default_rng(seed)
+    misses = 0
+    stops = []
+    for _ in range(sims):
+        full = simulate(method, max_units, ratio, noise, sigma, rng, shared_sigma)
+        kind = "t"
+        n = max_units
+        for k in range(3, max_units + 1):
+            stamps = None if full.stamps is None else {key: v[:k] for key, v in full.stamps.items()}
+            decision, _ = watch(method, full.a[:k], full.b[:k], min_units=min_units, target_rciw=target_rciw,
+                                confidence_level=confidence_level, evidence=evidence, robust=robust,
+                                stamps=stamps)
+            if decision.stop:
+                n = k
+                kind = "anytime" if decision.reason == "evidence" else "t"
+                break
+        stamps = None if full.stamps is None else {key: v[:n] for key, v in full.stamps.items()}
+        r = compare(method, full.a[:n], full.b[:n], confidence_level=confidence_level, robust=robust,
+                    u_test=False, interval=kind, **(stamps or {}))  # type: ignore[arg-type]
+        misses += not (r.ratio.low <= ratio <= r.ratio.high)
+        stops.append(n)
+    return Rate(misses, sims, float(np.median(stops)))
+
+
+def campaign(method: str, estimator: str, runs: int, iterations: int, *, ratio: float = 1.0,
+             noise: str = "normal", sigma: float = 0.01, run_sigma: float = 0.02, sims: int = 2000, seed: int = 0,
+             confidence_level: float = 0.99) -> Rate:
+    """`duet analyze` of a campaign of `runs` runs × `iterations` iterations per side (each run adds
+    its own random effect of `run_sigma` per side: layout, JIT), repeated `sims` times."""
+    rng = np.random.default_rng(seed)
+    misses = 0
+    for _ in range(sims):
+        shape = (runs, iterations)
+        own_a = side_noise(noise, sigma, rng, shape) + run_sigma * rng.standard_normal((runs, 1))
+        own_b = side_noise(noise, sigma, rng, shape) + run_sigma * rng.standard_normal((runs, 1))
+        shared = 0.05 * rng.standard_normal(shape)
+        if method == "duet":
+            a, b = np.exp(shared + own_a), ratio * np.exp(shared + own_b)
+        else:
+            a, b = np.exp(shared + own_a), ratio * np.exp(0.05 * rng.standard_normal(shape) + own_b)
+        table = _table(method, a, b)
+        r = compare_group(table, method, estimator=estimator, confidence_level=confidence_level,  # type: ignore[arg-type]
+                          random_state=rng, n_resamples=2000, u_test=False)
+        misses += not (r.ratio.low <= ratio <= r.ratio.high)
+    return Rate(misses, sims, float(runs))
+
+
+def _table(method: str, a: np.ndarray, b: np.ndarray) -> IterationTable:
+    runs, iterations = a.shape
+    cells = runs * iterations
+    run = np.tile(np.repeat(np.arange(runs), iterations), 2)
+    index = np.tile(np.tile(np.arange(iterations), runs), 2)
+    return IterationTable.from_columns(
+        benchmark=np.full(2 * cells, "sim", dtype=object), method=np.full(2 * cells, method, dtype=object),
+        run=run, side=np.repeat(np.array(["A", "B"], dtype=object), cells), index=index,
+        value=np.concatenate([a.ravel(), b.ravel()]))

@@ -1,0 +1,87 @@
+"""When a comparison watched pair by pair may stop, without the stopping bending its interval.
+
+Two reasons to stop, each with the interval that stays true under it:
+
+- **precision**: the fixed-n t interval (`interval`) is narrower than the target. The decision looks
+  only at the spread, never at the estimate; for normal data the mean is independent of every
+  earlier sample variance (Helmert's orthogonal contrasts), so the reported interval keeps its
+  level up to the small bias of stopping when the spread happens to be low — measured, with the
+  robust filter and the minimum the CLI uses, by `tests/analyze/test_interval_simulation.py`
+  (Chow & Robbins 1965 is the classic analysis of this rule).
+- **evidence**: the anytime-valid confidence sequence (`interval.confidence_sequence`, Lai 1976)
+  at level 1 − α/2 excludes "no difference". Looking after every pair is what a confidence
+  sequence allows (Howard et al. 2021 review the idea); the comparison then reports that
+  sequence at level 1 − α, which also excludes 1 and stays valid at this data-chosen n. The
+  α/2 keeps the total A/A false alarms of both rules together at most α/2 + α·(1 + bias).
+
+Stopping the first time a fixed-n interval looks significant is *not* allowed: that inflates false
+alarms without bound (Armitage, McPherson & Rowe 1969).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from ._inputs import FloatArray
+from .comparison import ComparisonResult, anytime_units, compare
+from .interval import PRIOR_PRECISION, confidence_sequence
+#: Fewest units before the evidence rule may stop (the sequence is valid at any n; fewer than 5
+#: cannot exclude anything at 99 %).
+EVIDENCE_MIN_UNITS = 5
+
+
+@dataclass(frozen=True)
+class MonitorDecision:
+    """Whether to stop now; `reason` "precision", "evidence" or "" (go on); `detail` says it in words."""
+
+    stop: bool
+    reason: str
+    detail: str
+
+
+def evident(log_units: FloatArray, confidence_level: float) -> bool:
+    """True when the confidence sequence at level 1 − α/2 excludes 0 (no difference on the log scale)."""
+    if log_units.size < EVIDENCE_MIN_UNITS:
+        return False
+    alpha = 1.0 - confidence_level
+    cs = confidence_sequence(log_units, 1.0 - alpha / 2.0, PRIOR_PRECISION)
+    return bool(cs.low > 0.0 or cs.high < 0.0)
+
+
+def monitor(n: int, relative_ci_width: float, log_units: FloatArray | None, *, min_units: int,
+            target_rciw: float, confidence_level: float) -> MonitorDecision:
+    """Decide after each unit: stop for precision once `n ≥ min_units` and the fixed-n interval's
+    relative width is at most `target_rciw`; stop for evidence once `log_units` (the per-unit log
+    ratios the confidence sequence is over; None: not available for this method) make a difference
+    evident. Budget and maximum counts are the caller's: they do not look at the data."""
+    if log_units is not None and evident(log_units, confidence_level):
+        return MonitorDecision(True, "evidence", f"a difference is evident after {n} units "
+                               f"(anytime-valid {confidence_level:.0%} confidence sequence)")
+    if n >= min_units and math.isfinite(relative_ci_width) and relative_ci_width <= target_rciw:
+        return MonitorDecision(True, "precision", f"CI width {relative_ci_width:.2%} ≤ target {target_rciw:.2%}")
+    return MonitorDecision(False, "", "")
+
+
+def watch(method: str, a: ArrayLike, b: ArrayLike, *, min_units: int, target_rciw: float, confidence_level: float,
+          evidence: bool = True, robust: bool = True, interval: str = "t", min_overlap_rate: float = 0.4,
+          stamps: dict[str, ArrayLike | None] | None = None) -> tuple[MonitorDecision, ComparisonResult | None]:
+    """The decision `duet compare` makes after each run (pair) of an adaptive comparison, from the values
+    measured so far: the live comparison (fixed-n interval) and `monitor`. The CLI and the simulations
+    that prove its error rates (`analyze.honesty`) both call this, so what is proven is what runs.
+    Budget and count limits are the caller's. The async duet has no evidence rule (`anytime_units`)."""
+    n_a, n_b = np.size(a), np.size(b)
+    n = min(n_a, n_b)
+    if n < 3:
+        return MonitorDecision(False, "", ""), None
+    try:
+        live = compare(method, a, b, confidence_level=confidence_level, n_resamples=2000, random_state=0,
+                       robust=robust, u_test=False, interval=interval, min_overlap_rate=min_overlap_rate,
+                       **(stamps or {}))  # type: ignore[arg-type]
+    except ValueError:
+        return MonitorDecision(False, "", ""), None
+    units = anytime_units(method, a, b) if evidence and method != "aduet" else None
+    return monitor(n, live.relative_ci_width, units,
+                   min_units=min_units, target_rciw=target_rciw, confidence_level=confidence_level), live
