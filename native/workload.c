@@ -18,7 +18,7 @@
  *            256 KiB if the L2 size is unknown); the walk wraps around the buffer and the next op
  *            continues where the last stopped
  *   memory   128 dependent loads (pointer chasing) along one random cycle through all cache lines of a
- *            buffer of at least 64 MiB and twice the last-level cache read at start (at most 1 GiB);
+ *            buffer of at least 64 MiB and twice the last-level cache read at start (at most 256 MiB);
  *            the cycle is a seeded Sattolo shuffle, so it is the same every run on a given host
  *   inc      the INC program of seed 002: an inner loop of 4096 increments of an unsigned counter,
  *            each one kept by an empty asm statement (a dependent chain of register adds; see work_inc)
@@ -72,7 +72,7 @@
 #define CACHE_MAX_BYTES ((size_t)1 << 20)
 #define CACHE_DEFAULT_BYTES ((size_t)256 << 10)       /* L2 size unknown */
 #define MEMORY_MIN_BYTES ((size_t)64 << 20)
-#define MEMORY_MAX_BYTES ((size_t)1 << 30)
+#define MEMORY_MAX_BYTES ((size_t)256 << 20)     /* sysconf may report a host's 384 MiB "L3" */
 #define MEMORY_LOADS_PER_OP 128
 #define INC_PER_OP 4096u
 #define HUGE_ALIGN ((size_t)2 << 20)
