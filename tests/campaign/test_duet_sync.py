@@ -78,17 +78,18 @@ def test_plain_loop_without_hook_is_refused_not_paired_by_index(duet, tmp_path: 
 
 def test_plain_loop_with_own_timestamps_is_paired_by_overlap(duet, tmp_path: Path) -> None:
     """No hook, but the harness prints each iteration's start and end: the duet falls back to overlap
-    pairing, says so everywhere, and still sees that B does 1.2x the work. Iterations of tens of ms, so that
-    the sides' different start-up times (Python's, ~20 ms apart) leave most iterations overlapping."""
+    pairing, says so everywhere, and still sees that B does 1.5x the work. Iterations of tens of ms, so that
+    the sides' different start-up times (Python's, ~20 ms apart) leave most iterations overlapping, and a
+    time slice lost to another process on a busy machine changes one by a fraction, not twice over."""
     campaign(tmp_path, "--no-hook --stamps --iterations 10 --work 1500000",
-             "--no-hook --stamps --iterations 10 --work 1800000", pattern=STAMPED)
+             "--no-hook --stamps --iterations 10 --work 2250000", pattern=STAMPED)
     result = duet("run", "campaign.yml", "--no-progress", timeout=300)
     assert result.returncode == 0, result.stderr
     statement = "duet: 2 of 2 runs unsynchronized (no hook iteration log) — paired by overlap instead"
     assert statement in result.stdout, result.stdout
     row, csv_row, md, out = exported(duet, tmp_path)
     assert row["pairing"] == "overlap" and row["sync"] == statement and row["notes"][0] == statement
-    assert row["ratio"] > 1.08, row
+    assert row["ratio"] > 1.15, row
     assert any("overlap pairs" in n for n in row["notes"]), row["notes"]  # the aduet analysis did the pairing
     assert csv_row["pairing"] == "overlap" and csv_row["sync"] == statement
     assert statement in md and statement in out
@@ -111,8 +112,8 @@ def test_differing_iteration_counts_are_paired_by_overlap(duet, tmp_path: Path) 
 
 def test_synchronized_duet_stays_a_sync_duet(duet, tmp_path: Path) -> None:
     """The control: both sides call the hook around every iteration and run as many. Paired by
-    iteration, and it says how it knows."""
-    campaign(tmp_path, "--iterations 6 --work 150000", "--iterations 6 --work 200000")
+    iteration, and it says how it knows. B does 1.5x the work, in iterations of tens of ms (see above)."""
+    campaign(tmp_path, "--iterations 6 --work 1500000", "--iterations 6 --work 2250000")
     result = duet("run", "campaign.yml", "--no-progress", timeout=300)
     assert result.returncode == 0, result.stderr
     statement = "duet: 2 of 2 runs synchronized (barrier passed for every iteration) — paired by iteration"
@@ -122,7 +123,7 @@ def test_synchronized_duet_stays_a_sync_duet(duet, tmp_path: Path) -> None:
         assert notes == ["duet sync: synchronized: the barrier released for every one of the 7 logged iterations "
                          "of both sides"], notes
     row, csv_row, md, _ = exported(duet, tmp_path)
-    assert row["pairing"] == "sync" and row["sync"] == statement and row["ratio"] > 1.1
+    assert row["pairing"] == "sync" and row["sync"] == statement and row["ratio"] > 1.15, row
     assert not any("overlap pairs" in n for n in row["notes"])
     assert csv_row["pairing"] == "sync" and statement in md
 
