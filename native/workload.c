@@ -9,16 +9,28 @@
  * `--ops N --scale 1.05` is exactly 5% more work than `--ops N`, and `--ops 2N` twice the work.
  *
  * One op of each KIND (in brackets: time per op measured on an AMD EPYC KVM guest, 2 vCPUs, at -O2):
- *   integer [2.55 us]  float [1.70 us]  cache [2.7 us]  memory [20-27 us]  inc [1.13 us]
+ *   integer [2.55 us]  float [1.70 us]  cache [1.1 us]  memory [19-27 us]  inc [1.13 us]
  *   integer  1024 dependent xorshift64 + 64-bit multiply steps on one register (runs from L1/registers)
  *   float    1024 dependent steps x = x * a + b on one double (a multiply-add chain; no -ffast-math,
  *            so the compiler may neither reorder nor shorten it)
- *   cache    one 8-byte load from each of 4096 consecutive 64-byte lines (256 KiB) of a 4 MiB buffer;
- *            16 ops make one full linear pass, the next op continues where the last stopped
- *   memory   128 dependent loads (pointer chasing) along one random cycle through all 1 Mi cache lines
- *            of a 64 MiB buffer; the cycle is a seeded Sattolo shuffle, so it is the same every run
+ *   cache    one 8-byte load from each of 4096 consecutive 64-byte lines of a buffer that fits in the
+ *            core's own L2 cache (a quarter of the L2 read at start, a power of two from 64 KiB to 1 MiB;
+ *            256 KiB if the L2 size is unknown); the walk wraps around the buffer and the next op
+ *            continues where the last stopped
+ *   memory   128 dependent loads (pointer chasing) along one random cycle through all cache lines of a
+ *            buffer of at least 64 MiB and twice the last-level cache read at start (at most 256 MiB);
+ *            the cycle is a seeded Sattolo shuffle, so it is the same every run on a given host
  *   inc      the INC program of seed 002: an inner loop of 4096 increments of an unsigned counter,
  *            each one kept by an empty asm statement (a dependent chain of register adds; see work_inc)
+ *
+ * Time is proportional to ops because no kind's working set depends on ops: the buffers are sized from
+ * the cache hierarchy alone (never from --ops) and are in their steady cache state before the clock
+ * starts. The cache buffer is walked once in set-up, so every timed load hits L2 whatever the op count;
+ * it used to be 4 MiB in the shared last-level cache, where the hit rate depended on what the other
+ * cores (and tenants) did during the run, and 2x the ops took 1.5-2.6x the time on a 1 MiB-L2 EPYC.
+ * The memory buffer is at least twice the last-level cache, so that the chase misses the cache on most
+ * loads on any host (a 64 MiB buffer would be half cache-resident with a 96 MiB L3) and the part that
+ * set-up leaves cached is a minority that the first ops cannot profit from much.
  *
  * Set-up (allocating and initialising the buffers, and the shuffle) runs before the timed work. For
  * integer, float and inc it is nil; for cache and memory it is real (page faults, zeroing, for memory
@@ -55,11 +67,12 @@
 #define INTEGER_STEPS 1024
 #define FLOAT_STEPS 1024
 #define LINE_BYTES 64
-#define CACHE_BYTES (4u << 20)                        /* 4 MiB */
-#define CACHE_LINES (CACHE_BYTES / LINE_BYTES)       /* 65536 */
-#define CACHE_LINES_PER_OP 4096u                      /* 256 KiB per op, 16 ops per pass */
-#define MEMORY_BYTES (64u << 20)                      /* 64 MiB */
-#define MEMORY_LINES (MEMORY_BYTES / LINE_BYTES)     /* 1 Mi lines */
+#define CACHE_LINES_PER_OP 4096u                      /* loads per op, whatever the buffer size */
+#define CACHE_MIN_BYTES ((size_t)64 << 10)
+#define CACHE_MAX_BYTES ((size_t)1 << 20)
+#define CACHE_DEFAULT_BYTES ((size_t)256 << 10)       /* L2 size unknown */
+#define MEMORY_MIN_BYTES ((size_t)64 << 20)
+#define MEMORY_MAX_BYTES ((size_t)256 << 20)     /* sysconf may report a host's 384 MiB "L3" */
 #define MEMORY_LOADS_PER_OP 128
 #define INC_PER_OP 4096u
 #define HUGE_ALIGN ((size_t)2 << 20)
@@ -70,9 +83,11 @@ static const char *const KIND_NAMES[K_COUNT] = {"integer", "float", "cache", "me
 
 struct workload {
     enum kind kind;
-    uint64_t *cache_buf;   /* CACHE_BYTES */
+    uint64_t *cache_buf;   /* cache_lines lines */
+    size_t cache_lines;    /* a power of two */
     size_t cache_pos;      /* next line of the linear walk */
-    void **memory_buf;     /* MEMORY_BYTES, one pointer at the start of each line */
+    void **memory_buf;     /* memory_lines lines, one pointer at the start of each line */
+    size_t memory_lines;
     void **memory_pos;     /* current position of the chase */
     uint64_t int_state;
     double float_state;
@@ -131,30 +146,116 @@ static void free_buffer(void *aligned, size_t bytes) {
     (void)munmap(aligned, bytes);
 }
 
+/* ---------------------------------------------------------------- cache hierarchy */
+
+/* "48K", "1024K", "32M" as in /sys/devices/system/cpu/cpu0/cache/index*\/size; 0 if unreadable. */
+static size_t read_size_file(const char *path) {
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    unsigned long long v = 0;
+    char unit = 0;
+    int n = fscanf(f, "%llu%c", &v, &unit);
+    fclose(f);
+    if (n < 1) return 0;
+    if (unit == 'K' || unit == 'k') v <<= 10;
+    else if (unit == 'M' || unit == 'm') v <<= 20;
+    else if (unit == 'G' || unit == 'g') v <<= 30;
+    return (size_t)v;
+}
+
+/* Size of this CPU's data or unified cache of the given level, 0 if unknown. sysfs first: in a VM,
+ * sysconf may report the host's cache (seen: a 384 MiB "L3" in a guest whose sysfs says 32 MiB), and
+ * on arm64 glibc's sysconf often reports nothing. */
+static size_t cache_size(int level) {
+    char path[96], text[32];
+    for (int index = 0; index < 8; index++) {
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", index);
+        FILE *f = fopen(path, "r");
+        if (!f) break;
+        int found = 0;
+        if (fscanf(f, "%d", &found) != 1) found = -1;
+        fclose(f);
+        if (found != level) continue;
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/type", index);
+        f = fopen(path, "r");
+        if (!f) continue;
+        int ok = fscanf(f, "%31s", text) == 1 && strcmp(text, "Instruction") != 0;
+        fclose(f);
+        if (!ok) continue;
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", index);
+        size_t bytes = read_size_file(path);
+        if (bytes) return bytes;
+    }
+#if defined(_SC_LEVEL2_CACHE_SIZE) && defined(_SC_LEVEL3_CACHE_SIZE)
+    long v = sysconf(level == 2 ? _SC_LEVEL2_CACHE_SIZE : _SC_LEVEL3_CACHE_SIZE);
+    if (v > 0) return (size_t)v;
+#endif
+    return 0;
+}
+
+static size_t floor_pow2(size_t v) {
+    size_t p = 1;
+    while (p <= v / 2) p *= 2;
+    return p;
+}
+
+/* A quarter of L2: small enough that the random physical placement of 4 KiB pages (when no huge page is
+ * had) practically never overfills an L2 set, so no process draws a slower layout than another. */
+static size_t cache_buffer_bytes(void) {
+    size_t l2 = cache_size(2);
+    size_t bytes = l2 ? floor_pow2(l2 / 4) : CACHE_DEFAULT_BYTES;
+    if (bytes < CACHE_MIN_BYTES) bytes = CACHE_MIN_BYTES;
+    if (bytes > CACHE_MAX_BYTES) bytes = CACHE_MAX_BYTES;
+    return bytes;
+}
+
+/* At least twice the last level, so that whatever set-up leaves cached is a minority of the cycle and is
+ * gone before the chase comes back to it. */
+static size_t memory_buffer_bytes(void) {
+    size_t llc = cache_size(3);
+    if (!llc) llc = cache_size(2);
+    size_t bytes = MEMORY_MIN_BYTES;
+    while (bytes < 2 * llc && bytes < MEMORY_MAX_BYTES) bytes *= 2;
+    return bytes;
+}
+
 static void setup_cache(struct workload *w) {
-    w->cache_buf = alloc_buffer(CACHE_BYTES, "cache");
+    size_t bytes = cache_buffer_bytes();
+    w->cache_lines = bytes / LINE_BYTES;
+    w->cache_buf = alloc_buffer(bytes, "cache");
     uint64_t seed = 0xC0FFEE;
-    for (size_t line = 0; line < CACHE_LINES; line++) w->cache_buf[line * (LINE_BYTES / 8)] = splitmix64(&seed);
+    const size_t stride = LINE_BYTES / sizeof(uint64_t);
+    for (size_t line = 0; line < w->cache_lines; line++) w->cache_buf[line * stride] = splitmix64(&seed);
+    /* One untimed read pass: after the writes the lines may sit modified in L1 or partly in L3; after
+     * this they are where every timed op will find them, so op 1 costs what op 1000 costs. */
+    uint64_t sum = 0;
+    for (size_t line = 0; line < w->cache_lines; line++) sum += w->cache_buf[line * stride];
+    g_sink = sum;
     w->cache_pos = 0;
 }
 
 static void setup_memory(struct workload *w) {
     /* Sattolo's shuffle of the line numbers yields a permutation that is one single cycle; line i then
-     * points at line next[i]. The shuffle runs on a 4 MiB index array (cache-resident), and the 64 MiB
-     * buffer is written once, in address order, so set-up is page faults plus one sequential pass. */
-    uint32_t *next = alloc_buffer(sizeof(uint32_t) * MEMORY_LINES, "memory index");
-    for (uint32_t i = 0; i < MEMORY_LINES; i++) next[i] = i;
+     * points at line next[i]. The shuffle runs on an index array of 4 bytes per line, and the buffer is
+     * written once, in address order, so set-up is page faults plus one sequential pass. (Writing along
+     * the cycle instead would leave exactly the lines the chase reaches last in the cache, but it made
+     * set-up 5-8x longer, 50-90 ms, for no difference measurable on a 32 MiB-L3 EPYC.) */
+    const size_t bytes = memory_buffer_bytes();
+    const uint32_t lines = (uint32_t)(bytes / LINE_BYTES);
+    w->memory_lines = lines;
+    uint32_t *next = alloc_buffer(sizeof(uint32_t) * lines, "memory index");
+    for (uint32_t i = 0; i < lines; i++) next[i] = i;
     uint64_t seed = 0x5EED0F5A770710ULL;
-    for (uint32_t i = MEMORY_LINES - 1; i > 0; i--) {
+    for (uint32_t i = lines - 1; i > 0; i--) {
         uint32_t j = (uint32_t)(((splitmix64(&seed) >> 32) * i) >> 32); /* uniform in [0, i) */
         uint32_t t = next[i];
         next[i] = next[j];
         next[j] = t;
     }
-    w->memory_buf = alloc_buffer(MEMORY_BYTES, "memory");
+    w->memory_buf = alloc_buffer(bytes, "memory");
     const size_t stride = LINE_BYTES / sizeof(void *);
-    for (uint32_t i = 0; i < MEMORY_LINES; i++) w->memory_buf[i * stride] = &w->memory_buf[next[i] * stride];
-    free_buffer(next, sizeof(uint32_t) * MEMORY_LINES);
+    for (uint32_t i = 0; i < lines; i++) w->memory_buf[(size_t)i * stride] = &w->memory_buf[(size_t)next[i] * stride];
+    free_buffer(next, sizeof(uint32_t) * lines);
     w->memory_pos = w->memory_buf;
 }
 
@@ -198,12 +299,13 @@ static uint64_t work_float(struct workload *w, uint64_t ops) {
 
 static uint64_t work_cache(struct workload *w, uint64_t ops) {
     const size_t stride = LINE_BYTES / sizeof(uint64_t);
+    const size_t mask = w->cache_lines - 1; /* cache_lines is a power of two */
+    const uint64_t *buf = w->cache_buf;
     uint64_t sum = 0;
     size_t pos = w->cache_pos;
     for (uint64_t op = 0; op < ops; op++) {
-        const uint64_t *p = w->cache_buf + pos * stride;
-        for (unsigned i = 0; i < CACHE_LINES_PER_OP; i++) sum += p[i * stride];
-        pos = (pos + CACHE_LINES_PER_OP) % CACHE_LINES; /* CACHE_LINES is a multiple of the op size */
+        for (unsigned i = 0; i < CACHE_LINES_PER_OP; i++) sum += buf[((pos + i) & mask) * stride];
+        pos = (pos + CACHE_LINES_PER_OP) & mask;
     }
     w->cache_pos = pos;
     return sum;
@@ -359,8 +461,8 @@ static void print_help(void) {
           "One op is:\n"
           "  integer  1024 dependent xorshift64*-multiply steps (registers / L1)\n"
           "  float    1024 dependent x = x*a + b steps on a double (registers / L1)\n"
-          "  cache    a linear walk over 4096 64-byte lines (256 KiB) of a 4 MiB buffer; 16 ops = 1 pass\n"
-          "  memory   128 dependent loads along a random cycle through a 64 MiB buffer (pointer chase)\n"
+          "  cache    a linear walk over 4096 64-byte lines of an L2-resident buffer (1/4 of L2, 64 KiB-1 MiB)\n"
+          "  memory   128 dependent loads along a random cycle through >= 64 MiB (and >= 2x LLC; pointer chase)\n"
           "  inc      4096 increments of a counter in a register (the INC program)\n"
           "Options:\n"
           "  --ops N          base number of ops (whole number >= 0)\n"

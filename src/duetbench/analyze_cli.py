@@ -104,7 +104,9 @@ def _rows(campaign: int | None, benchmarks: tuple[str, ...], methods: tuple[str,
     opts = AnalysisOptions(confidence_level=confidence, n_resamples=resamples, seed=seed, warmup_count=count,
                            warmup_fraction=fraction, winsorize=winsorize, min_overlap_rate=min_overlap,
                            estimator=estimator, benchmarks=benchmarks, methods=methods)
-    rows = analyze_table(table, opts)
+    from duetbench.sync_check import run_sync_statuses
+
+    rows = analyze_table(table, opts, sync=run_sync_statuses(runs))
     if metric == "cpu":
         for row in rows:
             if row.method == "duet":
@@ -206,7 +208,11 @@ def report(output: Path, no_studies: bool, aa: bool, **options: object) -> None:
     except ImportError as exc:  # pragma: no cover - until the report module is installed
         raise DuetError(f"the HTML report is not available in this installation: {exc}") from None
     record, table, rows = _rows(**options)  # type: ignore[arg-type]
-    results = [(r.benchmark, r.method, r.result, r.problem) for r in rows]
+    from dataclasses import replace
+
+    # The row's notes (the duet's synchronization first) in place of the estimator's own, which they include.
+    results = [(r.benchmark, r.method, replace(r.result, notes=tuple(r.notes)) if r.result else None, r.problem)
+               for r in rows]
     studies = None
     if not no_studies:
         from duetbench.report.studies import studies_dict

@@ -37,6 +37,8 @@ from duetbench.report.campaign import BenchmarkRow, CampaignProgress, print_plan
 from duetbench.report.warnings import name_noise
 from duetbench.store.campaigns import CampaignRecord, CampaignStore, RunRecord, StoredIteration, iteration_table
 from duetbench.store.db import Store
+from duetbench.sync_check import judge as judge_sync
+from duetbench.sync_check import run_sync_statuses
 from duetbench.table_analysis import AnalysisOptions, analyze_table
 
 EXECUTORS = ("auto", "local", "podman", "docker")
@@ -135,7 +137,16 @@ def record_artifacts(artifacts: dict[str, str], directory: Path) -> dict[str, st
     return recorded
 
 
-def _parse_side(bench, execution: RunExecution, side: str) -> tuple[list[StoredIteration], str, list[str]]:  # type: ignore[no-untyped-def]
+@dataclass(frozen=True)
+class _ParsedSide:
+    iterations: list[StoredIteration]
+    clock: str
+    notes: list[str]
+    log_lines: int  # lines of this side in its hook iteration log (0: no log)
+    harness_sync: str | None  # the hook's state as the harness recorded it (pyperf's duet_sync), if it did
+
+
+def _parse_side(bench, execution: RunExecution, side: str) -> _ParsedSide:  # type: ignore[no-untyped-def]
     """The side's iterations via its parser, with the hook log's timestamps where they help."""
     from duetbench.harness.iteration_log import read_iteration_log
     from duetbench.harness.model import ParserInput
@@ -157,7 +168,8 @@ def _parse_side(bench, execution: RunExecution, side: str) -> tuple[list[StoredI
         notes.append(f"{side}: {parsed.timestamp_note}")
     its = [StoredIteration(side, i, it.name, it.value_s, it.start_ns, it.end_ns, it.warmup)
            for i, it in enumerate(parsed.iterations)]
-    return its, parsed.clock, notes
+    sync = parsed.metadata.get("duet_sync")
+    return _ParsedSide(its, parsed.clock, notes, len(log_lines), None if sync is None else str(sync))
 
 
 def _read(path: Path) -> str:
@@ -182,6 +194,9 @@ def to_record(bench, execution: RunExecution) -> RunRecord:  # type: ignore[no-u
     notes: list[str] = []
     iterations: list[StoredIteration] = []
     clocks = set()
+    log_counts: dict[str, int] = {}
+    parsed_counts: dict[str, int] = {}
+    harness_sync: dict[str, str] = {}
     for side, result in execution.sides.items():
         inv = result.invocation
         # Ended by dynamic warmup stopping (the launcher reports being told to stop): a complete run.
@@ -192,11 +207,15 @@ def to_record(bench, execution: RunExecution) -> RunRecord:  # type: ignore[no-u
         if result.missing:
             notes.append(f"{side}: result file(s) not found: {', '.join(result.missing)}")
         try:
-            its, clock, side_notes = _parse_side(bench, execution, side)
+            parsed = _parse_side(bench, execution, side)
         except DuetError as exc:
             errors.append(f"{side} output could not be parsed: {exc}")
             continue
-        notes += side_notes
+        its, clock = parsed.iterations, parsed.clock
+        notes += parsed.notes
+        log_counts[side], parsed_counts[side] = parsed.log_lines, len(its)
+        if parsed.harness_sync is not None:
+            harness_sync[side] = parsed.harness_sync
         if not its:
             errors.append(f"{side} produced no iterations ({bench.parser.name} parser found none)")
         iterations += its
@@ -215,6 +234,11 @@ def to_record(bench, execution: RunExecution) -> RunRecord:  # type: ignore[no-u
                      "(raise barrier_timeout, or check that both sides run the same number of iterations)")
     elif execution.barrier_abort not in (0, ABORT_EXITED):
         notes.append(f"the barrier was aborted (code {execution.barrier_abort}) before either side exited")
+    if run.method == "duet" and not errors:
+        # Recorded with the run, so that every later analysis pairs it by what really happened.
+        notes.append(judge_sync(log_counts=log_counts, parsed_counts=parsed_counts,
+                                releases=execution.barrier_releases, harness_sync=harness_sync,
+                                ended_by_us=execution.stopped_early).note())
     return RunRecord(
         id=0, key=run.key, position=run.position, benchmark=run.benchmark, method=run.method,
         repetition=run.repetition, launch_order="".join(run.sides), status="failed" if errors else "ok",
@@ -409,7 +433,8 @@ def _precision(campaigns: CampaignStore, campaign_id: int, bench, method: str, o
     if min(sides) < min_runs:
         return None
     rows = analyze_table(discard_leading(mine, rule=bench.warmup.discard),
-                         AnalysisOptions(confidence_level=opts.confidence, n_resamples=LIVE_RESAMPLES))
+                         AnalysisOptions(confidence_level=opts.confidence, n_resamples=LIVE_RESAMPLES),
+                         sync=run_sync_statuses(campaigns.runs(campaign_id, with_iterations=False)))
     widths = [r.result.relative_ci_width for r in rows if r.result is not None]
     width = max(widths) if widths and len(widths) == len(rows) else math.nan
     decision = ratio_precision_stop(width, target, min(sides), min_runs, max(bench.methods.get(method, 0), min_runs),
@@ -505,12 +530,13 @@ def summarize(campaigns: CampaignStore, campaign_id: int, by_name, *, seed: int,
     table = iteration_table(campaigns, campaign_id)
     runs = campaigns.runs(campaign_id, with_iterations=False)
     opts = AnalysisOptions(confidence_level=confidence, n_resamples=n_resamples, seed=seed)
+    sync = run_sync_statuses(runs)
     rows = []
     for name, bench in by_name.items():
         # A harness run may hold several benchmarks (a JMH jar): the table names them "<name>/<inner>".
         mine = table.where((table.benchmark == name) | np.char.startswith(table.benchmark.astype(str), name + "/"))
         analysed = {(r.benchmark, r.method): r for r in analyze_table(discard_leading(mine, rule=bench.warmup.discard),
-                                                                       opts)}
+                                                                       opts, sync)}
         for method in METHOD_ORDER:
             stored = [r for r in runs if r.benchmark == name and r.method == method]
             if not stored:
@@ -522,6 +548,8 @@ def summarize(campaigns: CampaignStore, campaign_id: int, by_name, *, seed: int,
                 label = row.benchmark if row else name
                 result = row.result if row else None
                 problem = row.problem if row else "no finished run with measured iterations"
-                rows.append(BenchmarkRow(label, method, ok, failed, result, problem))
+                # The duet's synchronization is stated with every result (a refusal states it as its problem).
+                said = [row.sync] if row and row.sync and row.sync != problem else []
+                rows.append(BenchmarkRow(label, method, ok, failed, result, problem, said))
     name_noise(rows, runs)
     return rows

@@ -16,7 +16,8 @@ Estimators (DESIGN §4); ``auto`` (the default) picks each method's own:
 from __future__ import annotations
 
 import fnmatch
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -25,6 +26,7 @@ from duetbench.analyze.filter import winsorize_run
 from duetbench.analyze.grouped import paired_runs
 from duetbench.analyze.summary import describe
 from duetbench.analyze.table import METHODS, IterationTable, discard_leading
+from duetbench.sync_check import GroupSync, SyncStatus, plan_pairing
 
 ESTIMATORS = ("auto", "run-means", "hierarchical", "merged")
 
@@ -54,6 +56,10 @@ class AnalysisRow:
     result: ComparisonResult | None
     problem: str = ""
     notes: list[str] = field(default_factory=list)
+    #: Sync duet rows analysed with the runs' recorded synchronization: "sync" (by iteration index),
+    #: "overlap" (by time overlap, as the aduet) or "refused"; "" otherwise. `sync` is the stated line.
+    pairing: str = ""
+    sync: str = ""
 
 
 def _side_runs(rows: IterationTable, side: str, run_ids: np.ndarray) -> list[np.ndarray]:
@@ -133,8 +139,27 @@ def _hierarchical_duet(rows: IterationTable, method: str, a_runs: list[np.ndarra
                             difference=None, outliers_removed=0, ratio_cv=None, notes=g.notes)
 
 
-def analyze_table(table: IterationTable, opts: AnalysisOptions) -> list[AnalysisRow]:
-    """One row per benchmark and method present (filtered by the options), in table order."""
+def _as_aduet(rows: IterationTable) -> IterationTable:
+    return replace(rows, method=np.full(len(rows), "aduet", dtype=object))
+
+
+def _duet_pairing(bench: str, measured: IterationTable,
+                  sync: Mapping[tuple[str, int], SyncStatus | None]) -> GroupSync:
+    # A harness run holding several benchmarks names them "<campaign benchmark>/<inner>"; the status
+    # belongs to the run, so to the campaign benchmark.
+    owner = bench.split("/", 1)[0]
+    statuses = {int(r): sync.get((owner, int(r))) for r in np.unique(measured.run)}
+    return plan_pairing(statuses, measured.has_timestamps())
+
+
+def analyze_table(table: IterationTable, opts: AnalysisOptions,
+                  sync: Mapping[tuple[str, int], SyncStatus | None] | None = None) -> list[AnalysisRow]:
+    """One row per benchmark and method present (filtered by the options), in table order.
+
+    `sync`: each stored sync duet run's recorded synchronization, keyed by (benchmark, repetition)
+    (sync_check.run_sync_statuses). With it, a benchmark's duet runs are paired by iteration only when
+    all were synchronized, else by time overlap or not at all, and the row states which (`sync`); without
+    it (data that never went through `duet run`) they are paired by iteration as before."""
     if opts.estimator not in ESTIMATORS:
         raise ValueError(f"estimator must be one of {', '.join(ESTIMATORS)}, got {opts.estimator!r}")
     unknown = [m for m in opts.methods if m not in METHODS]
@@ -150,10 +175,26 @@ def analyze_table(table: IterationTable, opts: AnalysisOptions) -> list[Analysis
         measured = rows.measured()
         row = AnalysisRow(bench, method, int(np.unique(measured.run).size),
                           int(np.sum(measured.side == "A")), int(np.sum(measured.side == "B")), None)
+        plan = _duet_pairing(bench, measured, sync) if sync is not None and method == "duet" else None
+        if plan is not None:
+            row.pairing, row.sync = ("refused" if plan.pairing == "refuse" else plan.pairing), plan.statement
+            if plan.pairing == "refuse":
+                row.problem = plan.statement
+                out.append(row)
+                continue
+            if len(plan.runs) < row.runs:
+                measured = measured.where(np.isin(measured.run, plan.runs))
+                row.runs = len(plan.runs)
+                row.iterations_a = int(np.sum(measured.side == "A"))
+                row.iterations_b = int(np.sum(measured.side == "B"))
+        row.notes = [plan.statement] if plan is not None else []
         try:
-            row.result = analyze_group(measured, method, opts)
-            row.notes = list(row.result.notes)
-            if opts.estimator == "merged" and method == "aduet":
+            if plan is not None and plan.pairing == "overlap":
+                row.result = analyze_group(_as_aduet(measured), "aduet", opts)
+            else:
+                row.result = analyze_group(measured, method, opts)
+            row.notes += list(row.result.notes)
+            if opts.estimator == "merged" and (method == "aduet" or plan is not None and plan.pairing == "overlap"):
                 row.notes.append("the async duet pairs iterations within runs and resamples runs; 'merged' "
                                  "does not apply to it")
         except ValueError as exc:

@@ -71,11 +71,12 @@ def workload(
     KIND is what one "op" exercises:
       integer  1024 dependent xorshift/multiply steps in registers (L1)
       float    1024 dependent x = x*a + b steps on a double (L1)
-      cache    a linear walk over 256 KiB of a 4 MiB buffer (last-level cache)
-      memory   128 dependent loads of a random walk over 64 MiB (misses the cache)
+      cache    a linear walk over 256 KiB of loads in a buffer held in L2 (1/4 of L2)
+      memory   128 dependent loads of a random walk over >= 64 MiB, >= 2x LLC (misses the cache)
       inc      4096 increments of a counter (the INC program)
 
-    The work is round(N x F) ops, so time is linear in the op count and the true ratio between two runs
+    The buffers are sized from this CPU's caches, never from N, so time is linear in the op count
+    on any host. The work is round(N x F) ops, and the true ratio between two runs
     is known: `--ops N` against `--ops N --scale 1.05` is a known 5% slowdown (exactly: the ratio of the
     two op counts, which --report prints). Find N for a target duration first with `--calibrate MS`.
 

@@ -20,6 +20,8 @@ def main() -> int:
     p.add_argument("--sleep", type=float, default=0.0, help="sleep this long before the first iteration")
     p.add_argument("--result", help="also write the values to this file, one per line")
     p.add_argument("--no-hook", action="store_true", help="behave like a harness without the duet hook")
+    p.add_argument("--stamps", action="store_true",
+                   help="append each iteration's own CLOCK_MONOTONIC start and end (ns) to its line")
     p.add_argument("--warm", type=float, default=0.0,
                    help="warm up: iteration i does (1 + WARM * exp(-i/4)) times the work, like a JIT settling")
     args = p.parse_args()
@@ -29,15 +31,18 @@ def main() -> int:
         kind = "w" if i < args.warmups else "m"
         if not args.no_hook:
             hook.before_iteration(kind)
+        s0 = time.monotonic_ns()
         t0 = time.perf_counter()
         x = 0
         for j in range(int(args.work * (1 + args.warm * math.exp(-i / 4)))):
             x += j
         dt = time.perf_counter() - t0
+        s1 = time.monotonic_ns()
         if not args.no_hook:
             hook.after_iteration()
         label = "warmup" if kind == "w" else "iteration"
-        print(f"{label} {i}: {dt:.9f} s", flush=True)
+        stamps = f" {s0} {s1}" if args.stamps else ""
+        print(f"{label} {i}: {dt:.9f} s{stamps}", flush=True)
         if kind == "m":
             values.append(dt)
     if args.result:

@@ -58,6 +58,8 @@ benchmarks:
     assert min(skews) < 50, skews
     out = result.stdout
     assert "loop" in out and "duet" in out and "aduet" in out
+    # the profiler's barrier waits are recorded as such: the duet stays paired by iteration
+    assert "duet: 2 of 2 runs synchronized (barrier passed for every iteration) — paired by iteration" in out, out
 
 
 def test_jmh_scores_in_the_log_drive_adaptive_warmup(java_build_dir: Path, duet, tmp_path: Path) -> None:

@@ -42,6 +42,8 @@ def test_pyperf_campaign_through_the_hook(duet, tmp_path: Path) -> None:
                                               "WHERE run_id=? AND side=?", (run_id, side)).fetchone()
                 assert (measured, warm) == (6, 2)  # 2 workers x (3 values + 1 warmup)
     assert "squares" in result.stdout
+    # every worker's values passed the barrier on both sides, and pyperf's metadata says synchronized
+    assert "duet: 2 of 2 runs synchronized (barrier passed for every iteration)" in result.stdout, result.stdout
 
 
 def _campaign(keep: str) -> str:

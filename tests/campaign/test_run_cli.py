@@ -148,8 +148,8 @@ def test_aduet_without_timestamps_is_refused_with_reason(duet, tmp_path: Path) -
     result = duet("run", "campaign.yml", "--no-progress")
     assert result.returncode == 0, result.stderr
     assert "timestamps" in result.stdout
-    # the sync duet still works on process-level start synchronization and pairs by index
-    assert "nohook" in result.stdout
+    # without the hook the sync duet is not paired by index either: it says why it has no result
+    assert "nohook" in result.stdout and "runs unsynchronized (no hook iteration log)" in result.stdout
 
 
 def test_interrupt_then_resume_repeats_nothing(duet_env: dict[str, str], tmp_path: Path) -> None:

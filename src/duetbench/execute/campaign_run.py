@@ -63,6 +63,9 @@ class RunExecution:
     #: Dynamic warmup followed this run's logs (None: not asked for); `stopped_early`: it ended the run.
     live: LiveWarmup | None = None
     stopped_early: bool = False
+    #: Sync duet: how often the hooks' barrier released both sides (the launchers' start barrier not
+    #: counted), the evidence that iterations were synchronized (sync_check.py); None for other methods.
+    barrier_releases: int | None = None
 
 
 def _render(template: str, values: dict[str, str]) -> str:
@@ -99,6 +102,7 @@ def execute_run(run: PlannedRun, bench: object, run_dir: Path, *, campaign_id: i
     barrier_abort = 0
     live: LiveWarmup | None = None
     stopped_early = False
+    barrier_releases: int | None = None
     activity = ActivityWindow()  # other processes' CPU during the run: machine-wide, one record for all sides
     activity.start()
     try:
@@ -146,6 +150,8 @@ def execute_run(run: PlannedRun, bench: object, run_dir: Path, *, campaign_id: i
         invocations = {side: r.wait() for side, r in running.items()}
     finally:
         if page is not None:
+            if run.method == "duet":
+                barrier_releases = max(page.generation - 1, 0)
             page.close()
         for name in containers:
             remove_container(engine, name)  # type: ignore[arg-type]
@@ -162,7 +168,7 @@ def execute_run(run: PlannedRun, bench: object, run_dir: Path, *, campaign_id: i
         files, missing = _collect(results, values, spec.cwd, outdirs[side])
         sides[side] = SideResult(side, inv, outdirs[side], files, missing)
     execution = RunExecution(run, run_dir, started, time.time(), sides, interrupted, barrier_abort, live,
-                             stopped_early)
+                             stopped_early, barrier_releases)
     if interrupted:
         raise _Interrupted(execution)
     return execution

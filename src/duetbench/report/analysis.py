@@ -16,7 +16,7 @@ from duetbench.table_analysis import AnalysisRow
 
 COLUMNS = ("benchmark", "method", "runs", "iterations_a", "iterations_b", "ratio", "ci_low", "ci_high",
            "confidence_level", "verdict", "u_test_p", "cv_a", "cv_b", "relative_ci_width", "change", "problem",
-           "notes")
+           "pairing", "sync", "notes")
 
 
 def _num(x: float | None) -> float | None:
@@ -35,7 +35,7 @@ def row_dict(row: AnalysisRow) -> dict[str, Any]:
         "cv_a": _num(r.a.cv) if r else None, "cv_b": _num(r.b.cv) if r else None,
         "relative_ci_width": _num(r.relative_ci_width) if r else None,
         "change": describe_change(r.ratio, "A", "B") if r else None,
-        "problem": row.problem, "notes": list(row.notes),
+        "problem": row.problem, "pairing": row.pairing or None, "sync": row.sync or None, "notes": list(row.notes),
     }
 
 
@@ -97,6 +97,10 @@ def markdown(rows: list[AnalysisRow], *, title: str, threshold_pct: float | None
         icon = {"slower": "🔴", "faster": "🟢"}.get(r.verdict, "⚪")
         lines.append(f"| {_md(row.benchmark)} | {row.method} | {row.runs} | "
                      f"{_md(describe_change(r.ratio, 'A', 'B'))} | {icon} {r.verdict} | {r.relative_ci_width:.2%} |")
+    stated = [row for row in rows if row.sync and row.result is not None]
+    if stated:
+        lines.append("")
+        lines += [f"- {_md(row.benchmark)} · {row.method}: {_md(row.sync)}" for row in stated]
     if threshold_pct is not None:
         over = slower_than(rows, threshold_pct)
         lines += ["", f"**{len(over)} benchmark(s) slower by more than {threshold_pct:g}%**" if over

@@ -49,6 +49,22 @@ def _benchmark(bench: Any, n: int, top: dict[str, Any], path: Path) -> tuple[str
     return name, iterations
 
 
+def _hook_states(benchmarks: list[Any], top: dict[str, Any]) -> list[str]:
+    """The duet pyperf hook's states (its ``duet_sync`` run metadata) over the worker runs, sorted; pyperf
+    moves metadata shared by every run up to the benchmark or the file, so all three levels count."""
+    states = set()
+    for bench in benchmarks:
+        if not isinstance(bench, dict):
+            continue
+        for run in bench.get("runs") or []:
+            if not isinstance(run, dict) or not run.get("values"):
+                continue
+            meta = {**top, **(bench.get("metadata") or {}), **(run.get("metadata") or {})}
+            if isinstance(meta.get("duet_sync"), str):
+                states.add(meta["duet_sync"])
+    return sorted(states)
+
+
 def parse(inp: ParserInput, options: Options) -> ParseResult:
     path = pick_file(inp, options.file, "pyperf")
     doc = load_json(path)
@@ -62,4 +78,7 @@ def parse(inp: ParserInput, options: Options) -> ParseResult:
     for key in ("perf_version", "python_version", "python_implementation", "timer", "loops"):
         if isinstance(top.get(key), (str, int, float)) and not isinstance(top.get(key), bool):
             metadata[key] = top[key]
+    states = _hook_states(doc["benchmarks"], top)
+    if states:
+        metadata["duet_sync"] = ",".join(states)
     return ParseResult(iterations, clock="none", timestamp_note=TIMESTAMP_NOTE, metadata=metadata)
