@@ -69,8 +69,10 @@ def export_options(func):  # type: ignore[no-untyped-def]
 @main.command()
 @click.argument("command_a")
 @click.argument("command_b", required=False)
-@click.option("--method", type=click.Choice(["duet", "aduet", "sequential"]), default="duet", show_default=True,
-              help="duet: A and B side by side on their own CPUs, each pair released together by a barrier; "
+@click.option("--method", type=click.Choice(["auto", "duet", "aduet", "sequential"]), default="auto", show_default=True,
+              help="auto: a short pilot of duet pairs and sequential rounds decides which gives the narrowest CI per "
+                   "machine-second here (the pilot is kept as warm-up, never in the CI); "
+                   "duet: A and B side by side on their own CPUs, each pair released together by a barrier; "
                    "aduet: side by side without a barrier, paired afterwards by overlap; "
                    "sequential: A and B alternate on one CPU in random order (RMIT).")
 @click.option("-w", "--warmup", type=int, default=1, show_default=True,

@@ -1,6 +1,7 @@
 """``duet compare`` end to end: config → plan → execute → store → analyze → report."""
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 import time
@@ -10,6 +11,7 @@ from pathlib import Path
 from rich.console import Console
 
 from duetbench import __version__
+from duetbench.analyze.choice import MethodChoice
 from duetbench.analyze.comparison import ComparisonResult
 from duetbench.analyze.verdict import exceeds_threshold
 from duetbench.config.compare import CompareOptions, split_command
@@ -69,7 +71,9 @@ class _Stop:
 
 
 def _stop_rule(opts: CompareOptions, method: str, on_progress: Callable[[int, str], None], live_ci: bool,
-               stop: _Stop | None = None) -> Callable[[list[Invocation], float], bool]:
+               stop: _Stop | None = None, spent_s: float = 0.0) -> Callable[[list[Invocation], float], bool]:
+    """After each run (pair): go on? `spent_s`: seconds already spent before this runner (auto's pilot),
+    counted against --time-budget."""
     stop = stop if stop is not None else _Stop()
     adaptive = opts.runs is None
     evidence = adaptive and opts.stop_on_evidence and method != "aduet"
@@ -87,7 +91,8 @@ def _stop_rule(opts: CompareOptions, method: str, on_progress: Callable[[int, st
             stamps = {"a_start": s.a_start, "a_end": s.a_end, "b_start": s.b_start, "b_end": s.b_end}
             decision, r = watch(method, s.a, s.b, min_units=opts.min_runs, target_rciw=opts.target_rciw,
                                 confidence_level=opts.confidence, evidence=evidence, robust=opts.robust,
-                                interval=opts.interval, min_overlap_rate=opts.min_overlap_rate,
+                                interval=_stopped_interval(opts.interval) if adaptive else opts.interval,
+                                min_overlap_rate=opts.min_overlap_rate,
                                 stamps=stamps if method == "aduet" else None)
             if r is not None:
                 ci_text = (f"B/A {r.ratio.estimate:.4f} [{r.ratio.low:.4f}, {r.ratio.high:.4f}] "
@@ -103,11 +108,80 @@ def _stop_rule(opts: CompareOptions, method: str, on_progress: Callable[[int, st
             return False
         if n < opts.min_runs:
             return True
-        if n >= opts.max_runs or elapsed >= opts.time_budget:
+        if n >= opts.max_runs or elapsed + spent_s >= opts.time_budget:
             return False
-        return not (opts.run_criterion is not None and _runs_stable(opts, method, measured))
+        if opts.run_criterion is not None and _runs_stable(opts, method, measured):
+            stop.reason, stop.detail = "stability", f"both sides' runs are stable by {opts.run_criterion}"
+            return False
+        return True
 
     return should_continue
+
+
+def _stopped_interval(interval: str) -> str:
+    """The interval an adaptive stop judges and reports: stopping when the spread looks small needs the
+    t family at α/2 (analyze/monitor.py); the bootstrap is the user's explicit choice and stays as is."""
+    return "t-stopped" if interval == "t" else interval
+
+
+class Pilot:
+    """`--method auto`: a short pilot of duet pairs and sequential rounds, interleaved in blocks so a change
+    of conditions meets both, judged by `analyze.choice`. Its invocations are stored as warm-ups: kept,
+    never in the final interval, so the choice cannot bend it."""
+
+    BLOCKS = 2
+    UNITS_PER_BLOCK = 3
+
+    def __init__(self, settings: RunSettings, on_invocation: Callable[[Invocation], None], metric: str) -> None:
+        self.settings = settings
+        self.on_invocation = on_invocation
+        self.metric = metric
+        self.elapsed_s = 0.0
+        self.invocations: dict[str, list[Invocation]] = {"duet": [], "sequential": []}
+        self.seconds: dict[str, float] = {"duet": 0.0, "sequential": 0.0}
+
+    def _keep(self, method: str, inv: Invocation) -> None:
+        # Stored as a warm-up (never in the final interval); the runner's own copy stays measured, so
+        # its count of measured pairs still ends the block.
+        self.on_invocation(dataclasses.replace(inv, warmup=True))
+        if not inv.warmup:
+            self.invocations[method].append(inv)
+
+    def run(self) -> tuple["MethodChoice | None", str, Invocation | None]:
+        from duetbench.analyze.choice import choose, duet_candidate, sequential_candidate
+
+        t0 = time.monotonic()
+        try:
+            for block in range(self.BLOCKS):
+                for k, method in enumerate(("duet", "sequential")):
+                    settings = dataclasses.replace(
+                        self.settings, method=method, seed=self.settings.seed + 2 * block + k,
+                        warmup=self.settings.warmup if block == 0 else 0)
+                    units = self.UNITS_PER_BLOCK
+
+                    def more(measured: list[Invocation], elapsed: float, m: str = method, u: int = units) -> bool:
+                        return measured_runs(m, measured) < u
+
+                    start = time.monotonic()
+                    runner = Runner(settings, more, lambda inv, m=method: self._keep(m, inv))  # type: ignore[misc]
+                    try:
+                        outcome = runner.run()
+                    except KeyboardInterrupt:
+                        runner.stop_all()
+                        return None, "interrupted", None
+                    self.seconds[method] += time.monotonic() - start
+                    if outcome.status != "complete":
+                        return None, outcome.status, outcome.failure
+        finally:
+            self.elapsed_s = time.monotonic() - t0
+        cands = {}
+        for metric in ("wall", "cpu"):
+            d = samples("duet", self.invocations["duet"], metric)
+            q = samples("sequential", self.invocations["sequential"], metric)
+            cands[metric] = (duet_candidate(d.a, d.b, self.seconds["duet"]),
+                             sequential_candidate(q.a, q.b, self.seconds["sequential"]))
+        main = cands[self.metric]
+        return choose(*main, metric=self.metric, cpu=cands["cpu"]), "complete", None
 
 
 def _runs_stable(opts: CompareOptions, method: str, measured: list[Invocation]) -> bool:
@@ -133,6 +207,10 @@ def run_compare(opts: CompareOptions, *, db_path: Path, exports: Exports, consol
     cpus = choose_cpus(cpus_available)
     method = opts.method
     options = opts.model_dump()
+    if method == "auto" and cpus is None:
+        method = "sequential"
+        options["auto"] = {"method": method, "reason": "sequential: only one usable CPU, so no duet is possible",
+                           "cpu_hint": None, "candidates": []}
     if cpus is None:
         cpus = (cpus_available[0], cpus_available[0])
         if method != "sequential":
@@ -142,6 +220,7 @@ def run_compare(opts: CompareOptions, *, db_path: Path, exports: Exports, consol
     lock.acquire()
     store = Store(db_path)
 
+    record_method = method
     comparison_id = store.begin_comparison(
         method=method, name_a=opts.name_a, name_b=opts.name_b, command_a=opts.command_a,
         command_b=opts.command_b, seed=opts.seed, options=options, host=host, tool_version=__version__)
@@ -158,9 +237,7 @@ def run_compare(opts: CompareOptions, *, db_path: Path, exports: Exports, consol
                            timeout_s=opts.timeout, prepare=opts.per_side(opts.prepare), conclude=opts.per_side(opts.conclude),
                            ignore_failure=opts.ignore_failure, show_output=opts.show_output, fill=opts.fill)
     stop = _Stop()
-    runner = Runner(settings, _stop_rule(opts, method, on_progress, progress.enabled, stop),
-                    lambda inv: store.add_invocation(comparison_id, inv),
-                    on_activity=lambda invs: store.set_activity(comparison_id, invs))
+    store_invocation: Callable[[Invocation], None] = lambda inv: store.add_invocation(comparison_id, inv)  # noqa: E731
     status = "failed"
     failure: Invocation | None = None
     shell_failure: ShellCommandFailed | None = None
@@ -171,12 +248,26 @@ def run_compare(opts: CompareOptions, *, db_path: Path, exports: Exports, consol
             for side, command in opts.per_side(opts.setup).items():
                 if command:
                     run_shell(command, f"--setup ({side})")
-            try:
-                outcome = runner.run()
-                status, failure = outcome.status, outcome.failure
-            except KeyboardInterrupt:
-                runner.stop_all()
-                status = "interrupted"
+            pilot_s = 0.0
+            if method == "auto":
+                pilot = Pilot(settings, store_invocation, opts.metric)
+                progress.update(done=0, total=total, description=f"auto: trying duet and sequential", ci="")
+                choice, status, failure = pilot.run()
+                pilot_s = pilot.elapsed_s
+                if choice is not None:
+                    method = choice.method
+                    options["auto"] = choice.to_dict()
+                    settings = dataclasses.replace(settings, method=method, warmup=0,
+                                                   seed=opts.seed + Pilot.BLOCKS * 2)
+            if method != "auto":
+                runner = Runner(settings, _stop_rule(opts, method, on_progress, progress.enabled, stop, pilot_s),
+                                store_invocation, on_activity=lambda invs: store.set_activity(comparison_id, invs))
+                try:
+                    outcome = runner.run()
+                    status, failure = outcome.status, outcome.failure
+                except KeyboardInterrupt:
+                    runner.stop_all()
+                    status = "interrupted"
             for side, command in opts.per_side(opts.cleanup).items():
                 if command:
                     run_shell(command, f"--cleanup ({side})")
@@ -189,8 +280,11 @@ def run_compare(opts: CompareOptions, *, db_path: Path, exports: Exports, consol
             if stop.reason == "evidence":
                 # The stop looked at the estimate: only the confidence sequence stays valid (analyze/monitor.py).
                 options["interval"] = "anytime"
+            else:  # it looked at the spread: the interval it judged is the one that stays valid
+                options["interval"] = _stopped_interval(opts.interval)
         store.finish_comparison(comparison_id, status if shell_failure is None else "failed",
-                                options if stop.reason else None)
+                                options if stop.reason or "auto" in options else None,
+                                method=method if method != record_method else None)
         lock.release()
 
     record = store.comparison(comparison_id)

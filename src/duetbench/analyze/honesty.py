@@ -132,10 +132,10 @@ def adaptive(method: str, *, ratio: float = 1.0, noise: str = "normal", sigma: f
             stamps = None if full.stamps is None else {key: v[:k] for key, v in full.stamps.items()}
             decision, _ = watch(method, full.a[:k], full.b[:k], min_units=min_units, target_rciw=target_rciw,
                                 confidence_level=confidence_level, evidence=evidence, robust=robust,
-                                stamps=stamps)
+                                interval="t-stopped", stamps=stamps)
             if decision.stop:
                 n = k
-                kind = "anytime" if decision.reason == "evidence" else "t"
+                kind = "anytime" if decision.reason == "evidence" else "t-stopped"
                 break
         stamps = None if full.stamps is None else {key: v[:n] for key, v in full.stamps.items()}
         r = compare(method, full.a[:n], full.b[:n], confidence_level=confidence_level, robust=robust,
@@ -177,3 +177,29 @@ def _table(method: str, a: np.ndarray, b: np.ndarray) -> IterationTable:
         benchmark=np.full(2 * cells, "sim", dtype=object), method=np.full(2 * cells, method, dtype=object),
         run=run, side=np.repeat(np.array(["A", "B"], dtype=object), cells), index=index,
         value=np.concatenate([a.ravel(), b.ravel()]))
+
+
+def auto(*, ratio: float = 1.0, noise: str = "normal", sigma: float = 0.01, shared_sigma: float = 0.05,
+         sims: int = 2000, seed: int = 0, pilot_units: int = 6, min_units: int = 10, max_units: int = 120,
+         target_rciw: float = 0.01, confidence_level: float = 0.99) -> tuple[Rate, dict[str, int]]:
+    """`duet compare --method auto`: a pilot of both methods (`choice`; a duet pair costs one command's
+    time, a sequential round two), then the chosen method's adaptive comparison on new data, as the CLI
+    runs it. Returns the miss rate of the final interval and how often each method was chosen."""
+    from .choice import choose, duet_candidate, sequential_candidate
+
+    rng = np.random.default_rng(seed)
+    chosen = {"duet": 0, "sequential": 0}
+    misses = 0
+    stops = []
+    for k in range(sims):
+        d = simulate("duet", pilot_units, ratio, noise, sigma, rng, shared_sigma)
+        q = simulate("sequential", pilot_units, ratio, noise, sigma, rng, shared_sigma)
+        method = choose(duet_candidate(d.a, d.b, float(pilot_units)),
+                        sequential_candidate(q.a, q.b, 2.0 * pilot_units)).method
+        chosen[method] += 1
+        r = adaptive(method, ratio=ratio, noise=noise, sigma=sigma, sims=1, seed=int(rng.integers(2**31)),
+                     min_units=min_units, max_units=max_units, target_rciw=target_rciw,
+                     confidence_level=confidence_level, shared_sigma=shared_sigma)
+        misses += r.misses
+        stops.append(r.median_n)
+    return Rate(misses, sims, float(np.median(stops))), chosen

@@ -32,8 +32,10 @@ from .interval import Interval, fieller_ratio, student_t, welch_difference
 #: papers' percentile bootstrap (Bulej et al. 2020 §3), kept for reproducing them and for large n.
 #: "anytime": the confidence sequence of `interval` (only `comparison.compare` makes it; it is what a
 #: comparison reports after stopping because a difference became evident, `analyze.monitor`).
-IntervalKind = Literal["t", "bootstrap", "anytime"]
-INTERVALS: tuple[str, ...] = ("t", "bootstrap", "anytime")
+#: "t-stopped": the t family at level 1 − α/2, labelled 1 − α: what a comparison reports after its
+#: adaptive stop ended it on precision (`analyze.monitor`).
+IntervalKind = Literal["t", "bootstrap", "anytime", "t-stopped"]
+INTERVALS: tuple[str, ...] = ("t", "bootstrap", "anytime", "t-stopped")
 
 #: Scales the median absolute deviation to the standard deviation of a normal distribution.
 MAD_TO_SIGMA = 1.4826

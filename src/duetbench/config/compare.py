@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from duetbench.errors import DuetError
 
-Method = Literal["duet", "aduet", "sequential"]
+Method = Literal["auto", "duet", "aduet", "sequential"]
 Metric = Literal["wall", "cpu"]
 
 
@@ -23,7 +23,7 @@ class CompareOptions(BaseModel):
     command_b: str
     name_a: str = "A"
     name_b: str = "B"
-    method: Method = "duet"
+    method: Method = "auto"
     metric: Metric = "wall"
     warmup: int = Field(1, ge=0)
     runs: int | None = Field(None, ge=2)

@@ -39,7 +39,7 @@ def _comparison_dict(report: ComparisonReport, result: ComparisonResult) -> dict
         "metric": result.metric,
         "runs": result.runs,
         "ratio": {"estimate": result.ratio.estimate, "low": result.ratio.low, "high": result.ratio.high,
-                  "confidence": result.ratio.confidence_level},
+                  "confidence": result.ratio.confidence_level, "interval": result.ratio.interval},
         "verdict": result.verdict,
         "summary": describe_change(result.ratio, report.names["A"], report.names["B"]),
         "u_test_p": result.u_test_p,
@@ -83,13 +83,17 @@ def write_json(report: ComparisonReport, path: Path) -> None:
 
 
 def write_csv(report: ComparisonReport, path: Path) -> None:
-    columns = ["comparison_id", "name", *[f.name for f in fields(Invocation)]]
+    # The method, and why --method auto chose it, on every row: a CSV has no header block to hold them.
+    columns = ["comparison_id", "method", "method_reason", "name", *[f.name for f in fields(Invocation)]]
+    auto = report.options.get("auto")
+    reason = auto.get("reason", "") if isinstance(auto, dict) else ""
     try:
         with open(path, "w", newline="") as handle:
             writer = csv.DictWriter(handle, fieldnames=columns)
             writer.writeheader()
             for inv in report.invocations:
-                writer.writerow({"comparison_id": report.id, "name": report.names[inv.side], **inv.to_dict()})
+                writer.writerow({"comparison_id": report.id, "method": report.method, "method_reason": reason,
+                                 "name": report.names[inv.side], **inv.to_dict()})
     except OSError as exc:
         raise DuetError(f"cannot write the CSV export to {path}: {exc.strerror}", hint="choose a writable path") from None
 
@@ -104,8 +108,13 @@ def to_markdown(report: ComparisonReport) -> str:
     lines = [f"### duetbench: `{names['B']}` vs `{names['A']}` ({report.method})", ""]
     primary = report.primary
     if primary is not None:
+        kind = {"anytime": ", anytime-valid CI (stopped once the difference was evident)",
+                "bootstrap": ", percentile bootstrap CI"}.get(primary.ratio.interval, "")
         lines += [f"**{describe_change(primary.ratio, names['A'], names['B'])}** — {primary.metric} time, "
-                  f"{primary.runs} runs.", ""]
+                  f"{primary.runs} runs{kind}.", ""]
+    auto = report.options.get("auto")
+    if isinstance(auto, dict) and auto.get("reason"):
+        lines += [f"Method chosen by `--method auto`: {auto['reason']}.", ""]
     lines += ["| metric | " + f"{names['A']} mean | {names['B']} mean | {names['B']}/{names['A']} | "
               f"{int(round((primary.ratio.confidence_level if primary else 0.99) * 100))}% CI | verdict | U-test p |",
               "|---|---:|---:|---:|---|---|---:|"]

@@ -12,9 +12,11 @@ from duetbench.report.model import ComparisonReport
 _VERDICT_STYLE = {"slower": "bold red", "faster": "bold green", "no difference": "bold"}
 
 
-_INTERVAL_NAMES = {"bootstrap": "percentile bootstrap", "anytime": "anytime-valid"}
+_INTERVAL_NAMES = {"bootstrap": "percentile bootstrap", "anytime": "anytime-valid",
+                   "t-stopped": "t at α/2 for the adaptive stop"}
 _STOPS = {
     "precision": "the CI reached --target-width",
+    "stability": "both sides' runs were stable (--run-criterion)",
     "evidence": "a difference was evident (anytime-valid confidence sequence); its CI is that sequence, valid "
                 "at a stop chosen by looking at the data, so wider than a fixed-n CI (--no-stop-on-evidence: off)",
 }
@@ -32,6 +34,11 @@ def render(report: ComparisonReport, console: Console) -> None:
     runs = f" · {first.runs} runs" if first else ""
     console.print(f"[bold]duet compare #{report.id}[/bold] · method [cyan]{report.method}[/cyan]{runs} · "
                   f"seed {report.seed} · {report.status}")
+    auto = report.options.get("auto")
+    if isinstance(auto, dict) and auto.get("reason"):
+        console.print(f"  [bold]method auto[/bold] → {auto['reason']}", soft_wrap=True)
+        if auto.get("cpu_hint"):
+            console.print(f"  [yellow]note:[/yellow] {auto['cpu_hint']}", soft_wrap=True)
     for side in ("A", "B"):
         label = side if names[side] == side else f"{side} ({names[side]})"
         console.print(f"  [bold]{label}[/bold]: {report.commands[side]}", soft_wrap=True)

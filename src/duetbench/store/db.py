@@ -115,11 +115,15 @@ class Store:
                 conn.execute(t.update().where((t.c.comparison_id == comparison_id) & (t.c.side == inv.side)
                                               & (t.c["index"] == inv.index)).values(activity=inv.activity))
 
-    def finish_comparison(self, comparison_id: int, status: str, options: dict[str, Any] | None = None) -> None:
+    def finish_comparison(self, comparison_id: int, status: str, options: dict[str, Any] | None = None,
+                          method: str | None = None) -> None:
         """Mark a comparison finished; `options` replaces the stored ones where the run decided some
-        (how it stopped, and so which interval its result needs)."""
+        (how it stopped, and so which interval its result needs), `method` the method where it was
+        chosen while measuring (--method auto)."""
         t = schema.comparisons
         values: dict[str, Any] = dict(status=status, finished=time.time())
+        if method is not None:
+            values["method"] = method
         if options is not None:
             values["options"] = json.dumps(scrub_credentials(options))
         with self.errors(), write_transaction(self.engine) as conn:

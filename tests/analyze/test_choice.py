@@ -1,0 +1,54 @@
+"""`--method auto`'s judgement (analyze.choice) and its honesty: the pilot never enters the interval."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from duetbench.analyze import honesty
+from duetbench.analyze.choice import Candidate, choose, duet_candidate, robust_variance, sequential_candidate
+
+
+def test_cost_is_variance_times_seconds() -> None:
+    quiet_duet = Candidate("duet", 6, 0.01, 0.02)
+    quiet_seq = Candidate("sequential", 6, 0.003, 0.04)  # 3.3x less spread at twice the time per unit
+    c = choose(quiet_duet, quiet_seq)
+    assert c.method == "sequential"
+    assert "pair ratios of the duet varied 1.00%, sequential rounds 0.30%" in c.reason
+    assert "2.4× narrower" in c.reason  # sqrt(0.01² · 0.02 / (0.003² · 0.04))
+    steal = Candidate("sequential", 6, 0.15, 0.04)
+    assert choose(quiet_duet, steal).method == "duet"
+
+
+def test_candidates_from_pilot_values() -> None:
+    rng = np.random.default_rng(0)
+    shared = rng.normal(0, 0.2, 6)  # whole-machine interference: cancels in the duet's pairs only
+    a = np.exp(shared + rng.normal(0, 0.01, 6))
+    b = 1.05 * np.exp(shared + rng.normal(0, 0.01, 6))
+    d = duet_candidate(a, b, 0.12)
+    s = sequential_candidate(a, b, 0.24)
+    assert d.unit_sd < 0.05 < s.unit_sd and d.seconds_per_unit == pytest.approx(0.02)
+    assert choose(d, s).method == "duet"
+
+
+def test_robust_variance_ignores_one_outlier() -> None:
+    x = np.array([0.0, 0.01, -0.01, 0.005, -0.005, 3.0])
+    assert robust_variance(x) < 0.001 < float(x.var(ddof=1))
+    assert robust_variance(np.zeros(5)) == 0.0
+
+
+def test_cpu_hint_only_when_far_more_precise() -> None:
+    d, s = Candidate("duet", 6, 0.05, 0.02), Candidate("sequential", 6, 0.05, 0.04)
+    cpu = (Candidate("duet", 6, 0.001, 0.02), Candidate("sequential", 6, 0.002, 0.04))
+    assert "more precisely" in (choose(d, s, cpu=cpu).cpu_hint or "")
+    assert choose(d, s, metric="cpu", cpu=cpu).cpu_hint is None
+    assert choose(d, s, cpu=(d, s)).cpu_hint is None
+
+
+@pytest.mark.parametrize("shared", [0.0, 0.2])
+def test_auto_stays_honest(shared: float) -> None:
+    # The pilot's data never enter the final interval, so choosing on them cannot bend it: the chosen
+    # method's adaptive interval keeps its level whichever method won (simulated end to end).
+    rate, chosen = honesty.auto(sigma=0.005, shared_sigma=shared, sims=400, seed=4, max_units=60)
+    assert rate.rate <= 0.02, (rate, chosen)
+    if shared:  # whole-machine interference: only the duet cancels it, and the pilot sees that
+        assert chosen["duet"] >= 0.95 * 400, chosen
