@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 from rich.console import Console
 
 from duetbench import __version__
@@ -16,7 +17,7 @@ from duetbench.analyze.comparison import ComparisonResult
 from duetbench.analyze.verdict import exceeds_threshold
 from duetbench.config.compare import CompareOptions, split_command
 from duetbench.errors import CommandFailed, DuetError
-from duetbench.evaluation import METRICS, evaluate, measured_runs, samples
+from duetbench.evaluation import METRICS, Samples, evaluate, measured_runs, samples
 from duetbench.execute.invocation import Invocation
 from duetbench.execute.lock import MeasurementLock
 from duetbench.execute.runner import Runner, RunSettings, ShellCommandFailed, run_shell
@@ -137,7 +138,8 @@ class Pilot:
         self.on_invocation = on_invocation
         self.metric = metric
         self.elapsed_s = 0.0
-        self.invocations: dict[str, list[Invocation]] = {"duet": [], "sequential": []}
+        # One list per block: each runner numbers its pairs from 0, so blocks are paired separately.
+        self.invocations: dict[str, list[list[Invocation]]] = {"duet": [], "sequential": []}
         self.seconds: dict[str, float] = {"duet": 0.0, "sequential": 0.0}
 
     def _keep(self, method: str, inv: Invocation) -> None:
@@ -145,7 +147,7 @@ class Pilot:
         # its count of measured pairs still ends the block.
         self.on_invocation(dataclasses.replace(inv, warmup=True))
         if not inv.warmup:
-            self.invocations[method].append(inv)
+            self.invocations[method][-1].append(inv)
 
     def run(self) -> tuple["MethodChoice | None", str, Invocation | None]:
         from duetbench.analyze.choice import choose, duet_candidate, sequential_candidate
@@ -163,6 +165,7 @@ class Pilot:
                         return measured_runs(m, measured) < u
 
                     start = time.monotonic()
+                    self.invocations[method].append([])
                     runner = Runner(settings, more, lambda inv, m=method: self._keep(m, inv))  # type: ignore[misc]
                     try:
                         outcome = runner.run()
@@ -176,12 +179,21 @@ class Pilot:
             self.elapsed_s = time.monotonic() - t0
         cands = {}
         for metric in ("wall", "cpu"):
-            d = samples("duet", self.invocations["duet"], metric)
-            q = samples("sequential", self.invocations["sequential"], metric)
-            cands[metric] = (duet_candidate(d.a, d.b, self.seconds["duet"]),
-                             sequential_candidate(q.a, q.b, self.seconds["sequential"]))
+            d = [samples("duet", block, metric) for block in self.invocations["duet"]]
+            q = [samples("sequential", block, metric) for block in self.invocations["sequential"]]
+            cands[metric] = (
+                duet_candidate(np.concatenate([x.a for x in d]), np.concatenate([x.b for x in d]),
+                               self.seconds["duet"]),
+                sequential_candidate(*_rounds(q), self.seconds["sequential"]))
         main = cands[self.metric]
         return choose(*main, metric=self.metric, cpu=cands["cpu"]), "complete", None
+
+
+def _rounds(blocks: list[Samples]) -> tuple[np.ndarray, np.ndarray]:
+    """A's and B's times of sequential blocks, each block cut to its complete rounds."""
+    a = [x.a[: min(x.a.size, x.b.size)] for x in blocks]
+    b = [x.b[: min(x.a.size, x.b.size)] for x in blocks]
+    return np.concatenate(a), np.concatenate(b)
 
 
 def _runs_stable(opts: CompareOptions, method: str, measured: list[Invocation]) -> bool:
