@@ -43,7 +43,7 @@ def build_report(record: ComparisonRecord, invocations: list[Invocation]) -> Com
     opts = record.options
     results: dict[str, ComparisonResult] = {}
     error = None
-    for metric in METRICS:
+    for metric in METRICS if record.method != "auto" else ():
         try:
             # Comparisons stored before intervals were chosen were judged by the bootstrap: keep their numbers.
             results[metric] = evaluate(record.method, invocations, metric, confidence_level=opts["confidence"],
@@ -57,6 +57,10 @@ def build_report(record: ComparisonRecord, invocations: list[Invocation]) -> Com
         commands={"A": record.command_a, "B": record.command_b}, seed=record.seed, options=opts,
         host=record.host, tool_version=record.tool_version, primary_metric=opts["metric"], results=results,
         invocations=invocations, analysis_error=error if not results else None)
+    if record.method == "auto":
+        pilot = sum(1 for i in invocations if i.side == "A")
+        report.analysis_error = (f"it ended during --method auto's pilot: its {pilot} run(s) per side are kept as "
+                                 "warm-ups, and no method was chosen yet to judge them by")
     report.warnings = teaching_warnings(record.method, results, invocations, names=report.names,
                                         usable_cpus=len(record.host.get("usable_cpus", [])),
                                         fell_back=bool(opts.get("fell_back_to_sequential")))
@@ -223,6 +227,7 @@ def run_compare(opts: CompareOptions, *, db_path: Path, exports: Exports, consol
         method = "sequential"
         options["auto"] = {"method": method, "reason": "sequential: only one usable CPU, so no duet is possible",
                            "cpu_hint": None, "candidates": []}
+        options["fell_back_to_sequential"] = True
     if cpus is None:
         cpus = (cpus_available[0], cpus_available[0])
         if method != "sequential":

@@ -177,7 +177,7 @@ def mixture_t_boundary(n: int, confidence_level: float, prior_precision: float =
 
     Lai (1976), "On confidence sequences", Ann. Statist. 4(2), §3; restated by Wang & Ramdas (2023),
     "Anytime-valid t-tests and confidence sequences for Gaussian means with unknown variance",
-    Sequential Analysis 42(1). With the scale-invariant likelihood ratio mixed over θ = μ/σ ~
+    arXiv:2310.03722. Full references: docs/methods.md. With the scale-invariant likelihood ratio mixed over θ = μ/σ ~
     N(0, 1/c), the statistic M_n = √(c/(n+c)) · (1 − S²/((n+c)V))^(−n/2) (S = Σ(x−μ), V = Σ(x−μ)²)
     is a nonnegative martingale under the true μ, so by Ville's inequality the set
     {μ : M_n(μ) < 1/α} contains μ at every n at once with probability ≥ 1 − α — whenever one stops.

@@ -1,0 +1,233 @@
+"""bench/trust: are duetbench's default answers the best this machine can give, and exactly as sure as
+they say? (issue 13, item 6)
+
+Two parts, real processes throughout (the built-in integer workload, a CPU-bound command):
+
+1. **A/A false alarms**: `duet compare CMD CMD` with default settings, repeated, per cell (command length
+   × machine condition). Reports the share of verdicts other than "no difference" with its Wilson 99 %
+   interval, and the scatter of the estimates relative to the intervals' half-widths (for an honest
+   interval, |log estimate| / half-width exceeds 1 about 1 % of the time).
+2. **Equal machine time**: for B doing 2 % more work, every method (auto, duet, aduet, sequential) and
+   hyperfine get the same wall-clock budget; the median relative width of the 99 % CI of B/A (wall).
+
+Machine conditions: `quiet`; `hog` (one CPU-bound process at normal priority, anywhere); `stops`
+(the whole machine stopped at random moments: one SCHED_FIFO spinner per CPU, both bursting together
+on a shared random schedule, like a hypervisor's steal).
+
+Writes bench/results/trust.json and trust.md. Nothing else may run meanwhile; the load average is
+recorded.
+
+    python bench/trust.py [--aa 100] [--conditions quiet,hog] [--ms 20,100] [--matrix] [--budget 6]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+from duetbench.execute.native import native_binary
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def workload(ms: float) -> str:
+    w = native_binary("duet-workload")
+    ops = subprocess.run([w, "integer", "--calibrate", str(ms)], capture_output=True, text=True, check=True).stdout
+    return f"{w} integer --ops {int(ops)}"
+
+
+def duet_compare(a: str, b: str, extra: list[str], seed: int) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "r.json"
+        t0 = time.monotonic()
+        proc = subprocess.run([sys.executable, "-m", "duetbench", "compare", a, b, "--seed", str(seed), "--no-progress",
+                               "--db", str(Path(tmp) / "db.sqlite"), "--export-json", str(out), *extra],
+                              capture_output=True, text=True)
+        elapsed = time.monotonic() - t0
+        if proc.returncode != 0:
+            return {"error": proc.stderr.strip()[-300:], "elapsed_s": elapsed}
+        data = json.loads(out.read_text())
+    wall = next(c for c in data["comparisons"] if c["metric"] == "wall")
+    r = wall["ratio"]
+    return {"elapsed_s": elapsed, "method": data["method"], "runs": wall["runs"], "estimate": r["estimate"],
+            "low": r["low"], "high": r["high"], "interval": r.get("interval"), "verdict": wall["verdict"],
+            "rciw": wall["relative_ci_width"], "stopped_by": data["options"].get("stopped_by"),
+            "auto": (data["options"].get("auto") or {}).get("reason")}
+
+
+def hyperfine_width(a: str, b: str, budget: float, ms: float) -> dict[str, Any]:
+    """hyperfine -N with as many runs as fit the budget, then Fieller's 99 % interval of mean B / mean A."""
+    import numpy as np
+
+    from duetbench.analyze.interval import fieller_ratio
+
+    runs = max(int(budget / (2 * ms / 1000.0)), 5)
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "h.json"
+        t0 = time.monotonic()
+        subprocess.run(["hyperfine", "-N", "--runs", str(runs), "--export-json", str(out), a, b],
+                       capture_output=True, check=True)
+        elapsed = time.monotonic() - t0
+        times = [np.array(r["times"]) for r in json.loads(out.read_text())["results"]]
+    iv = fieller_ratio(times[0], times[1], 0.99)
+    return {"elapsed_s": elapsed, "runs": runs, "estimate": iv.estimate, "low": iv.low, "high": iv.high,
+            "rciw": (iv.high - iv.low) / iv.estimate}
+
+
+@contextmanager
+def condition(name: str, seed: int) -> Iterator[None]:
+    procs: list[subprocess.Popen[bytes]] = []
+    if name == "hog":
+        procs.append(subprocess.Popen([sys.executable, "-c", "while True: pass"]))
+    elif name == "stops":
+        cpus = sorted(os.sched_getaffinity(0))
+        for cpu in cpus:
+            procs.append(subprocess.Popen(["chrt", "-f", "50", "taskset", "-c", str(cpu), sys.executable, "-c",
+                                           _STOPPER, str(seed)]))
+    elif name != "quiet":
+        raise SystemExit(f"unknown condition {name!r}: use quiet, hog or stops")
+    try:
+        time.sleep(0.3)
+        yield
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+
+
+# Both spinners draw the same schedule from the same seed and a shared epoch, so they stop both CPUs at
+# the same moments: every ~200 ms (exponential gaps) a 2–20 ms burst.
+_STOPPER = """
+import random, sys, time
+rng = random.Random(int(sys.argv[1]))
+epoch = int(time.time()) + 1
+t = float(epoch)
+while True:
+    t += rng.expovariate(1 / 0.2)
+    burst = rng.uniform(0.002, 0.02)
+    while time.time() < t:
+        time.sleep(min(0.05, max(t - time.time(), 0)))
+    end = t + burst
+    while time.time() < end:
+        pass
+"""
+
+
+def wilson(k: int, n: int, z: float = 2.576) -> tuple[float, float]:
+    if n == 0:
+        return (math.nan, math.nan)
+    p = k / n
+    centre = p + z * z / (2 * n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return ((centre - half) / (1 + z * z / n), (centre + half) / (1 + z * z / n))
+
+
+def aa_cell(ms: float, cond: str, reps: int, seed: int) -> dict[str, Any]:
+    cmd = workload(ms)
+    rows = []
+    with condition(cond, seed):
+        for k in range(reps):
+            rows.append(duet_compare(cmd, cmd, [], seed + k))
+            print(json.dumps({"ms": ms, "condition": cond, **rows[-1]}), flush=True)
+    ok = [r for r in rows if "error" not in r]
+    alarms = sum(r["verdict"] != "no difference" for r in ok)
+    scatter = [abs(math.log(r["estimate"])) / (math.log(r["high"] / r["low"]) / 2) for r in ok
+               if r["high"] > r["low"] and math.isfinite(r["high"])]
+    methods: dict[str, int] = {}
+    for r in ok:
+        methods[r["method"]] = methods.get(r["method"], 0) + 1
+    return {"ms": ms, "condition": cond, "comparisons": len(ok), "errors": len(rows) - len(ok),
+            "false_alarms": alarms, "rate": alarms / max(len(ok), 1), "wilson99": wilson(alarms, len(ok)),
+            "estimate_beyond_half_width": sum(s > 1 for s in scatter) / max(len(scatter), 1),
+            "median_scatter": statistics.median(scatter) if scatter else math.nan,
+            "median_seconds": statistics.median(r["elapsed_s"] for r in ok) if ok else math.nan,
+            "median_runs": statistics.median(r["runs"] for r in ok) if ok else math.nan,
+            "methods": methods, "rows": rows}
+
+
+def matrix_cell(ms: float, cond: str, budget: float, reps: int, seed: int) -> dict[str, Any]:
+    w = native_binary("duet-workload")
+    ops = int(subprocess.run([w, "integer", "--calibrate", str(ms)], capture_output=True, text=True,
+                             check=True).stdout)
+    a, b = f"{w} integer --ops {ops}", f"{w} integer --ops {ops} --scale 1.02"
+    fixed = ["--time-budget", str(budget), "--target-width", "0.00001", "--max-runs", "100000",
+             "--no-stop-on-evidence"]
+    out: dict[str, Any] = {"ms": ms, "condition": cond, "budget_s": budget, "widths": {}, "rows": []}
+    with condition(cond, seed):
+        for k in range(reps):
+            order = ["auto", "duet", "aduet", "sequential", "hyperfine"]
+            random.Random(seed + k).shuffle(order)
+            for m in order:
+                r = (hyperfine_width(a, b, budget, ms) if m == "hyperfine"
+                     else duet_compare(a, b, ["--method", m, *fixed], seed + k))
+                out["rows"].append({"method": m, **r})
+                print(json.dumps({"ms": ms, "condition": cond, "method": m, **r}), flush=True)
+    for m in ("auto", "duet", "aduet", "sequential", "hyperfine"):
+        ws = [r["rciw"] for r in out["rows"] if r["method"] == m and "rciw" in r]
+        out["widths"][m] = statistics.median(ws) if ws else math.nan
+    return out
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--aa", type=int, default=100, help="A/A comparisons per cell (0: skip)")
+    p.add_argument("--ms", default="20,100")
+    p.add_argument("--conditions", default="quiet,hog")
+    p.add_argument("--matrix", action="store_true", help="also the equal-machine-time matrix")
+    p.add_argument("--matrix-conditions", default="quiet,stops,hog")
+    p.add_argument("--matrix-reps", type=int, default=3)
+    p.add_argument("--budget", type=float, default=6.0)
+    p.add_argument("--seed", type=int, default=20261124)
+    args = p.parse_args()
+    RESULTS.mkdir(exist_ok=True)
+    result: dict[str, Any] = {"load_before": os.getloadavg(), "aa": [], "matrix": []}
+    for ms in (float(x) for x in args.ms.split(",")):
+        for cond in args.conditions.split(","):
+            if args.aa:
+                result["aa"].append(aa_cell(ms, cond, args.aa, args.seed))
+    if args.matrix:
+        for cond in args.matrix_conditions.split(","):
+            result["matrix"].append(matrix_cell(20.0, cond, args.budget, args.matrix_reps, args.seed))
+    result["load_after"] = os.getloadavg()
+    (RESULTS / "trust.json").write_text(json.dumps(result, indent=1))
+    (RESULTS / "trust.md").write_text(markdown(result))
+    print(markdown(result))
+    return 0
+
+
+def markdown(result: dict[str, Any]) -> str:
+    lines = ["# Trust: real A/A comparisons and equal-machine-time widths", "",
+             f"Load average before {result['load_before'][0]:.2f}, after {result['load_after'][0]:.2f}.", ""]
+    if result["aa"]:
+        lines += ["## A/A false alarms, default settings (`duet compare CMD CMD`)", "",
+                  "| command | condition | comparisons | false alarms | rate (Wilson 99%) | estimate beyond half-width "
+                  "| median s | median runs | methods chosen |", "|---|---|---:|---:|---|---:|---:|---:|---|"]
+        for c in result["aa"]:
+            lo, hi = c["wilson99"]
+            lines.append(f"| {c['ms']:g} ms | {c['condition']} | {c['comparisons']} | {c['false_alarms']} | "
+                         f"{c['rate']:.1%} ({lo:.1%}–{hi:.1%}) | {c['estimate_beyond_half_width']:.1%} | "
+                         f"{c['median_seconds']:.1f} | {c['median_runs']:g} | {c['methods']} |")
+        lines.append("")
+    if result["matrix"]:
+        lines += ["## Equal machine time: median relative width of the 99% CI of B/A (wall), B does 2% more", "",
+                  "| condition | auto | duet | aduet | sequential | hyperfine + Fieller |", "|---|---:|---:|---:|---:|---:|"]
+        for c in result["matrix"]:
+            w = c["widths"]
+            lines.append(f"| {c['condition']} ({c['budget_s']:g} s) | " + " | ".join(
+                f"{w[m]:.2%}" for m in ("auto", "duet", "aduet", "sequential", "hyperfine")) + " |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
