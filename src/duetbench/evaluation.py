@@ -66,4 +66,4 @@ def evaluate(method: str, invocations: list[Invocation], metric: str, *, confide
     return compare(method, s.a, s.b, metric=metric, a_start=s.a_start, a_end=s.a_end, b_start=s.b_start,
                    b_end=s.b_end, confidence_level=confidence_level, n_resamples=n_resamples,
                    random_state=seed, min_overlap_rate=min_overlap_rate, robust=robust, u_test=u_test,
-                   interval=interval)  # type: ignore[arg-type]
+                   interval=interval)

@@ -153,8 +153,12 @@ class Pilot:
         if not inv.warmup:
             self.invocations[method][-1].append(inv)
 
-    def run(self) -> tuple["MethodChoice | None", str, Invocation | None]:
-        from duetbench.analyze.choice import choose, duet_candidate, sequential_candidate
+    def run(self) -> tuple[MethodChoice | None, str, Invocation | None]:
+        from duetbench.analyze.choice import (
+            choose,
+            duet_candidate,
+            sequential_candidate,
+        )
 
         t0 = time.monotonic()
         try:
@@ -221,7 +225,7 @@ def run_compare(opts: CompareOptions, *, db_path: Path, exports: Exports, consol
     host = host_facts()
     cpus_available = usable_cpus()
     cpus = choose_cpus(cpus_available)
-    method = opts.method
+    method: str = opts.method
     options = opts.model_dump()
     if method == "auto" and cpus is None:
         method = "sequential"
@@ -254,7 +258,7 @@ def run_compare(opts: CompareOptions, *, db_path: Path, exports: Exports, consol
                            timeout_s=opts.timeout, prepare=opts.per_side(opts.prepare), conclude=opts.per_side(opts.conclude),
                            ignore_failure=opts.ignore_failure, show_output=opts.show_output, fill=opts.fill)
     stop = _Stop()
-    store_invocation: Callable[[Invocation], None] = lambda inv: store.add_invocation(comparison_id, inv)  # noqa: E731
+    store_invocation: Callable[[Invocation], None] = lambda inv: store.add_invocation(comparison_id, inv)
     status = "failed"
     failure: Invocation | None = None
     shell_failure: ShellCommandFailed | None = None
@@ -268,7 +272,7 @@ def run_compare(opts: CompareOptions, *, db_path: Path, exports: Exports, consol
             pilot_s = 0.0
             if method == "auto":
                 pilot = Pilot(settings, store_invocation, opts.metric)
-                progress.update(done=0, total=total, description=f"auto: trying duet and sequential", ci="")
+                progress.update(done=0, total=total, description="auto: trying duet and sequential", ci="")
                 choice, status, failure = pilot.run()
                 pilot_s = pilot.elapsed_s
                 if choice is not None:

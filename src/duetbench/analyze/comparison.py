@@ -185,7 +185,7 @@ def anytime_units(method: str, a: RunsLike, b: RunsLike) -> np.ndarray:
 
 
 def compare(
-    method: Method,
+    method: Method | str,
     a: RunsLike,
     b: RunsLike,
     *,
@@ -202,7 +202,7 @@ def compare(
     a_run_ids: ArrayLike | None = None,
     b_run_ids: ArrayLike | None = None,
     u_test: bool = True,
-    interval: IntervalKind = "t",
+    interval: IntervalKind | str = "t",
 ) -> ComparisonResult:
     """Compare B against A measured with `method`; the analysis behind `duet compare`.
 

@@ -21,6 +21,7 @@ alarms without bound (Armitage, McPherson & Rowe 1969).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,6 +30,7 @@ from numpy.typing import ArrayLike
 from ._inputs import FloatArray
 from .comparison import ComparisonResult, anytime_units, compare
 from .interval import PRIOR_PRECISION, confidence_sequence
+
 #: Fewest units before the evidence rule may stop (the sequence is valid at any n; fewer than 5
 #: cannot exclude anything at 99 %).
 EVIDENCE_MIN_UNITS = 5
@@ -68,7 +70,7 @@ def monitor(n: int, relative_ci_width: float, log_units: FloatArray | None, *, m
 
 def watch(method: str, a: ArrayLike, b: ArrayLike, *, min_units: int, target_rciw: float, confidence_level: float,
           evidence: bool = True, robust: bool = True, interval: str = "t", min_overlap_rate: float = 0.4,
-          stamps: dict[str, ArrayLike | None] | None = None) -> tuple[MonitorDecision, ComparisonResult | None]:
+          stamps: Mapping[str, ArrayLike | None] | None = None) -> tuple[MonitorDecision, ComparisonResult | None]:
     """The decision `duet compare` makes after each run (pair) of an adaptive comparison, from the values
     measured so far: the live comparison (fixed-n interval) and `monitor`. The CLI and the simulations
     that prove its error rates (`analyze.honesty`) both call this, so what is proven is what runs.
@@ -77,10 +79,12 @@ def watch(method: str, a: ArrayLike, b: ArrayLike, *, min_units: int, target_rci
     n = min(n_a, n_b)
     if n < 3:
         return MonitorDecision(False, "", ""), None
+    st = stamps or {}
     try:
         live = compare(method, a, b, confidence_level=confidence_level, n_resamples=2000, random_state=0,
                        robust=robust, u_test=False, interval=interval, min_overlap_rate=min_overlap_rate,
-                       **(stamps or {}))  # type: ignore[arg-type]
+                       a_start=st.get("a_start"), a_end=st.get("a_end"), b_start=st.get("b_start"),
+                       b_end=st.get("b_end"))
     except ValueError:
         return MonitorDecision(False, "", ""), None
     units = anytime_units(method, a, b) if evidence and method != "aduet" else None

@@ -266,7 +266,7 @@ def sequential_cis(
     confidence_level: float = 0.99,
     n_resamples: int = 10_000,
     random_state: RandomState = None,
-    interval: IntervalKind = "t",
+    interval: IntervalKind | str = "t",
 ) -> tuple[RatioResult, DifferenceResult]:
     """`ratio_of_means_ci` and `difference_of_means_ci` of the same data, as the sequential method
     reports them (Bulej et al. 2020 (seed 000) §4.1; DESIGN §4).
