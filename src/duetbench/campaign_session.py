@@ -417,9 +417,10 @@ def _precision(campaigns: CampaignStore, campaign_id: int, bench, method: str, o
                ) -> str | None:
     """Why this benchmark's method may stop launching runs (its ratio is precise enough), or None.
 
-    Stopping on precision, never on significance (DESIGN §4): the rule looks at the CI's width only,
-    not at whether it excludes 1, so it cannot inflate false alarms the way stopping at the first
-    "significant" result does."""
+    Stopping on precision, never on significance: the rule looks at the CI's width only, not at whether
+    it excludes 1, so it cannot inflate false alarms the way stopping at the first "significant" result
+    does; and it judges the t interval at α/2, since stopping when the spread looks small biases the
+    α one (analyze/monitor.py)."""
     settings = bench_stopping(bench, opts)
     if settings.target_width is None:
         return None
@@ -433,7 +434,8 @@ def _precision(campaigns: CampaignStore, campaign_id: int, bench, method: str, o
     if min(sides) < min_runs:
         return None
     rows = analyze_table(discard_leading(mine, rule=bench.warmup.discard),
-                         AnalysisOptions(confidence_level=opts.confidence, n_resamples=LIVE_RESAMPLES),
+                         AnalysisOptions(confidence_level=opts.confidence, n_resamples=LIVE_RESAMPLES,
+                                         interval="t-stopped"),
                          sync=run_sync_statuses(campaigns.runs(campaign_id, with_iterations=False)))
     widths = [r.result.relative_ci_width for r in rows if r.result is not None]
     width = max(widths) if widths and len(widths) == len(rows) else math.nan

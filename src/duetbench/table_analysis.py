@@ -44,6 +44,9 @@ class AnalysisOptions:
     robust: bool = True
     benchmarks: tuple[str, ...] = ()  # glob patterns; empty = all
     methods: tuple[str, ...] = ()  # empty = all
+    #: "t" (default), "bootstrap", or "t-stopped" (the t family at α/2, for a campaign's adaptive precision
+    #: stop, which judges the interval it would report; analyze/monitor.py).
+    interval: str = "t"
 
 
 @dataclass
@@ -87,7 +90,7 @@ def analyze_group(rows: IterationTable, method: str, opts: AnalysisOptions) -> C
     """The ratio B/A for one benchmark's rows of one method (measured rows only)."""
     run_ids = np.unique(rows.run)
     common = dict(confidence_level=opts.confidence_level, n_resamples=opts.n_resamples, random_state=opts.seed,
-                  robust=opts.robust)
+                  robust=opts.robust, interval=opts.interval)
     if opts.estimator == "hierarchical" and method != "sequential":
         return _hierarchical_duet(rows, method, *_sides(rows, run_ids, opts), opts)
     if method == "sequential":
@@ -131,7 +134,7 @@ def _hierarchical_duet(rows: IterationTable, method: str, a_runs: list[np.ndarra
 
     g = compare_group(rows, method, estimator="hierarchical", confidence_level=opts.confidence_level,
                       n_resamples=opts.n_resamples, random_state=opts.seed, min_overlap_rate=opts.min_overlap_rate,
-                      robust=opts.robust)
+                      robust=opts.robust, interval="t" if opts.interval == "t-stopped" else opts.interval)
     a = np.concatenate([x for x in a_runs if x.size]) if a_runs else np.array([])
     b = np.concatenate([x for x in b_runs if x.size]) if b_runs else np.array([])
     return ComparisonResult(method=method, metric="wall", runs=g.runs, ratio=g.ratio, verdict=g.verdict,
