@@ -16,6 +16,7 @@ Estimators (DESIGN §4); ``auto`` (the default) picks each method's own:
 from __future__ import annotations
 
 import fnmatch
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
@@ -89,8 +90,8 @@ def _sides(rows: IterationTable, run_ids: np.ndarray, opts: AnalysisOptions) -> 
 def analyze_group(rows: IterationTable, method: str, opts: AnalysisOptions) -> ComparisonResult:
     """The ratio B/A for one benchmark's rows of one method (measured rows only)."""
     run_ids = np.unique(rows.run)
-    common = dict(confidence_level=opts.confidence_level, n_resamples=opts.n_resamples, random_state=opts.seed,
-                  robust=opts.robust, interval=opts.interval)
+    judge = functools.partial(compare, confidence_level=opts.confidence_level, n_resamples=opts.n_resamples,
+                              random_state=opts.seed, robust=opts.robust, interval=opts.interval)
     if opts.estimator == "hierarchical" and method != "sequential":
         return _hierarchical_duet(rows, method, *_sides(rows, run_ids, opts), opts)
     if method == "sequential":
@@ -100,10 +101,10 @@ def analyze_group(rows: IterationTable, method: str, opts: AnalysisOptions) -> C
         if not a or not b:
             raise ValueError("needs measured iterations of both A and B")
         if opts.estimator == "merged":
-            return compare("sequential", np.concatenate(a), np.concatenate(b), **common)
+            return judge("sequential", np.concatenate(a), np.concatenate(b))
         if opts.estimator == "run-means":
-            return compare("sequential", np.array([x.mean() for x in a]), np.array([x.mean() for x in b]), **common)
-        return compare("sequential", a, b, **common)  # hierarchical: runs, then iterations within runs
+            return judge("sequential", np.array([x.mean() for x in a]), np.array([x.mean() for x in b]))
+        return judge("sequential", a, b)  # hierarchical: runs, then iterations within runs
     if method == "duet":
         # Iteration k of A with iteration k of B of the same run (the barrier started them together), as
         # the studies pair them: an iteration lost on one side costs one pair, not the alignment of the rest.
@@ -112,8 +113,8 @@ def analyze_group(rows: IterationTable, method: str, opts: AnalysisOptions) -> C
         if not a:
             raise ValueError("no run with measured iterations on both sides")
         if opts.estimator == "merged":
-            return compare("duet", np.concatenate(a), np.concatenate(b), **common)
-        return compare("duet", a, b, **common)
+            return judge("duet", np.concatenate(a), np.concatenate(b))
+        return judge("duet", a, b)
     if not rows.has_timestamps():
         raise ValueError("the async duet pairs iterations by time, but these iterations have no start/end "
                          "timestamps (the harness's output has none and no duet hook logged them)")
@@ -121,9 +122,9 @@ def analyze_group(rows: IterationTable, method: str, opts: AnalysisOptions) -> C
     # Overlaps are found within each run (runs may share a clock range across machines or restarts), so
     # the aduet always pairs by run and resamples runs; "merged" does not apply to it (noted by the caller).
     by_run = run_ids.size > 1
-    return compare("aduet", a_rows.value, b_rows.value, a_start=a_rows.start_ns, a_end=a_rows.end_ns,
-                   b_start=b_rows.start_ns, b_end=b_rows.end_ns, min_overlap_rate=opts.min_overlap_rate,
-                   a_run_ids=a_rows.run if by_run else None, b_run_ids=b_rows.run if by_run else None, **common)
+    return judge("aduet", a_rows.value, b_rows.value, a_start=a_rows.start_ns, a_end=a_rows.end_ns,
+                 b_start=b_rows.start_ns, b_end=b_rows.end_ns, min_overlap_rate=opts.min_overlap_rate,
+                 a_run_ids=a_rows.run if by_run else None, b_run_ids=b_rows.run if by_run else None)
 
 
 def _hierarchical_duet(rows: IterationTable, method: str, a_runs: list[np.ndarray], b_runs: list[np.ndarray],
