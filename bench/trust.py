@@ -179,6 +179,28 @@ def matrix_cell(ms: float, cond: str, budget: float, reps: int, seed: int) -> di
     return out
 
 
+def goals_cell(reps: int, seed: int) -> dict[str, Any]:
+    """Issue 13's speed goals for evident differences, default settings, whole-process wall time."""
+    w = native_binary("duet-workload")
+    ops = int(subprocess.run([w, "integer", "--calibrate", "10"], capture_output=True, text=True, check=True).stdout)
+    cases = {
+        "noisy sleeps (10-50 ms vs 30-70 ms)": ("sleep 0.0$(shuf -i 10-50 -n1)", "sleep 0.0$(shuf -i 30-70 -n1)",
+                                                ["--shell"], 6.0),
+        "20% more work, 10 ms command": (f"{w} integer --ops {ops}", f"{w} integer --ops {ops} --scale 1.2", [], 3.0),
+    }
+    out: dict[str, Any] = {}
+    for name, (a, b, extra, goal) in cases.items():
+        rows = [duet_compare(a, b, extra, seed + k) for k in range(reps)]
+        for r in rows:
+            print(json.dumps({"goal": name, **r}), flush=True)
+        ok = [r for r in rows if "error" not in r]
+        out[name] = {"goal_s": goal, "median_s": statistics.median(r["elapsed_s"] for r in ok) if ok else math.nan,
+                     "max_s": max((r["elapsed_s"] for r in ok), default=math.nan),
+                     "verdicts": [r["verdict"] for r in ok], "stopped_by": [r["stopped_by"] for r in ok],
+                     "methods": [r["method"] for r in ok], "rows": rows}
+    return out
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--aa", type=int, default=100, help="A/A comparisons per cell (0: skip)")
@@ -189,9 +211,12 @@ def main() -> int:
     p.add_argument("--matrix-reps", type=int, default=3)
     p.add_argument("--budget", type=float, default=6.0)
     p.add_argument("--seed", type=int, default=20261124)
+    p.add_argument("--goals", type=int, default=0, help="repetitions of the evident-difference speed goals")
     args = p.parse_args()
     RESULTS.mkdir(exist_ok=True)
-    result: dict[str, Any] = {"load_before": os.getloadavg(), "aa": [], "matrix": []}
+    result: dict[str, Any] = {"load_before": os.getloadavg(), "aa": [], "matrix": [], "goals": {}}
+    if args.goals:
+        result["goals"] = goals_cell(args.goals, args.seed)
     for ms in (float(x) for x in args.ms.split(",")):
         for cond in args.conditions.split(","):
             if args.aa:
@@ -218,6 +243,14 @@ def markdown(result: dict[str, Any]) -> str:
             lines.append(f"| {c['ms']:g} ms | {c['condition']} | {c['comparisons']} | {c['false_alarms']} | "
                          f"{c['rate']:.1%} ({lo:.1%}–{hi:.1%}) | {c['estimate_beyond_half_width']:.1%} | "
                          f"{c['median_seconds']:.1f} | {c['median_runs']:g} | {c['methods']} |")
+        lines.append("")
+    if result.get("goals"):
+        lines += ["## Evident differences, default settings: whole `duet compare` wall time", "",
+                  "| case | goal | median | max | verdicts | stopped by | methods |", "|---|---:|---:|---:|---|---|---|"]
+        for name, g in result["goals"].items():
+            lines.append(f"| {name} | ≤ {g['goal_s']:g} s | {g['median_s']:.1f} s | {g['max_s']:.1f} s | "
+                         f"{', '.join(g['verdicts'])} | {', '.join(str(x) for x in g['stopped_by'])} | "
+                         f"{', '.join(g['methods'])} |")
         lines.append("")
     if result["matrix"]:
         lines += ["## Equal machine time: median relative width of the 99% CI of B/A (wall), B does 2% more", "",
