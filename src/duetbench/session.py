@@ -6,15 +6,11 @@ import signal
 import time
 from collections.abc import Callable
 from pathlib import Path
-
-from rich.console import Console
+from typing import TYPE_CHECKING, Any
 
 from duetbench import __version__
-from duetbench.analyze.comparison import ComparisonResult
-from duetbench.analyze.verdict import exceeds_threshold
 from duetbench.config.compare import CompareOptions, split_command
 from duetbench.errors import CommandFailed, DuetError
-from duetbench.evaluation import METRICS, evaluate, measured_runs, samples
 from duetbench.execute.invocation import Invocation
 from duetbench.execute.lock import MeasurementLock
 from duetbench.execute.runner import Runner, RunSettings, ShellCommandFailed, run_shell
@@ -23,9 +19,84 @@ from duetbench.plan.schedule import choose_cpus
 from duetbench.report.export import Exports
 from duetbench.report.model import ComparisonReport
 from duetbench.report.progress import LiveProgress
-from duetbench.report.terminal import render
-from duetbench.report.warnings import teaching_warnings
-from duetbench.store.db import ComparisonRecord, Store
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from duetbench.analyze.comparison import ComparisonResult
+    from duetbench.store.db import ComparisonRecord, Store
+
+
+# -- imported on first use ---------------------------------------------------------------------------
+# numpy (the statistics), SQLAlchemy (the store) and the report's rendering are not needed to start
+# measuring, and importing them first delayed the first invocation by ~0.4 s (issue 17). These stand
+# in for their module-level imports; each imports its module when first called (once: then it is cached).
+METRICS = ("wall", "cpu")  # = evaluation.METRICS (tests/test_startup.py)
+
+
+def evaluate(*args: Any, **kwargs: Any) -> Any:
+    from duetbench.evaluation import evaluate as evaluate_
+
+    return evaluate_(*args, **kwargs)
+
+
+def measured_runs(*args: Any, **kwargs: Any) -> Any:
+    from duetbench.evaluation import measured_runs as measured_runs_
+
+    return measured_runs_(*args, **kwargs)
+
+
+def samples(*args: Any, **kwargs: Any) -> Any:
+    from duetbench.evaluation import samples as samples_
+
+    return samples_(*args, **kwargs)
+
+
+def exceeds_threshold(*args: Any, **kwargs: Any) -> Any:
+    from duetbench.analyze.verdict import exceeds_threshold as exceeds_threshold_
+
+    return exceeds_threshold_(*args, **kwargs)
+
+
+def render(*args: Any, **kwargs: Any) -> Any:
+    from duetbench.report.terminal import render as render_
+
+    return render_(*args, **kwargs)
+
+
+def teaching_warnings(*args: Any, **kwargs: Any) -> Any:
+    from duetbench.report.warnings import teaching_warnings as teaching_warnings_
+
+    return teaching_warnings_(*args, **kwargs)
+
+
+class _DeferredComparison:
+    """The comparison's record in the store, begun when its first invocation is stored.
+
+    Opening the store imports SQLAlchemy and migrates the schema (~0.2 s); deferred to the end of the
+    first pair (the warmup pair by default), it no longer delays the first invocation. Every invocation
+    is still committed as soon as it has been measured."""
+
+    def __init__(self, db_path: Path, begin: Callable[[Store], int]) -> None:
+        self.db_path = db_path
+        self._begin = begin
+        self._store: Store | None = None
+        self.id = -1
+
+    def open(self) -> Store:
+        if self._store is None:
+            from duetbench.store.db import Store
+
+            store = Store(self.db_path)
+            self.id = self._begin(store)
+            self._store = store
+        return self._store
+
+    def add_invocation(self, inv: Invocation) -> None:
+        self.open().add_invocation(self.id, inv)
+
+    def set_activity(self, invocations: list[Invocation]) -> None:
+        self.open().set_activity(self.id, invocations)
 
 # Live CI estimates use fewer replicates: they only steer stopping and the progress line.
 LIVE_RESAMPLES = 2000
@@ -121,11 +192,9 @@ def run_compare(opts: CompareOptions, *, db_path: Path, exports: Exports, consol
             options["fell_back_to_sequential"] = True
     lock = MeasurementLock(f"duet compare {opts.command_a!r} {opts.command_b!r}")
     lock.acquire()
-    store = Store(db_path)
-
-    comparison_id = store.begin_comparison(
+    comparison = _DeferredComparison(db_path, lambda store: store.begin_comparison(
         method=method, name_a=opts.name_a, name_b=opts.name_b, command_a=opts.command_a,
-        command_b=opts.command_b, seed=opts.seed, options=options, host=host, tool_version=__version__)
+        command_b=opts.command_b, seed=opts.seed, options=options, host=host, tool_version=__version__))
 
     total = opts.runs or opts.min_runs
     progress = LiveProgress(console, total, show_progress)
@@ -139,8 +208,7 @@ def run_compare(opts: CompareOptions, *, db_path: Path, exports: Exports, consol
                            timeout_s=opts.timeout, prepare=opts.per_side(opts.prepare), conclude=opts.per_side(opts.conclude),
                            ignore_failure=opts.ignore_failure, show_output=opts.show_output, fill=opts.fill)
     runner = Runner(settings, _stop_rule(opts, method, on_progress, progress.enabled),
-                    lambda inv: store.add_invocation(comparison_id, inv),
-                    on_activity=lambda invs: store.set_activity(comparison_id, invs))
+                    comparison.add_invocation, on_activity=comparison.set_activity)
     status = "failed"
     failure: Invocation | None = None
     shell_failure: ShellCommandFailed | None = None
@@ -164,9 +232,12 @@ def run_compare(opts: CompareOptions, *, db_path: Path, exports: Exports, consol
         shell_failure = exc
     finally:
         signal.signal(signal.SIGTERM, previous)
-        store.finish_comparison(comparison_id, status if shell_failure is None else "failed")
-        lock.release()
+        try:
+            comparison.open().finish_comparison(comparison.id, status if shell_failure is None else "failed")
+        finally:
+            lock.release()
 
+    store, comparison_id = comparison.open(), comparison.id
     record = store.comparison(comparison_id)
     assert record is not None
     report = build_report(record, store.invocations(comparison_id))
@@ -230,6 +301,8 @@ def _failure_error(inv: Invocation, names: dict[str, str]) -> DuetError:
 
 
 def show(db_path: Path, comparison_id: int | None, *, exports: Exports, console: Console, limit: int = 30) -> int:
+    from duetbench.store.db import Store
+
     if not db_path.exists():
         raise DuetError(f"no results database at {db_path}", hint="run duet compare first, or point --db at one")
     store = Store(db_path)
