@@ -40,10 +40,41 @@ def evaluate(*args: Any, **kwargs: Any) -> Any:
     return evaluate_(*args, **kwargs)
 
 
-def measured_runs(*args: Any, **kwargs: Any) -> Any:
-    from duetbench.evaluation import measured_runs as measured_runs_
+class _RunCounter:
+    """``evaluation.measured_runs``, incrementally: the stop rule asks after every pair how many runs
+    are complete, and counting them again from the start (into numpy arrays) grew with the runs. The
+    runner's list of measured invocations only grows, so only what was appended since is looked at;
+    any other list is counted from the start."""
 
-    return measured_runs_(*args, **kwargs)
+    def __init__(self) -> None:
+        self._reset(None, "")
+
+    def _reset(self, invocations: list[Invocation] | None, method: str) -> None:
+        self._list = invocations
+        self._method = method
+        self._seen = 0
+        self._sides: dict[int, set[str]] = {}
+        self._count = {"A": 0, "B": 0}
+        self._pairs = 0
+
+    def __call__(self, method: str, invocations: list[Invocation]) -> int:
+        from duetbench.evaluation import usable
+
+        if invocations is not self._list or method != self._method or len(invocations) < self._seen:
+            self._reset(invocations, method)
+        for inv in usable(invocations[self._seen:]):
+            if method == "duet":
+                sides = self._sides.setdefault(inv.pair, set())
+                before = len(sides)
+                sides.add(inv.side)
+                self._pairs += before == 1 and len(sides) == 2
+            else:
+                self._count[inv.side] = self._count.get(inv.side, 0) + 1
+        self._seen = len(invocations)
+        return self._pairs if method == "duet" else min(self._count["A"], self._count["B"])
+
+
+measured_runs = _RunCounter()
 
 
 def samples(*args: Any, **kwargs: Any) -> Any:
