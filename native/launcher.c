@@ -3,7 +3,7 @@
  *
  *   duet-launch --result FILE [--cpu N] [--barrier PATH] [--barrier-timeout-ms MS]
  *               [--timeout-ms MS] [--cgroup DIR] -- PROGRAM [ARGS...]
- *   duet-launch --serve RESULT_FD
+ *   duet-launch --serve RESULT_FD [--go GO_FD]
  *
  * The first form runs one invocation and writes one JSON object to FILE. The second is a long-lived
  * launcher for one CPU: it reads requests on stdin and answers each with one JSON line on RESULT_FD,
@@ -14,6 +14,10 @@
  * "key=value" entries: cpu, barrier, barrier_timeout_ms, timeout_ms, cgroup, stdout, stderr, cwd
  * (one each, optional), env=NAME=VALUE (any number, set on top of the inherited environment) and
  * arg=... (the command, in order, at least one). Without stdout/stderr the command inherits ours.
+ * With hold=1 the launcher reads one byte from GO_FD (shared by the launchers of a duet) before it
+ * forks: the orchestrator sends both sides' requests, then releases both with one write. Otherwise
+ * the first side's child, spinning at the start barrier, could hold the CPU the orchestrator still
+ * needs to send the second side's request.
  * SIGUSR1 cancels the invocation in progress (reported as "interrupted") and the server goes on;
  * SIGTERM/SIGINT/SIGHUP cancel it and end the server after its answer; EOF on stdin ends it too.
  *
@@ -115,7 +119,7 @@ static void usage_error(const char *msg)
 {
     fprintf(stderr, "duet-launch: %s\nusage: duet-launch --result FILE [--cpu N] [--barrier PATH] "
                     "[--barrier-timeout-ms MS] [--timeout-ms MS] [--cgroup DIR] -- PROGRAM [ARGS...]\n"
-                    "       duet-launch --serve RESULT_FD\n",
+                    "       duet-launch --serve RESULT_FD [--go GO_FD]\n",
             msg);
     exit(2);
 }
@@ -531,8 +535,10 @@ static int read_exact(int fd, char *buf, size_t len)
 
 #define MAX_REQUEST (16 << 20)
 
-static int parse_request(char *payload, size_t len, struct request *rq, char ***argv_store, char ***env_store)
+static int parse_request(char *payload, size_t len, struct request *rq, char ***argv_store, char ***env_store,
+                         int *hold)
 {
+    *hold = 0;
     memset(rq, 0, sizeof *rq);
     rq->cpu = -1;
     rq->barrier_timeout_ms = 60000;
@@ -579,6 +585,8 @@ static int parse_request(char *payload, size_t len, struct request *rq, char ***
             rq->stderr_path = value;
         else if (strcmp(entry, "cwd") == 0)
             rq->cwd = value;
+        else if (strcmp(entry, "hold") == 0)
+            *hold = atoi(value);
     }
     rq->cmd = args;
     rq->env = env;
@@ -587,9 +595,11 @@ static int parse_request(char *payload, size_t len, struct request *rq, char ***
     return nargs > 0 ? 0 : -1;
 }
 
-static int serve(int result_fd)
+static int serve(int result_fd, int go_fd)
 {
     fcntl(result_fd, F_SETFD, FD_CLOEXEC);
+    if (go_fd >= 0)
+        fcntl(go_fd, F_SETFD, FD_CLOEXEC);
     signal(SIGPIPE, SIG_IGN); /* a vanished orchestrator shows as EPIPE on result_fd: then we end */
     for (;;) {
         char header[9];
@@ -613,9 +623,18 @@ static int serve(int result_fd)
         struct request rq;
         char **args = NULL, **env = NULL;
         char *json;
-        if (parse_request(payload, len, &rq, &args, &env) != 0) {
+        int hold = 0;
+        if (parse_request(payload, len, &rq, &args, &env, &hold) != 0) {
             json = strdup("{\"status\":\"launch_error\",\"error\":\"request without a command\"}");
         } else {
+            if (hold && go_fd >= 0) {
+                char token;
+                ssize_t n;
+                do
+                    n = read(go_fd, &token, 1);
+                while (n < 0 && errno == EINTR && !g_interrupted && !g_cancelled);
+                /* EOF or a signal: run_invocation sees g_interrupted/g_cancelled and does not start it */
+            }
             json = run_invocation(&rq, 1);
         }
         int failed = !json || write_all(result_fd, json, strlen(json)) != 0 || write_all(result_fd, "\n", 1) != 0;
@@ -635,7 +654,7 @@ int main(int argc, char **argv)
     rq.cpu = -1;
     rq.barrier_timeout_ms = 60000;
     const char *result_path = NULL;
-    int serve_fd = -1;
+    int serve_fd = -1, go_fd = -1;
     int i = 1;
     for (; i < argc; i++) {
         if (strcmp(argv[i], "--") == 0) {
@@ -648,6 +667,8 @@ int main(int argc, char **argv)
             result_path = argv[++i];
         else if (strcmp(argv[i], "--serve") == 0)
             serve_fd = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--go") == 0)
+            go_fd = atoi(argv[++i]);
         else if (strcmp(argv[i], "--cpu") == 0)
             rq.cpu = atoi(argv[++i]);
         else if (strcmp(argv[i], "--barrier") == 0)
@@ -669,7 +690,9 @@ int main(int argc, char **argv)
     if (serve_fd >= 0) {
         if (serve_fd <= 2 || fcntl(serve_fd, F_GETFD) < 0)
             usage_error("--serve needs an open file descriptor above 2");
-        return serve(serve_fd);
+        if (go_fd >= 0 && (go_fd <= 2 || fcntl(go_fd, F_GETFD) < 0))
+            usage_error("--go needs an open file descriptor above 2");
+        return serve(serve_fd, go_fd);
     }
 
     if (!result_path)

@@ -126,6 +126,9 @@ class _DeferredComparison:
     def add_invocation(self, inv: Invocation) -> None:
         self.open().add_invocation(self.id, inv)
 
+    def add_invocations(self, invocations: list[Invocation]) -> None:
+        self.open().add_invocations(self.id, invocations)
+
     def set_activity(self, invocations: list[Invocation]) -> None:
         self.open().set_activity(self.id, invocations)
 
@@ -264,7 +267,8 @@ def run_compare(opts: CompareOptions, *, db_path: Path, exports: Exports, consol
                            timeout_s=opts.timeout, prepare=opts.per_side(opts.prepare), conclude=opts.per_side(opts.conclude),
                            ignore_failure=opts.ignore_failure, show_output=opts.show_output, fill=opts.fill)
     runner = Runner(settings, _stop_rule(opts, method, on_progress, progress.enabled),
-                    comparison.add_invocation, on_activity=comparison.set_activity)
+                    comparison.add_invocation, on_activity=comparison.set_activity,
+                    on_invocations=comparison.add_invocations)
     status = "failed"
     failure: Invocation | None = None
     shell_failure: ShellCommandFailed | None = None

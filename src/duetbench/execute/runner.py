@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from duetbench.execute.barrier import ABORT_USER, BarrierPage
-from duetbench.execute.invocation import Invocation, LaunchSpec, LauncherServer, ServedInvocation
+from duetbench.execute.invocation import Invocation, LaunchSpec, LauncherServer, ReleaseGate, ServedInvocation
 from duetbench.measure.activity import ActivityWindow, Snapshot, activity_delta, snapshot, top_activity
 from duetbench.measure.cgroup import SideCgroup
 from duetbench.measure.procstat import read_steal_seconds, steal_delta
@@ -82,10 +82,14 @@ StopRule = Callable[[list[Invocation], float], bool]
 class Runner:
     def __init__(self, settings: RunSettings, should_continue: StopRule,
                  on_invocation: Callable[[Invocation], None],
-                 on_activity: Callable[[list[Invocation]], None] | None = None) -> None:
+                 on_activity: Callable[[list[Invocation]], None] | None = None,
+                 on_invocations: Callable[[list[Invocation]], None] | None = None) -> None:
         self.s = settings
         self.should_continue = should_continue
         self.on_invocation = on_invocation
+        # Both sides of a duet's pair are measured together: stored in one go (one transaction) where
+        # the caller offers it, else one by one.
+        self.on_invocations = on_invocations
         # aduet invocations overlap, so their activity is known only when a segment ends, after they
         # were stored: this is told which stored invocations got it.
         self.on_activity = on_activity
@@ -93,6 +97,7 @@ class Runner:
         self.measured: list[Invocation] = []
         self._t0: float | None = None
         self._servers: dict[int, LauncherServer] = {}
+        self._gate: ReleaseGate | None = None
         self._workdir = Path(tempfile.gettempdir())
         self._noise = _NoiseWindows(on_activity)
 
@@ -101,11 +106,19 @@ class Runner:
         return 0.0 if self._t0 is None else time.monotonic() - self._t0
 
     def _emit(self, inv: Invocation) -> None:
-        if not inv.warmup:
-            if self._t0 is None:
-                self._t0 = time.monotonic() - inv.wall_s
-            self.measured.append(inv)
-        self.on_invocation(inv)
+        self._emit_all([inv])
+
+    def _emit_all(self, invocations: list[Invocation]) -> None:
+        for inv in invocations:
+            if not inv.warmup:
+                if self._t0 is None:
+                    self._t0 = time.monotonic() - inv.wall_s
+                self.measured.append(inv)
+        if self.on_invocations is not None:
+            self.on_invocations(invocations)
+        else:
+            for inv in invocations:
+                self.on_invocation(inv)
         self._noise.stored()
 
     def _is_failure(self, inv: Invocation) -> bool:
@@ -143,7 +156,7 @@ class Runner:
     def _server(self, cpu: int) -> LauncherServer:
         server = self._servers.get(cpu)
         if server is None:
-            server = self._servers[cpu] = LauncherServer(self._workdir, f"cpu{cpu}")
+            server = self._servers[cpu] = LauncherServer(self._workdir, f"cpu{cpu}", self._gate)
         return server
 
     # -- entry point -------------------------------------------------------------------------------
@@ -156,6 +169,7 @@ class Runner:
             with tempfile.TemporaryDirectory(prefix="duetbench-") as tmp:
                 self._workdir = Path(tmp)
                 method = {"duet": self._run_duet, "aduet": self._run_aduet, "sequential": self._run_sequential}
+                self._gate = ReleaseGate()
                 try:
                     # The launchers start before the first invocation, so no launcher start-up is measured.
                     for cpu in sorted(set(self.s.cpus)):
@@ -169,6 +183,8 @@ class Runner:
                     for server in self._servers.values():
                         server.close()
                     self._servers = {}
+                    self._gate.close()
+                    self._gate = None
                 self._noise.close()
                 status = "failed" if failure is not None else "complete"
                 return RunOutcome(status, failure, self.measured, self._elapsed())
@@ -220,7 +236,9 @@ class Runner:
                 try:
                     for side in placement.order:
                         spec = self._spec(side, pair, pair, warmup, placement.cpu[side], barrier.path, cgroups)
-                        running.append(self._server(placement.cpu[side]).start(spec))
+                        running.append(self._server(placement.cpu[side]).start(spec, hold=True))
+                    assert self._gate is not None
+                    self._gate.release(len(running))
                     results = self._wait_pair(running)
                 except KeyboardInterrupt:
                     barrier.abort(ABORT_USER)
@@ -228,13 +246,11 @@ class Runner:
                 steal_after = read_steal_seconds()
                 for inv in results:
                     inv.steal_s = steal_delta(steal_before, steal_after, inv.cpu_requested)
-                failure = None
                 # machine-wide, so both sides of the pair share one record of the other processes
                 self._noise.add(results)
-                for inv in sorted(results, key=lambda i: i.side):
-                    self._emit(inv)
-                    if failure is None and self._is_failure(inv):
-                        failure = inv
+                results.sort(key=lambda i: i.side)
+                self._emit_all(results)
+                failure = next((inv for inv in results if self._is_failure(inv)), None)
                 if failure is not None:
                     return _root_cause(results)
                 for side in placement.order:
