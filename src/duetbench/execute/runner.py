@@ -12,8 +12,7 @@ import select
 import subprocess
 import tempfile
 import time
-from collections.abc import Sequence
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
