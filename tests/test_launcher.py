@@ -340,3 +340,24 @@ def test_duet_fill_and_show_output_through_served_launchers(native_dir: Path, ca
     out = capfd.readouterr().out
     # The measured invocations' output is shown; the fillers' (A again, while B sleeps) is not.
     assert out.count("out-B") == 3 and out.count("out-A") == 3
+
+
+def test_served_invocations_in_one_cgroup_are_each_measured_by_it(native_dir: Path, tmp_path: Path) -> None:
+    """Children are cloned straight into the side's cgroup, one after another; each invocation's
+    cgroup CPU time is its own (the counter is read once per invocation, chained)."""
+    from duetbench.execute.invocation import LauncherServer
+
+    group = SideCgroup.create(f"duetbench-{os.getpid()}-served-A")
+    if group is None:
+        pytest.skip("no writable cgroup v2 hierarchy with cpu.stat on this machine")
+    server = LauncherServer(tmp_path, "t")
+    try:
+        burns = [_served(server, ["sh", "-c", "i=0; while [ $i -lt 60000 ]; do i=$((i+1)); done"], cgroup=group,
+                         index=k) for k in range(4)]
+        for inv in burns:
+            assert inv.status == "ok", inv.error
+            assert inv.cgroup_cpu_s is not None and inv.cgroup_cpu_s == pytest.approx(inv.user_s + inv.sys_s, rel=0.2)
+        assert group.path.joinpath("cgroup.procs").read_text().strip() == ""  # nothing left behind in it
+    finally:
+        server.close()
+        group.remove()
