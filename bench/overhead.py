@@ -169,6 +169,9 @@ def run_duet(tree: Tree, command: str, runs: int, tmp: Path) -> dict[str, Any]:
         pairs.setdefault(row[0], []).append(row)
     ordered = [pairs[k] for k in sorted(pairs)]
     gaps = [(min(r[3] for r in nxt) - max(r[4] for r in cur)) / 1e6 for cur, nxt in zip(ordered, ordered[1:])]
+    # Steady state: from the first release to the last end, without the one-time pause after the first
+    # pair (the store is opened there): what N more pairs cost, start-up and report left out.
+    measuring = (max(r[4] for r in rows) - min(r[3] for r in rows)) / 1e9 - (gaps[0] / 1e3 if gaps else 0.0)
     commands_cpu = sum(r[6] for r in rows)
     spin = sum(max(0.0, r[7] + r[8] - r[6]) for r in rows)
     own = tree_cpu - commands_cpu - spin
@@ -179,7 +182,7 @@ def run_duet(tree: Tree, command: str, runs: int, tmp: Path) -> dict[str, Any]:
         "gap_median_ms": statistics.median(gaps) if gaps else None,
         "gap_mean_ms": statistics.fmean(gaps[1:]) if len(gaps) > 1 else None,
         "first_gap_ms": gaps[0] if gaps else None,
-        "pairs": len(ordered), "load": load(),
+        "pairs": len(ordered), "measuring_s": measuring, "fixed_s": wall - measuring, "load": load(),
     }
 
 
@@ -336,6 +339,9 @@ def summarize(raw: dict[str, Any], labels: list[str]) -> dict[str, Any]:
                 "runs": raw["runs"][name],
                 "duet_wall_s": d_wall, "hyperfine_wall_s": h_wall,
                 "ratio": d_wall / h_wall if d_wall and h_wall else None,
+                "measuring_s": _median([m["measuring_s"] for m in duet]),
+                "fixed_s": _median([m["fixed_s"] for m in duet]),
+                "steady_ratio": (_median([m["measuring_s"] for m in duet]) or 0) / h_wall if h_wall else None,
                 "gap_median_ms": _median([m["gap_median_ms"] for m in duet]),
                 "gap_mean_ms": _median([m["gap_mean_ms"] for m in duet]),
                 "first_gap_ms": _median([m["first_gap_ms"] for m in duet]),
@@ -390,17 +396,23 @@ def markdown(raw: dict[str, Any], summary: dict[str, Any]) -> str:
                   + "; ".join(raw["measured_beside"]), ""]
     for label, s in summary.items():
         lines += [f"## {label} (`{raw['trees'][label]}`)", "",
-                  "| command | runs | hyperfine | duet | duet/hyperfine | gap per pair, median / mean | "
-                  "duet own CPU (share of commands') | barrier spin CPU | hyperfine own CPU | first invocation |",
-                  "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+                  "| command | runs | hyperfine | duet | duet/hyperfine | duet measuring (ratio) | duet fixed | "
+                  "gap per pair, median / mean | duet own CPU (share of commands') | barrier spin CPU | "
+                  "hyperfine own CPU | first invocation |",
+                  "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
         for name, c in s["cases"].items():
             share = f"{_f(c['own_cpu_s'], '.3f')} s ({_f(100 * c['own_cpu_share'] if c['own_cpu_share'] else None, '.1f')}%)"
             lines.append(f"| {name} | {c['runs']} | {_f(c['hyperfine_wall_s'], '.3f')} s | {_f(c['duet_wall_s'], '.3f')} s "
-                         f"| {_f(c['ratio'], '.2f')}× | {_f(c['gap_median_ms'], '.2f')} / {_f(c['gap_mean_ms'], '.2f')} ms "
+                         f"| {_f(c['ratio'], '.2f')}× | {_f(c['measuring_s'], '.3f')} s ({_f(c['steady_ratio'], '.2f')}×) "
+                         f"| {_f(c['fixed_s'], '.3f')} s "
+                         f"| {_f(c['gap_median_ms'], '.2f')} / {_f(c['gap_mean_ms'], '.2f')} ms "
                          f"| {share} | {_f(c['barrier_spin_cpu_s'], '.3f')} s | {_f(c['hyperfine_own_cpu_s'], '.3f')} s "
                          f"| {_f(c['first_invocation_ms'], '.0f')} ms |")
         st, camp = s["startup"], s["campaign"]
-        lines += ["", f"Start-up: `duet --version` {st['version_ms']:.0f} ms, `duet --help` {st['help_ms']:.0f} ms, "
+        lines += ["", "*duet measuring*: from the first release to the last end, without the one-time pause after "
+                      "the first pair where the store is opened; its ratio to hyperfine's whole run is what more "
+                      "pairs cost. *duet fixed*: the rest (start-up, opening the store, the final analysis and "
+                      "report).", "", f"Start-up: `duet --version` {st['version_ms']:.0f} ms, `duet --help` {st['help_ms']:.0f} ms, "
                       f"first invocation of `duet compare` {_f(st['first_invocation_ms'], '.0f')} ms after it was started "
                       "(median over every compare above).", ""]
         if camp["per_run_ms"] is not None:
