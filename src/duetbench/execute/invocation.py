@@ -215,6 +215,11 @@ def _stderr_tail(path: Path) -> str:
 _CGROUP_USAGE: dict[str, tuple[int, int]] = {}
 
 
+def forget_cgroup_usage() -> None:
+    """A new comparison makes its cgroups anew (possibly under the same names): read them afresh."""
+    _CGROUP_USAGE.clear()
+
+
 def _cgroup_usage_before(group: SideCgroup) -> int | None:
     try:
         inode = os.stat(group.path).st_ino

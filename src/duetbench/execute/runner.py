@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from duetbench.execute.barrier import ABORT_USER, BarrierPage
-from duetbench.execute.invocation import Invocation, LaunchSpec, LauncherServer, ReleaseGate, ServedInvocation
+from duetbench.execute.invocation import (Invocation, LaunchSpec, LauncherServer, ReleaseGate, ServedInvocation,
+                                           forget_cgroup_usage)
 from duetbench.measure.activity import ActivityWindow, Snapshot, activity_delta, snapshot, top_activity
 from duetbench.measure.cgroup import SideCgroup
 from duetbench.measure.procstat import read_steal_seconds, steal_delta
@@ -164,6 +165,7 @@ class Runner:
         cgroups: dict[str, SideCgroup | None] = {side: None for side in ("A", "B")}
         if self.s.use_cgroups:
             cgroups = {side: SideCgroup.create(f"{tag}-{side}") for side in ("A", "B")}
+        forget_cgroup_usage()
         try:
             with tempfile.TemporaryDirectory(prefix="duetbench-") as tmp:
                 self._workdir = Path(tmp)
