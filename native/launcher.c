@@ -1,22 +1,39 @@
 /*
- * duet-launch: run one invocation of a command and measure it, the way Python cannot.
+ * duet-launch: run invocations of a command and measure them, the way Python cannot.
  *
  *   duet-launch --result FILE [--cpu N] [--barrier PATH] [--barrier-timeout-ms MS]
  *               [--timeout-ms MS] [--cgroup DIR] -- PROGRAM [ARGS...]
+ *   duet-launch --serve RESULT_FD [--go GO_FD]
+ *
+ * The first form runs one invocation and writes one JSON object to FILE. The second is a long-lived
+ * launcher for one CPU: it reads requests on stdin and answers each with one JSON line on RESULT_FD,
+ * so that a comparison of N pairs costs one process creation per invocation (the command's own fork
+ * and exec) instead of a Python Popen plus a launcher exec per side and pair.
+ *
+ * Request (serve mode): 8 hex digits and '\n' giving the length of a payload of NUL-terminated
+ * "key=value" entries: cpu, barrier, barrier_timeout_ms, timeout_ms, cgroup, stdout, stderr, cwd
+ * (one each, optional), env=NAME=VALUE (any number, set on top of the inherited environment) and
+ * arg=... (the command, in order, at least one). Without stdout/stderr the command inherits ours.
+ * With hold=1 the launcher reads one byte from GO_FD (shared by the launchers of a duet) before it
+ * forks: the orchestrator sends both sides' requests, then releases both with one write. Otherwise
+ * the first side's child, spinning at the start barrier, could hold the CPU the orchestrator still
+ * needs to send the second side's request.
+ * SIGUSR1 cancels the invocation in progress (reported as "interrupted") and the server goes on;
+ * SIGTERM/SIGINT/SIGHUP cancel it and end the server after its answer; EOF on stdin ends it too.
  *
  * Why native (notes/machine_probe.md):
  *  - a child forked from Python inherits Python's RSS high-water mark into ru_maxrss; forked from this
  *    small process it does not;
  *  - two processes launched from Python start 0.1-1.6 ms apart; here each side is pinned, prepared and
- *    then held at a shared-memory spin barrier *after* exec of the launcher, so both are released
- *    within about a microsecond and exec the command right away;
+ *    then held at a shared-memory spin barrier *after* fork, so both are released within about a
+ *    microsecond and exec the command right away;
  *  - as a child subreaper it also collects the CPU time of daemonized grandchildren, which wait4 on the
  *    direct child alone would miss.
  *
- * Flow: pin self -> subreaper -> fork. Child: own process group, join the cgroup, wait at the barrier,
- * stamp CLOCK_MONOTONIC, report the stamp through a close-on-exec pipe, exec. Parent: sleeps in read()
- * and wait4() (it never polls), enforces the timeout with a timer, kills what the command left behind,
- * reaps it, and writes one JSON object to the result file.
+ * Flow of one invocation: pin self -> fork. Child: own process group, its stdio, environment and
+ * directory, join the cgroup, wait at the barrier, stamp CLOCK_MONOTONIC, report the stamp through a
+ * close-on-exec pipe, exec. Parent: sleeps in read() and wait4() (it never polls), enforces the timeout
+ * with a timer, kills what the command left behind, reaps it, and writes one JSON object.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -31,6 +48,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -38,7 +56,7 @@
 
 #include "duet_barrier.h"
 
-enum msg_kind { MSG_STARTED = 1, MSG_EXEC_FAILED = 2, MSG_BARRIER_FAILED = 3, MSG_CGROUP_FAILED = 4 };
+enum msg_kind { MSG_STARTED = 1, MSG_EXEC_FAILED = 2, MSG_BARRIER_FAILED = 3, MSG_CGROUP_FAILED = 4, MSG_SETUP_FAILED = 5 };
 
 struct child_msg {
     int32_t kind;
@@ -48,16 +66,32 @@ struct child_msg {
     int32_t cpu;
 };
 
+/* One invocation to run. Strings point into argv (one-shot) or into the request buffer (serve). */
+struct request {
+    int cpu;
+    const char *barrier_path;
+    long barrier_timeout_ms;
+    long timeout_ms;
+    const char *cgroup_dir;
+    const char *stdout_path; /* NULL: inherit */
+    const char *stderr_path; /* NULL: inherit */
+    const char *cwd;         /* NULL: ours */
+    char **env;              /* NAME=VALUE entries set in the child; NULL-terminated */
+    char **cmd;              /* NULL-terminated */
+};
+
 static volatile sig_atomic_t g_timed_out = 0;
-static volatile sig_atomic_t g_interrupted = 0;
-static pid_t g_child = -1;
+static volatile sig_atomic_t g_interrupted = 0; /* SIGTERM & co.: stop, and (serve) end the server */
+static volatile sig_atomic_t g_cancelled = 0;   /* SIGUSR1 (serve): stop this invocation only */
+static volatile pid_t g_child = -1;
 
 /* Kill the command: its process group, and the child itself in case it has not set up its group yet. */
 static void kill_child(void)
 {
-    if (g_child > 0) {
-        kill(-g_child, SIGKILL);
-        kill(g_child, SIGKILL);
+    pid_t child = g_child;
+    if (child > 0) {
+        kill(-child, SIGKILL);
+        kill(child, SIGKILL);
     }
 }
 
@@ -75,10 +109,18 @@ static void on_terminate(int sig)
     kill_child();
 }
 
+static void on_cancel(int sig)
+{
+    (void)sig;
+    g_cancelled = 1;
+    kill_child();
+}
+
 static void usage_error(const char *msg)
 {
     fprintf(stderr, "duet-launch: %s\nusage: duet-launch --result FILE [--cpu N] [--barrier PATH] "
-                    "[--barrier-timeout-ms MS] [--timeout-ms MS] [--cgroup DIR] -- PROGRAM [ARGS...]\n",
+                    "[--barrier-timeout-ms MS] [--timeout-ms MS] [--cgroup DIR] -- PROGRAM [ARGS...]\n"
+                    "       duet-launch --serve RESULT_FD [--go GO_FD]\n",
             msg);
     exit(2);
 }
@@ -110,6 +152,21 @@ static int write_file(const char *path, const char *text)
     return n < 0 ? -1 : 0;
 }
 
+static int write_all(int fd, const char *buf, size_t len)
+{
+    while (len > 0) {
+        ssize_t n = write(fd, buf, len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        buf += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
 /* SIGKILL every direct child still alive: after the main command exits, what it left behind
  * (daemons re-parented to us as subreaper) must not keep running into the next invocation. */
 static void kill_remaining_children(void)
@@ -125,144 +182,226 @@ static void kill_remaining_children(void)
     fclose(f);
 }
 
-int main(int argc, char **argv)
-{
-    const char *result_path = NULL, *barrier_path = NULL, *cgroup_dir = NULL;
-    int cpu = -1;
-    long barrier_timeout_ms = 60000, timeout_ms = 0;
-    int i = 1;
-    for (; i < argc; i++) {
-        if (strcmp(argv[i], "--") == 0) {
-            i++;
-            break;
-        }
-        if (i + 1 >= argc)
-            usage_error("option without a value");
-        if (strcmp(argv[i], "--result") == 0)
-            result_path = argv[++i];
-        else if (strcmp(argv[i], "--cpu") == 0)
-            cpu = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--barrier") == 0)
-            barrier_path = argv[++i];
-        else if (strcmp(argv[i], "--barrier-timeout-ms") == 0)
-            barrier_timeout_ms = atol(argv[++i]);
-        else if (strcmp(argv[i], "--timeout-ms") == 0)
-            timeout_ms = atol(argv[++i]);
-        else if (strcmp(argv[i], "--cgroup") == 0)
-            cgroup_dir = argv[++i];
-        else
-            usage_error("unknown option");
-    }
-    if (!result_path)
-        usage_error("--result is required");
-    if (i >= argc)
-        usage_error("no program given after --");
-    char **cmd = &argv[i];
+/* The barrier page, mapped once per path: a server keeps it between invocations. */
+static struct duet_shm *g_shm = NULL;
+static char g_shm_path[PATH_MAX] = "";
 
-    FILE *out = fopen(result_path, "we");
-    if (!out) {
-        fprintf(stderr, "duet-launch: cannot write %s: %s\n", result_path, strerror(errno));
-        return 2;
+static struct duet_shm *map_barrier(const char *path)
+{
+    if (g_shm && strcmp(g_shm_path, path) == 0)
+        return g_shm;
+    if (g_shm) {
+        munmap(g_shm, DUET_SHM_SIZE);
+        g_shm = NULL;
+        g_shm_path[0] = '\0';
     }
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    void *p = mmap(NULL, DUET_SHM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED)
+        return NULL;
+    g_shm = p;
+    snprintf(g_shm_path, sizeof g_shm_path, "%s", path);
+    return g_shm;
+}
+
+static int g_pinned_cpu = -1;
+
+/* clone3's arguments up to the cgroup field (CLONE_ARGS_SIZE_VER2), spelled out so that older kernel
+ * headers build too. */
+struct duet_clone_args {
+    uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls, set_tid, set_tid_size,
+        cgroup;
+};
+#define DUET_CLONE_INTO_CGROUP 0x200000000ULL
+
+/* Cgroups we wrote cgroup.kill to: on some kernels (seen on 6.18) a child cloned into a cgroup that was
+ * ever killed is killed at birth, so those get fork() and cgroup.procs. */
+#define MAX_KILLED 64
+static char g_killed[MAX_KILLED][PATH_MAX];
+static int g_nkilled = 0;
+
+static int was_killed(const char *dir)
+{
+    for (int i = 0; i < g_nkilled; i++)
+        if (strcmp(g_killed[i], dir) == 0)
+            return 1;
+    return 0;
+}
+
+/* 1 if processes are left in the cgroup, 0 if not, -1 if unknown. */
+static int cgroup_populated(const char *dir)
+{
+    char path[PATH_MAX], text[256];
+    snprintf(path, sizeof path, "%s/cgroup.events", dir);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, text, sizeof text - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    text[n] = '\0';
+    const char *p = strstr(text, "populated ");
+    return p ? p[10] == '1' : -1;
+}
+
+/* Kill what is left in the cgroup, if anything is (the process group and our children are already
+ * gone: this catches what escaped both). */
+static void kill_cgroup(const char *dir)
+{
+    if (cgroup_populated(dir) == 0)
+        return;
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/cgroup.kill", dir);
+    write_file(path, "1");
+    if (!was_killed(dir) && g_nkilled < MAX_KILLED)
+        snprintf(g_killed[g_nkilled++], PATH_MAX, "%s", dir);
+}
+
+/* fork(), the child starting inside the cgroup open at cgroup_fd (clone3 with CLONE_INTO_CGROUP, Linux
+ * 5.7+). Moving a running child there instead (a write to cgroup.procs) waits for an RCU grace period
+ * under cgroup_threadgroup_rwsem: measured 10-15 ms per invocation on a 2-vCPU VM whose CPUs are busy
+ * with CPU-bound commands, against ~0.5 ms without a cgroup. -1 with errno when it cannot be done, and
+ * the caller falls back to fork() and cgroup.procs. The child only runs async-signal-safe code before
+ * exec (as after fork; this process is single-threaded). */
+static pid_t fork_into_cgroup(int cgroup_fd)
+{
+#ifdef SYS_clone3
+    struct duet_clone_args args;
+    memset(&args, 0, sizeof args);
+    args.flags = DUET_CLONE_INTO_CGROUP;
+    args.exit_signal = SIGCHLD;
+    args.cgroup = (uint64_t)cgroup_fd;
+    return (pid_t)syscall(SYS_clone3, &args, sizeof args);
+#else
+    (void)cgroup_fd;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+/* The child's side of an invocation: everything that must happen after fork and before exec. */
+static void run_child(const struct request *rq, struct duet_shm *shm, int msg_fd, int redirect_stdin, int in_cgroup)
+{
+    setpgid(0, 0);
+    struct child_msg m = {0};
+    /* Our own signal dispositions must not reach the command (exec resets handlers, not ignores). */
+    signal(SIGPIPE, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    if (redirect_stdin) {
+        int in = open("/dev/null", O_RDONLY);
+        if (in < 0 || dup2(in, 0) < 0)
+            goto setup_failed;
+        close(in);
+    }
+    if (rq->stdout_path) {
+        int fd = open(rq->stdout_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd < 0 || dup2(fd, 1) < 0)
+            goto setup_failed;
+        close(fd);
+    }
+    if (rq->stderr_path) {
+        int fd = open(rq->stderr_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd < 0 || dup2(fd, 2) < 0)
+            goto setup_failed;
+        close(fd);
+    }
+    if (rq->cwd && chdir(rq->cwd) != 0)
+        goto setup_failed;
+    for (char **e = rq->env; e && *e; e++) {
+        char *eq = strchr(*e, '=');
+        if (eq) {
+            *eq = '\0';
+            int r = setenv(*e, eq + 1, 1);
+            *eq = '=';
+            if (r != 0)
+                goto setup_failed;
+        }
+    }
+    if (rq->cgroup_dir && !in_cgroup) {
+        char path[PATH_MAX], pidtext[32];
+        snprintf(path, sizeof path, "%s/cgroup.procs", rq->cgroup_dir);
+        snprintf(pidtext, sizeof pidtext, "%d\n", (int)getpid());
+        if (write_file(path, pidtext) != 0) {
+            m.kind = MSG_CGROUP_FAILED;
+            m.value = errno;
+            if (shm)
+                duet_set_abort(shm, DUET_ABORT_FAILED);
+            (void)!write(msg_fd, &m, sizeof m);
+            _exit(126);
+        }
+    }
+    (void)sched_getcpu(); /* warm up, so that only the stamp itself follows the release */
+    if (shm) {
+        int r = duet_barrier_wait(shm, (int64_t)rq->barrier_timeout_ms * 1000000LL);
+        if (r != DUET_RELEASED) {
+            m.kind = MSG_BARRIER_FAILED;
+            m.value = r;
+            (void)!write(msg_fd, &m, sizeof m);
+            _exit(125);
+        }
+    }
+    m.start_ns = duet_now_ns();
+    struct timespec cpu_ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu_ts);
+    m.pre_exec_cpu_ns = (int64_t)cpu_ts.tv_sec * 1000000000LL + cpu_ts.tv_nsec;
+    m.kind = MSG_STARTED;
+    m.cpu = sched_getcpu();
+    (void)!write(msg_fd, &m, sizeof m);
+    execvp(rq->cmd[0], rq->cmd);
+    m.kind = MSG_EXEC_FAILED;
+    m.value = errno;
+    (void)!write(msg_fd, &m, sizeof m);
+    _exit(127);
+
+setup_failed:
+    m.kind = MSG_SETUP_FAILED;
+    m.value = errno;
+    /* A partner waiting at the barrier must not wait for a side that will never come. */
+    if (shm)
+        duet_set_abort(shm, DUET_ABORT_FAILED);
+    (void)!write(msg_fd, &m, sizeof m);
+    _exit(126);
+}
+
+/* Run one invocation and return its result as a malloc'd JSON object (no trailing newline). */
+static char *run_invocation(const struct request *rq, int redirect_stdin)
+{
+    char *json = NULL;
+    size_t json_len = 0;
+    FILE *out = open_memstream(&json, &json_len);
+    if (!out)
+        return NULL;
 
     struct duet_shm *shm = NULL;
-    if (barrier_path) {
-        int fd = open(barrier_path, O_RDWR | O_CLOEXEC);
-        if (fd >= 0) {
-            void *p = mmap(NULL, DUET_SHM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-            close(fd);
-            if (p != MAP_FAILED)
-                shm = p;
-        }
+    if (rq->barrier_path) {
+        shm = map_barrier(rq->barrier_path);
         if (!shm) {
             fprintf(out, "{\"status\":\"launch_error\",\"error\":");
             json_escape(out, "cannot map barrier file");
-            fprintf(out, "}\n");
+            fprintf(out, ",\"cpu_requested\":%d}", rq->cpu);
             fclose(out);
-            return 3;
+            return json;
         }
     }
 
     const char *pin_error = NULL;
-    if (cpu >= 0) {
+    if (rq->cpu >= 0 && rq->cpu != g_pinned_cpu) {
         cpu_set_t set;
         CPU_ZERO(&set);
-        CPU_SET(cpu, &set);
+        CPU_SET(rq->cpu, &set);
         if (sched_setaffinity(0, sizeof set, &set) != 0)
             pin_error = strerror(errno);
-    }
-    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-    /* If the orchestrator is killed (even with SIGKILL), stop the command instead of leaving it running. */
-    pid_t orchestrator = getppid();
-    prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
-    if (getppid() != orchestrator)
-        raise(SIGTERM);
-
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_terminate; /* no SA_RESTART: wait4 returns EINTR and we clean up */
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-    sa.sa_handler = on_alarm;
-    sigaction(SIGALRM, &sa, NULL);
-
-    int pipefd[2];
-    if (pipe2(pipefd, O_CLOEXEC) != 0) {
-        perror("duet-launch: pipe");
-        return 3;
+        else
+            g_pinned_cpu = rq->cpu;
     }
 
-    if (pin_error && shm)
-        duet_set_abort(shm, DUET_ABORT_FAILED);
-
-    /* Stopped before the command started (a filler no longer needed, say): do not start it at all. */
-    pid_t child = (pin_error || g_interrupted) ? -1 : fork();
-    if (child == 0) {
-        close(pipefd[0]);
-        setpgid(0, 0);
-        struct child_msg m = {0};
-        if (cgroup_dir) {
-            char path[PATH_MAX], pidtext[32];
-            snprintf(path, sizeof path, "%s/cgroup.procs", cgroup_dir);
-            snprintf(pidtext, sizeof pidtext, "%d\n", (int)getpid());
-            if (write_file(path, pidtext) != 0) {
-                m.kind = MSG_CGROUP_FAILED;
-                m.value = errno;
-                if (shm)
-                    duet_set_abort(shm, DUET_ABORT_FAILED);
-                (void)!write(pipefd[1], &m, sizeof m);
-                _exit(126);
-            }
-        }
-        (void)sched_getcpu(); /* warm up, so that only the stamp itself follows the release */
-        if (shm) {
-            int r = duet_barrier_wait(shm, (int64_t)barrier_timeout_ms * 1000000LL);
-            if (r != DUET_RELEASED) {
-                m.kind = MSG_BARRIER_FAILED;
-                m.value = r;
-                (void)!write(pipefd[1], &m, sizeof m);
-                _exit(125);
-            }
-        }
-        m.start_ns = duet_now_ns();
-        struct timespec cpu_ts;
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu_ts);
-        m.pre_exec_cpu_ns = (int64_t)cpu_ts.tv_sec * 1000000000LL + cpu_ts.tv_nsec;
-        m.kind = MSG_STARTED;
-        m.cpu = sched_getcpu();
-        (void)!write(pipefd[1], &m, sizeof m);
-        execvp(cmd[0], cmd);
-        m.kind = MSG_EXEC_FAILED;
-        m.value = errno;
-        (void)!write(pipefd[1], &m, sizeof m);
-        _exit(127);
-    }
-    close(pipefd[1]);
-    g_child = child;
-    if (g_interrupted)
-        kill_child(); /* the signal came between fork and the line above, when the handler had no child */
-
+    g_timed_out = 0;
     const char *status = "ok";
     char error[512] = "";
     struct child_msg started = {0}, msg;
@@ -271,11 +410,50 @@ int main(int argc, char **argv)
     struct rusage ru_main;
     memset(&ru_main, 0, sizeof ru_main);
 
-    if (g_interrupted && child < 0 && !pin_error) {
+    int pipefd[2];
+    if (pipe2(pipefd, O_CLOEXEC) != 0) {
+        status = "launch_error";
+        snprintf(error, sizeof error, "pipe failed: %s", strerror(errno));
+        if (shm)
+            duet_set_abort(shm, DUET_ABORT_FAILED);
+        pipefd[0] = pipefd[1] = -1;
+        pin_error = pin_error ? pin_error : "";
+    }
+    if (pin_error && shm)
+        duet_set_abort(shm, DUET_ABORT_FAILED);
+
+    /* Stopped before the command started (a filler no longer needed, say): do not start it at all. */
+    int stopped = g_interrupted || g_cancelled;
+    pid_t child = -1;
+    int in_cgroup = 0;
+    if (!pin_error && !stopped) {
+        int cgroup_fd = rq->cgroup_dir && !was_killed(rq->cgroup_dir) && g_nkilled < MAX_KILLED
+                            ? open(rq->cgroup_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+        if (cgroup_fd >= 0) {
+            child = fork_into_cgroup(cgroup_fd);
+            in_cgroup = child >= 0;
+            close(cgroup_fd);
+        }
+        if (child < 0)
+            child = fork();
+    }
+    if (child == 0) {
+        close(pipefd[0]);
+        run_child(rq, shm, pipefd[1], redirect_stdin, in_cgroup);
+    }
+    if (pipefd[1] >= 0)
+        close(pipefd[1]);
+    g_child = child;
+    if (g_interrupted || g_cancelled)
+        kill_child(); /* the signal came between fork and the line above, when the handler had no child */
+
+    if (pipefd[0] < 0) {
+        /* status and error already say why */
+    } else if (stopped && !pin_error) {
         status = "interrupted";
     } else if (pin_error) {
         status = "launch_error";
-        snprintf(error, sizeof error, "cannot pin to CPU %d: %s", cpu, pin_error);
+        snprintf(error, sizeof error, "cannot pin to CPU %d: %s", rq->cpu, pin_error);
     } else if (child < 0) {
         status = "launch_error";
         snprintf(error, sizeof error, "fork failed: %s", strerror(errno));
@@ -285,18 +463,18 @@ int main(int argc, char **argv)
         ssize_t n;
         do
             n = read(pipefd[0], &started, sizeof started);
-        while (n < 0 && errno == EINTR && !g_interrupted);
-        if (n == (ssize_t)sizeof started && started.kind == MSG_STARTED && timeout_ms > 0) {
-            struct itimerval it = {{0, 0}, {timeout_ms / 1000, (timeout_ms % 1000) * 1000}};
+        while (n < 0 && errno == EINTR && !g_interrupted && !g_cancelled);
+        if (n == (ssize_t)sizeof started && started.kind == MSG_STARTED && rq->timeout_ms > 0) {
+            struct itimerval it = {{0, 0}, {rq->timeout_ms / 1000, (rq->timeout_ms % 1000) * 1000}};
             setitimer(ITIMER_REAL, &it, NULL);
         }
         if (n == (ssize_t)sizeof started && started.kind == MSG_STARTED) {
             do
                 n = read(pipefd[0], &msg, sizeof msg);
-            while (n < 0 && errno == EINTR && !g_interrupted && !g_timed_out);
+            while (n < 0 && errno == EINTR && !g_interrupted && !g_cancelled && !g_timed_out);
             if (n == (ssize_t)sizeof msg && msg.kind == MSG_EXEC_FAILED) {
                 status = "exec_failed";
-                snprintf(error, sizeof error, "cannot execute %s: %s", cmd[0], strerror(msg.value));
+                snprintf(error, sizeof error, "cannot execute %s: %s", rq->cmd[0], strerror(msg.value));
             }
         } else if (n == (ssize_t)sizeof started && started.kind == MSG_BARRIER_FAILED) {
             status = started.value == DUET_TIMED_OUT ? "barrier_timeout" : "barrier_aborted";
@@ -306,7 +484,13 @@ int main(int argc, char **argv)
                                                       : "the other side failed before the start barrier");
         } else if (n == (ssize_t)sizeof started && started.kind == MSG_CGROUP_FAILED) {
             status = "launch_error";
-            snprintf(error, sizeof error, "cannot join cgroup %s: %s", cgroup_dir, strerror(started.value));
+            snprintf(error, sizeof error, "cannot join cgroup %s: %s", rq->cgroup_dir, strerror(started.value));
+        } else if (n == (ssize_t)sizeof started && started.kind == MSG_SETUP_FAILED) {
+            status = "launch_error";
+            snprintf(error, sizeof error, "cannot set up the command's output, directory or environment: %s",
+                     strerror(started.value));
+        } else if (g_interrupted || g_cancelled) {
+            status = "interrupted";
         } else {
             status = "launch_error";
             snprintf(error, sizeof error, "the launcher's child vanished before starting");
@@ -323,7 +507,8 @@ int main(int argc, char **argv)
         struct itimerval off = {{0, 0}, {0, 0}};
         setitimer(ITIMER_REAL, &off, NULL);
     }
-    close(pipefd[0]);
+    if (pipefd[0] >= 0)
+        close(pipefd[0]);
 
     /* What the command left behind: kill its group, its cgroup and our remaining children, then reap
      * everything so that their CPU time is counted and nothing outlives the invocation. */
@@ -332,11 +517,7 @@ int main(int argc, char **argv)
     memset(&ru_orphans, 0, sizeof ru_orphans);
     if (child > 0) {
         kill(-child, SIGKILL);
-        if (cgroup_dir) {
-            char path[PATH_MAX];
-            snprintf(path, sizeof path, "%s/cgroup.kill", cgroup_dir);
-            write_file(path, "1");
-        }
+        g_child = -1; /* from here a late cancel must not hit a recycled pid */
         for (;;) {
             kill_remaining_children();
             int st;
@@ -357,13 +538,15 @@ int main(int argc, char **argv)
             ru_orphans.ru_minflt += ru.ru_minflt;
             ru_orphans.ru_majflt += ru.ru_majflt;
         }
+        if (rq->cgroup_dir)
+            kill_cgroup(rq->cgroup_dir);
     }
 
     int exit_code = -1, term_signal = 0;
     if (strcmp(status, "ok") == 0 && child > 0) {
         if (g_timed_out)
             status = "timeout";
-        else if (g_interrupted)
+        else if (g_interrupted || g_cancelled)
             status = "interrupted";
         else if (WIFSIGNALED(wstatus)) {
             status = "signaled";
@@ -388,10 +571,234 @@ int main(int argc, char **argv)
             status, exit_code, term_signal, (long long)started.start_ns, (long long)end_ns, utime_us, stime_us,
             maxrss, ru_main.ru_nvcsw + ru_orphans.ru_nvcsw, ru_main.ru_nivcsw + ru_orphans.ru_nivcsw,
             ru_main.ru_minflt + ru_orphans.ru_minflt, ru_main.ru_majflt + ru_orphans.ru_majflt,
-            started.kind == MSG_STARTED ? started.cpu : -1, cpu, orphans, (int)getpid(),
+            started.kind == MSG_STARTED ? started.cpu : -1, rq->cpu, orphans, (int)getpid(),
             (long long)(started.kind == MSG_STARTED ? started.pre_exec_cpu_ns : 0));
     json_escape(out, error);
-    fprintf(out, "}\n");
+    fprintf(out, "}");
     fclose(out);
-    return strcmp(status, "ok") == 0 ? 0 : 1;
+    return json;
+}
+
+static void install_handlers(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_terminate; /* no SA_RESTART: wait4 and read return EINTR and we clean up */
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    sa.sa_handler = on_alarm;
+    sigaction(SIGALRM, &sa, NULL);
+    sa.sa_handler = on_cancel;
+    sigaction(SIGUSR1, &sa, NULL);
+}
+
+/* If the orchestrator is killed (even with SIGKILL), stop the command instead of leaving it running. */
+static void follow_orchestrator(void)
+{
+    pid_t orchestrator = getppid();
+    prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
+    if (getppid() != orchestrator)
+        raise(SIGTERM);
+}
+
+/* Read exactly len bytes; 0 on success, -1 on EOF, error or interruption. */
+static int read_exact(int fd, char *buf, size_t len)
+{
+    while (len > 0) {
+        ssize_t n = read(fd, buf, len);
+        if (n < 0 && errno == EINTR && !g_interrupted)
+            continue;
+        if (n <= 0)
+            return -1;
+        buf += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+#define MAX_REQUEST (16 << 20)
+
+static int parse_request(char *payload, size_t len, struct request *rq, char ***argv_store, char ***env_store,
+                         int *hold)
+{
+    *hold = 0;
+    memset(rq, 0, sizeof *rq);
+    rq->cpu = -1;
+    rq->barrier_timeout_ms = 60000;
+    size_t nargs = 0, nenv = 0;
+    for (size_t i = 0; i < len; i++)
+        if (payload[i] == '\0')
+            nargs++; /* an upper bound for both lists */
+    char **args = calloc(nargs + 1, sizeof *args);
+    char **env = calloc(nargs + 1, sizeof *env);
+    if (!args || !env) {
+        free(args);
+        free(env);
+        return -1;
+    }
+    nargs = 0;
+    for (size_t i = 0; i < len;) {
+        char *entry = payload + i;
+        size_t elen = strnlen(entry, len - i);
+        if (i + elen >= len) /* not NUL-terminated */
+            break;
+        i += elen + 1;
+        char *eq = strchr(entry, '=');
+        if (!eq)
+            continue;
+        *eq = '\0';
+        char *value = eq + 1;
+        if (strcmp(entry, "arg") == 0)
+            args[nargs++] = value;
+        else if (strcmp(entry, "env") == 0)
+            env[nenv++] = value;
+        else if (strcmp(entry, "cpu") == 0)
+            rq->cpu = atoi(value);
+        else if (strcmp(entry, "barrier") == 0)
+            rq->barrier_path = value;
+        else if (strcmp(entry, "barrier_timeout_ms") == 0)
+            rq->barrier_timeout_ms = atol(value);
+        else if (strcmp(entry, "timeout_ms") == 0)
+            rq->timeout_ms = atol(value);
+        else if (strcmp(entry, "cgroup") == 0)
+            rq->cgroup_dir = value;
+        else if (strcmp(entry, "stdout") == 0)
+            rq->stdout_path = value;
+        else if (strcmp(entry, "stderr") == 0)
+            rq->stderr_path = value;
+        else if (strcmp(entry, "cwd") == 0)
+            rq->cwd = value;
+        else if (strcmp(entry, "hold") == 0)
+            *hold = atoi(value);
+    }
+    rq->cmd = args;
+    rq->env = env;
+    *argv_store = args;
+    *env_store = env;
+    return nargs > 0 ? 0 : -1;
+}
+
+static int serve(int result_fd, int go_fd)
+{
+    fcntl(result_fd, F_SETFD, FD_CLOEXEC);
+    if (go_fd >= 0)
+        fcntl(go_fd, F_SETFD, FD_CLOEXEC);
+    signal(SIGPIPE, SIG_IGN); /* a vanished orchestrator shows as EPIPE on result_fd: then we end */
+    for (;;) {
+        char header[9];
+        if (read_exact(0, header, sizeof header) != 0 || header[8] != '\n')
+            return 0;
+        header[8] = '\0';
+        char *end;
+        unsigned long len = strtoul(header, &end, 16);
+        if (*end != '\0' || len == 0 || len > MAX_REQUEST) {
+            fprintf(stderr, "duet-launch: malformed request header\n");
+            return 2;
+        }
+        char *payload = malloc(len);
+        if (!payload || read_exact(0, payload, len) != 0) {
+            free(payload);
+            return 0;
+        }
+        /* A cancel belongs to the invocation it was sent for: the orchestrator reads that invocation's
+         * answer before it sends the next request, and a pending signal runs before read() returns. */
+        g_cancelled = 0;
+        struct request rq;
+        char **args = NULL, **env = NULL;
+        char *json;
+        int hold = 0;
+        if (parse_request(payload, len, &rq, &args, &env, &hold) != 0) {
+            json = strdup("{\"status\":\"launch_error\",\"error\":\"request without a command\"}");
+        } else {
+            if (hold && go_fd >= 0) {
+                char token;
+                ssize_t n;
+                do
+                    n = read(go_fd, &token, 1);
+                while (n < 0 && errno == EINTR && !g_interrupted && !g_cancelled);
+                /* EOF or a signal: run_invocation sees g_interrupted/g_cancelled and does not start it */
+            }
+            json = run_invocation(&rq, 1);
+        }
+        int failed = !json || write_all(result_fd, json, strlen(json)) != 0 || write_all(result_fd, "\n", 1) != 0;
+        free(json);
+        free(args);
+        free(env);
+        free(payload);
+        if (failed || g_interrupted)
+            return 0;
+    }
+}
+
+int main(int argc, char **argv)
+{
+    struct request rq;
+    memset(&rq, 0, sizeof rq);
+    rq.cpu = -1;
+    rq.barrier_timeout_ms = 60000;
+    const char *result_path = NULL;
+    int serve_fd = -1, go_fd = -1;
+    int i = 1;
+    for (; i < argc; i++) {
+        if (strcmp(argv[i], "--") == 0) {
+            i++;
+            break;
+        }
+        if (i + 1 >= argc)
+            usage_error("option without a value");
+        if (strcmp(argv[i], "--result") == 0)
+            result_path = argv[++i];
+        else if (strcmp(argv[i], "--serve") == 0)
+            serve_fd = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--go") == 0)
+            go_fd = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--cpu") == 0)
+            rq.cpu = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--barrier") == 0)
+            rq.barrier_path = argv[++i];
+        else if (strcmp(argv[i], "--barrier-timeout-ms") == 0)
+            rq.barrier_timeout_ms = atol(argv[++i]);
+        else if (strcmp(argv[i], "--timeout-ms") == 0)
+            rq.timeout_ms = atol(argv[++i]);
+        else if (strcmp(argv[i], "--cgroup") == 0)
+            rq.cgroup_dir = argv[++i];
+        else
+            usage_error("unknown option");
+    }
+
+    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    install_handlers();
+    follow_orchestrator();
+
+    if (serve_fd >= 0) {
+        if (serve_fd <= 2 || fcntl(serve_fd, F_GETFD) < 0)
+            usage_error("--serve needs an open file descriptor above 2");
+        if (go_fd >= 0 && (go_fd <= 2 || fcntl(go_fd, F_GETFD) < 0))
+            usage_error("--go needs an open file descriptor above 2");
+        return serve(serve_fd, go_fd);
+    }
+
+    if (!result_path)
+        usage_error("--result is required");
+    if (i >= argc)
+        usage_error("no program given after --");
+    rq.cmd = &argv[i];
+
+    FILE *out = fopen(result_path, "we");
+    if (!out) {
+        fprintf(stderr, "duet-launch: cannot write %s: %s\n", result_path, strerror(errno));
+        return 2;
+    }
+    char *json = run_invocation(&rq, 0);
+    if (!json) {
+        fclose(out);
+        return 3;
+    }
+    fprintf(out, "%s\n", json);
+    fclose(out);
+    int ok = strncmp(json, "{\"status\":\"ok\"", 14) == 0;
+    int mapfail = strstr(json, "cannot map barrier file") != NULL;
+    free(json);
+    return ok ? 0 : (mapfail ? 3 : 1);
 }

@@ -209,3 +209,155 @@ def test_a_cgroup_removed_between_invocations_is_made_again(duet, tmp_path: Path
     invocations = json.loads((tmp_path / "r.json").read_text())["invocations"]
     a = [i for i in invocations if i["side"] == "A"]
     assert len(a) == 4 and all(i["status"] == "ok" and i["cgroup_cpu_s"] is not None for i in a)
+
+
+# --- the persistent launcher (duet-launch --serve) ---------------------------------------------------
+
+def _served(server: "LauncherServer", argv: list[str], **spec: object) -> "Invocation":
+    from duetbench.execute.invocation import LaunchSpec
+
+    return server.start(LaunchSpec(argv=argv, side=str(spec.pop("side", "A")), index=int(spec.pop("index", 0)),  # type: ignore[call-overload]
+                                   pair=0, warmup=False, **spec)).wait()  # type: ignore[arg-type]
+
+
+def test_served_launcher_runs_many_invocations_in_one_process(native_dir: Path, tmp_path: Path) -> None:
+    from duetbench.execute.invocation import LauncherServer
+
+    cpu = max(os.sched_getaffinity(0))
+    server = LauncherServer(tmp_path, "t")
+    try:
+        seen = tmp_path / "seen"
+        first = _served(server, ["sh", "-c", f"echo $DUET_SIDE $DUET_ITERATION $X ${{#DUETBENCH_ENV_OFFSET}} > {seen}; "
+                                             "grep Cpus_allowed_list /proc/self/status >> " + str(seen)],
+                        side="B", index=7, cpu=cpu, env={"X": "y z", "DUETBENCH_ENV_OFFSET": "x" * 123})
+        assert first.status == "ok" and first.cpu_seen == cpu == first.cpu_requested
+        lines = seen.read_text().splitlines()
+        assert lines[0] == "B 7 y z 123" and lines[1].split()[-1] == str(cpu)
+        failed = _served(server, ["sh", "-c", "echo disk on fire >&2; exit 3"], cpu=cpu)
+        assert (failed.status, failed.exit_code, failed.stderr_tail) == ("failed", 3, "disk on fire")
+        # The next invocation's stderr tail is its own, never the previous one's.
+        assert _served(server, ["true"], cpu=cpu).stderr_tail == ""
+        signaled = _served(server, ["sh", "-c", "kill -9 $$"], cpu=cpu)
+        assert (signaled.status, signaled.signal) == ("signaled", 9)
+        assert _served(server, ["/nonexistent/program"], cpu=cpu).status == "exec_failed"
+        timed_out = _served(server, ["sleep", "10"], cpu=cpu, timeout_s=0.2)
+        assert timed_out.status == "timeout"
+        assert _served(server, ["sleep", "0.3"], cpu=cpu).status == "ok"  # the timer was disarmed
+        # All of these ran under one launcher, and it is still there.
+        assert server.process.poll() is None
+    finally:
+        server.close()
+    assert server.process.returncode == 0  # EOF on its requests ends it cleanly
+
+
+def test_served_launcher_counts_daemonized_grandchildren_and_leaves_nothing_behind(native_dir: Path,
+                                                                                    tmp_path: Path) -> None:
+    from duetbench.execute.invocation import LauncherServer
+
+    times = tmp_path / "burner-times"
+    marker = f"duetbench-served-orphan-{os.getpid()}"
+    server = LauncherServer(tmp_path, "t")
+    try:
+        daemonized = _served(server, ["sh", "-c", f"(setsid sh -c '{BURN}; times > {times}' &); sleep 2"])
+        assert daemonized.orphans_reaped >= 1
+        assert daemonized.user_s + daemonized.sys_s >= 0.95 * _shell_times(times)
+        left = _served(server, ["sh", "-c", f"setsid sh -c 'exec -a {marker} sleep 30' & exit 0"])
+        assert left.status == "ok"
+        time.sleep(0.2)
+        assert subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True).stdout.split() == []
+    finally:
+        server.close()
+
+
+def test_served_max_rss_is_not_inflated_by_the_python_parent(native_dir: Path, tmp_path: Path) -> None:
+    from duetbench.execute.invocation import LauncherServer
+
+    ballast = bytearray(300 * 1024 * 1024)
+    ballast[::4096] = b"x" * len(ballast[::4096])
+    server = LauncherServer(tmp_path, "t")
+    try:
+        assert _served(server, ["true"]).maxrss_kb < 50_000
+    finally:
+        server.close()
+    del ballast
+
+
+def test_served_cancel_stops_only_the_invocation_in_progress(native_dir: Path, tmp_path: Path) -> None:
+    from duetbench.execute.invocation import LaunchSpec, LauncherServer
+
+    server = LauncherServer(tmp_path, "t")
+    try:
+        running = server.start(LaunchSpec(argv=["sleep", "30"], side="A", index=0, pair=0, warmup=True))
+        time.sleep(0.2)
+        running.cancel()
+        assert running.wait().status == "interrupted"
+        # A cancel that arrives after its invocation ended does not reach the next one.
+        done = _served(server, ["true"])
+        server.cancel()
+        time.sleep(0.1)
+        assert done.status == "ok" and _served(server, ["sleep", "0.2"]).status == "ok"
+        # SIGTERM (what Ctrl-C's clean-up sends) stops the command, answers, and ends the launcher.
+        running = server.start(LaunchSpec(argv=["sleep", "30"], side="A", index=1, pair=1, warmup=False))
+        time.sleep(0.2)
+        running.terminate()
+        assert running.wait().status == "interrupted"
+        assert server.process.wait(timeout=10) == 0
+    finally:
+        server.close()
+
+
+def test_served_launchers_meet_at_the_barrier(native_dir: Path, tmp_path: Path) -> None:
+    """Two launchers on one page: the side whose partner never comes times out and aborts the page."""
+    from duetbench.execute.invocation import LaunchSpec, LauncherServer
+
+    server = LauncherServer(tmp_path, "t")
+    with BarrierPage(parties=2) as page:
+        try:
+            alone = _served(server, ["true"], barrier=page.path, barrier_timeout_s=0.3)
+            assert alone.status == "barrier_timeout" and page.aborted == 1
+            page.reset()
+            other = LauncherServer(tmp_path, "u")
+            try:
+                a = server.start(LaunchSpec(argv=["true"], side="A", index=0, pair=0, warmup=False,
+                                            barrier=page.path))
+                b = other.start(LaunchSpec(argv=["true"], side="B", index=0, pair=0, warmup=False,
+                                           barrier=page.path))
+                ra, rb = a.wait(), b.wait()
+                assert ra.status == rb.status == "ok" and page.generation == 1
+            finally:
+                other.close()
+        finally:
+            server.close()
+
+
+@two_cpus
+def test_duet_fill_and_show_output_through_served_launchers(native_dir: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    settings = RunSettings(method="duet", argv={"A": ["sh", "-c", "echo out-A"], "B": ["sh", "-c", "sleep 0.05; echo out-B"]},
+                           cpus=(0, 1), seed=2, warmup=0, use_cgroups=False, fill=True, show_output=True)
+    outcome = Runner(settings, lambda m, e: len(m) < 6, lambda inv: None).run()
+    assert outcome.status == "complete"
+    assert all(inv.status == "ok" for inv in outcome.measured)
+    out = capfd.readouterr().out
+    # The measured invocations' output is shown; the fillers' (A again, while B sleeps) is not.
+    assert out.count("out-B") == 3 and out.count("out-A") == 3
+
+
+def test_served_invocations_in_one_cgroup_are_each_measured_by_it(native_dir: Path, tmp_path: Path) -> None:
+    """Children are cloned straight into the side's cgroup, one after another; each invocation's
+    cgroup CPU time is its own (the counter is read once per invocation, chained)."""
+    from duetbench.execute.invocation import LauncherServer
+
+    group = SideCgroup.create(f"duetbench-{os.getpid()}-served-A")
+    if group is None:
+        pytest.skip("no writable cgroup v2 hierarchy with cpu.stat on this machine")
+    server = LauncherServer(tmp_path, "t")
+    try:
+        burns = [_served(server, ["sh", "-c", "i=0; while [ $i -lt 60000 ]; do i=$((i+1)); done"], cgroup=group,
+                         index=k) for k in range(4)]
+        for inv in burns:
+            assert inv.status == "ok", inv.error
+            assert inv.cgroup_cpu_s is not None and inv.cgroup_cpu_s == pytest.approx(inv.user_s + inv.sys_s, rel=0.2)
+        assert group.path.joinpath("cgroup.procs").read_text().strip() == ""  # nothing left behind in it
+    finally:
+        server.close()
+        group.remove()

@@ -1,36 +1,107 @@
-"""The ``duet`` command line."""
+"""The ``duet`` command line.
+
+Start-up is part of what a comparison costs (and `duet --version`/`--help` should answer at once), so
+this module imports only click: every subcommand's module, and what a command needs (numpy, SQLAlchemy,
+rich, pydantic), is imported when that command runs.
+"""
 from __future__ import annotations
 
+import importlib
 import random
 import shlex
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
-from rich.console import Console
-from rich.markup import escape
 
 from duetbench import __version__
-from duetbench.config.compare import validated
 from duetbench.errors import DuetError
-from duetbench.store.db import DEFAULT_DB
-from duetbench.store.option import DB_PATH_OR_URL
-from duetbench.analyze_cli import analyze, report
-from duetbench.import_cli import import_
-from duetbench.workload_cli import workload
 
-_err = Console(stderr=True, highlight=False)
+#: Where results go by default; the same as ``duetbench.store.db.DEFAULT_DB``, which imports SQLAlchemy.
+DEFAULT_DB = Path(".duet/results.db")
+
+
+def _err_console() -> Any:
+    from rich.console import Console
+
+    return Console(stderr=True, highlight=False)
 
 
 def _fail(exc: DuetError) -> None:
+    from rich.markup import escape
+
     # User text (commands, keys, paths) may contain [brackets]: escape it, never read it as markup.
     hint = f" [dim]— {escape(exc.hint)}[/dim]" if exc.hint else ""
-    _err.print(f"[bold red]error:[/bold red] {escape(exc.message)}{hint}", soft_wrap=True)
+    _err_console().print(f"[bold red]error:[/bold red] {escape(exc.message)}{hint}", soft_wrap=True)
     sys.exit(exc.exit_code)
 
 
+class _DatabaseParam(click.ParamType):
+    """``--db``: defers to ``store.option.DB_PATH_OR_URL``, imported (with SQLAlchemy) only when a value
+    is given; the default needs no conversion."""
+
+    name = "PATH|URL"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if value is DEFAULT_DB:
+            return value
+        from duetbench.store.option import DB_PATH_OR_URL
+
+        return DB_PATH_OR_URL.convert(value, param, ctx)
+
+
+DB_PATH_OR_URL = _DatabaseParam()
+
+#: Subcommands defined elsewhere, loaded when used: name -> (module, attribute, first paragraph of its
+#: help, hidden). The help is what `duet --help` lists without importing the module
+#: (tests/test_startup.py checks it against the real commands).
+_LAZY: dict[str, tuple[str, str, str, bool]] = {
+    "analyze": ("duetbench.analyze_cli", "analyze",
+                "Per benchmark and method: the ratio B/A with its CI, verdict, U-test, CV, CI width.", False),
+    "calibrate": ("duetbench.calibrate_cli", "calibrate",
+                  "This machine's noise floor: can it resolve a 1 % difference, and with which method?", False),
+    "doctor": ("duetbench.doctor_cli", "doctor",
+               "What on this machine disturbs timing: each item with its status, evidence and fix.", False),
+    "import": ("duetbench.import_cli", "import_",
+               "Import measurements of A and B made by another tool as a campaign; prints its id.", False),
+    "measure": ("duetbench.measure_cli", "measure",
+                "Measure COMMAND's process time (user+sys) and elapsed time with EMP (Suh et al.).", False),
+    "merge": ("duetbench.merge_cli", "merge",
+              "Merge the results in SOURCES (SQLite files, e.g. one per cluster task) into --db.", False),
+    "report": ("duetbench.analyze_cli", "report",
+               "Write one self-contained HTML report (works offline) of a campaign.", False),
+    "slurm-task": ("duetbench.slurm_session", "slurm_task", "Run one Slurm array task's share of a campaign.", True),
+    "workload": ("duetbench.workload_cli", "workload",
+                 "Run an artificial workload with a known amount of work, for checking a comparison against "
+                 "ground truth.", False),
+}
+
+
 class _Group(click.Group):
-    """Turns our errors into one clear line (exit 2 for usage, 1 for failed commands), never a traceback."""
+    """Turns our errors into one clear line (exit 2 for usage, 1 for failed commands), never a traceback;
+    loads the subcommands of other modules only when one is run."""
+
+    _listing = False
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *_LAZY})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in _LAZY:
+            module, attribute, short, hidden = _LAZY[cmd_name]
+            if self._listing:
+                # Listing the commands in --help: their first help paragraph is all it shows.
+                return click.Command(cmd_name, help=short, hidden=hidden)
+            self.add_command(getattr(importlib.import_module(module), attribute), cmd_name)
+        return self.commands.get(cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        self._listing = True
+        try:
+            super().format_commands(ctx, formatter)
+        finally:
+            self._listing = False
 
     def invoke(self, ctx: click.Context) -> object:
         try:
@@ -38,7 +109,7 @@ class _Group(click.Group):
         except DuetError as exc:
             _fail(exc)
         except KeyboardInterrupt:
-            _err.print("interrupted")
+            _err_console().print("interrupted")
             sys.exit(130)
         return None
 
@@ -146,6 +217,9 @@ def compare(command_a: str, command_b: str | None, db: Path, no_progress: bool, 
     The ratio B/A is reported with a confidence interval (Student-t family by default); above 1 means
     B is slower.
     """
+    from rich.console import Console
+
+    from duetbench.config.compare import validated
     from duetbench.config.scan import parameter_grid
     from duetbench.report.export import Exports
     from duetbench.session import run_compare
@@ -183,6 +257,8 @@ def compare(command_a: str, command_b: str | None, db: Path, no_progress: bool, 
 def show(comparison_id: int | None, db: Path, limit: int, export_json: Path | None, export_csv: Path | None,
          export_markdown: Path | None, export_hyperfine: Path | None) -> None:
     """List stored comparisons, or re-print (and re-export) comparison COMPARISON_ID."""
+    from rich.console import Console
+
     from duetbench.report.export import Exports
     from duetbench.session import show as show_comparison
 
@@ -253,6 +329,8 @@ def run(campaign_file: Path, dry_run: bool, resume: bool, executor: str, seed: i
       duet run campaign.yml               # measure; Ctrl-C keeps every finished run
       duet run campaign.yml --resume      # continue where it stopped
     """
+    from rich.console import Console
+
     from duetbench.campaign_session import RunOptions, run_campaign
 
     if not 0.5 <= confidence < 1:
@@ -294,19 +372,3 @@ def run(campaign_file: Path, dry_run: bool, resume: bool, executor: str, seed: i
     if slurm_only:
         raise DuetError(f"{slurm_only[0]} applies only to --backend slurm", hint="add --backend slurm, or drop it")
     sys.exit(run_campaign(campaign_file, opts, Console(highlight=False)))
-
-
-main.add_command(workload)
-main.add_command(analyze)
-main.add_command(report)
-main.add_command(import_)
-from duetbench.measure_cli import measure  # noqa: E402
-main.add_command(measure)
-from duetbench.doctor_cli import doctor  # noqa: E402
-main.add_command(doctor)
-from duetbench.calibrate_cli import calibrate  # noqa: E402
-main.add_command(calibrate)
-from duetbench.slurm_session import slurm_task  # noqa: E402
-main.add_command(slurm_task)
-from duetbench.merge_cli import merge  # noqa: E402
-main.add_command(merge)

@@ -7,17 +7,11 @@ import signal
 import time
 from collections.abc import Callable
 from pathlib import Path
-
-import numpy as np
-from rich.console import Console
+from typing import TYPE_CHECKING, Any
 
 from duetbench import __version__
-from duetbench.analyze.choice import MethodChoice
-from duetbench.analyze.comparison import ComparisonResult
-from duetbench.analyze.verdict import exceeds_threshold
 from duetbench.config.compare import CompareOptions, split_command
 from duetbench.errors import CommandFailed, DuetError
-from duetbench.evaluation import METRICS, Samples, evaluate, measured_runs, samples
 from duetbench.execute.invocation import Invocation
 from duetbench.execute.lock import MeasurementLock
 from duetbench.execute.runner import Runner, RunSettings, ShellCommandFailed, run_shell
@@ -26,12 +20,126 @@ from duetbench.plan.schedule import choose_cpus
 from duetbench.report.export import Exports
 from duetbench.report.model import ComparisonReport
 from duetbench.report.progress import LiveProgress
-from duetbench.report.terminal import render
-from duetbench.report.warnings import teaching_warnings
-from duetbench.store.db import ComparisonRecord, Store
+
+if TYPE_CHECKING:
+    import numpy as np
+    from rich.console import Console
+
+    from duetbench.analyze.choice import MethodChoice
+    from duetbench.analyze.comparison import ComparisonResult
+    from duetbench.evaluation import Samples
+    from duetbench.store.db import ComparisonRecord, Store
+
+
+# -- imported on first use ---------------------------------------------------------------------------
+# numpy (the statistics), SQLAlchemy (the store) and the report's rendering are not needed to start
+# measuring, and importing them first delayed the first invocation by ~0.4 s (issue 17). These stand
+# in for their module-level imports; each imports its module when first called (once: then it is cached).
+METRICS = ("wall", "cpu")  # = evaluation.METRICS (tests/test_startup.py)
+
+
+def evaluate(*args: Any, **kwargs: Any) -> Any:
+    from duetbench.evaluation import evaluate as evaluate_
+
+    return evaluate_(*args, **kwargs)
+
+
+class _RunCounter:
+    """``evaluation.measured_runs``, incrementally: the stop rule asks after every pair how many runs
+    are complete, and counting them again from the start (into numpy arrays) grew with the runs. The
+    runner's list of measured invocations only grows, so only what was appended since is looked at;
+    any other list is counted from the start."""
+
+    def __init__(self) -> None:
+        self._reset(None, "")
+
+    def _reset(self, invocations: list[Invocation] | None, method: str) -> None:
+        self._list = invocations
+        self._method = method
+        self._seen = 0
+        self._sides: dict[int, set[str]] = {}
+        self._count = {"A": 0, "B": 0}
+        self._pairs = 0
+
+    def __call__(self, method: str, invocations: list[Invocation]) -> int:
+        from duetbench.evaluation import usable
+
+        if invocations is not self._list or method != self._method or len(invocations) < self._seen:
+            self._reset(invocations, method)
+        for inv in usable(invocations[self._seen:]):
+            if method == "duet":
+                sides = self._sides.setdefault(inv.pair, set())
+                before = len(sides)
+                sides.add(inv.side)
+                self._pairs += before == 1 and len(sides) == 2
+            else:
+                self._count[inv.side] = self._count.get(inv.side, 0) + 1
+        self._seen = len(invocations)
+        return self._pairs if method == "duet" else min(self._count["A"], self._count["B"])
+
+
+measured_runs = _RunCounter()
+
+
+def samples(*args: Any, **kwargs: Any) -> Any:
+    from duetbench.evaluation import samples as samples_
+
+    return samples_(*args, **kwargs)
+
+
+def exceeds_threshold(*args: Any, **kwargs: Any) -> Any:
+    from duetbench.analyze.verdict import exceeds_threshold as exceeds_threshold_
+
+    return exceeds_threshold_(*args, **kwargs)
+
+
+def render(*args: Any, **kwargs: Any) -> Any:
+    from duetbench.report.terminal import render as render_
+
+    return render_(*args, **kwargs)
+
+
+def teaching_warnings(*args: Any, **kwargs: Any) -> Any:
+    from duetbench.report.warnings import teaching_warnings as teaching_warnings_
+
+    return teaching_warnings_(*args, **kwargs)
+
+
+class _DeferredComparison:
+    """The comparison's record in the store, begun when its first invocation is stored.
+
+    Opening the store imports SQLAlchemy and migrates the schema (~0.2 s); deferred to the end of the
+    first pair (the warmup pair by default), it no longer delays the first invocation. Every invocation
+    is still committed as soon as it has been measured."""
+
+    def __init__(self, db_path: Path, begin: Callable[[Store], int]) -> None:
+        self.db_path = db_path
+        self._begin = begin
+        self._store: Store | None = None
+        self.id = -1
+
+    def open(self) -> Store:
+        if self._store is None:
+            from duetbench.store.db import Store
+
+            store = Store(self.db_path)
+            self.id = self._begin(store)
+            self._store = store
+        return self._store
+
+    def add_invocation(self, inv: Invocation) -> None:
+        self.open().add_invocation(self.id, inv)
+
+    def add_invocations(self, invocations: list[Invocation]) -> None:
+        self.open().add_invocations(self.id, invocations)
+
+    def set_activity(self, invocations: list[Invocation]) -> None:
+        self.open().set_activity(self.id, invocations)
 
 # Live CI estimates use fewer replicates: they only steer stopping and the progress line.
 LIVE_RESAMPLES = 2000
+# The live CI is recomputed once the runs grew by this share (_LiveCiSchedule).
+LIVE_CI_GROWTH = 0.05
 
 
 def _names(record: ComparisonRecord) -> dict[str, str]:
@@ -67,6 +175,24 @@ def build_report(record: ComparisonRecord, invocations: list[Invocation]) -> Com
     return report
 
 
+class _LiveCiSchedule:
+    """When the live CI is recomputed: with every run it costs more (the samples are rebuilt from all runs
+    so far). It is computed at every run up to 20, then whenever the runs grew by LIVE_CI_GROWTH, and at
+    --min-runs; so adaptive stopping stops at most ~5% of the runs later than with a look after every run
+    (fewer looks only lower the bias of stopping on a narrow-looking interval, analyze/monitor.py).
+    Between two computations the progress line shows the last CI and nothing stops."""
+
+    def __init__(self, min_runs: int) -> None:
+        self.min_runs = min_runs
+        self.last = 0
+
+    def due(self, n: int) -> bool:
+        if n != self.last and (n == self.min_runs or n >= self.last + max(1, int(self.last * LIVE_CI_GROWTH))):
+            self.last = n
+            return True
+        return False
+
+
 class _Stop:
     """Why the adaptive stop ended a comparison ("" while it has not, or when it ended by count or budget)."""
 
@@ -82,6 +208,7 @@ def _stop_rule(opts: CompareOptions, method: str, on_progress: Callable[[int, st
     stop = stop if stop is not None else _Stop()
     adaptive = opts.runs is None
     evidence = adaptive and opts.stop_on_evidence and method != "aduet"
+    last_ci = _LiveCiSchedule(opts.min_runs)
 
     def should_continue(measured: list[Invocation], elapsed: float) -> bool:
         from duetbench.analyze.monitor import EVIDENCE_MIN_UNITS, MonitorDecision, watch
@@ -91,7 +218,7 @@ def _stop_rule(opts: CompareOptions, method: str, on_progress: Callable[[int, st
         decision = MonitorDecision(False, "", "")
         # The live CI steers adaptive stopping and the progress line; with neither, don't compute it.
         first_look = min(opts.min_runs, EVIDENCE_MIN_UNITS) if evidence else opts.min_runs
-        if n >= 3 and (live_ci or (adaptive and n >= first_look)):
+        if n >= 3 and (live_ci or (adaptive and n >= first_look)) and last_ci.due(n):
             s = samples(method, measured, opts.metric)
             stamps = {"a_start": s.a_start, "a_end": s.a_end, "b_start": s.b_start, "b_end": s.b_end}
             decision, r = watch(method, s.a, s.b, min_units=opts.min_runs, target_rciw=opts.target_rciw,
@@ -154,6 +281,8 @@ class Pilot:
             self.invocations[method][-1].append(inv)
 
     def run(self) -> tuple[MethodChoice | None, str, Invocation | None]:
+        import numpy as np
+
         from duetbench.analyze.choice import (
             choose,
             duet_candidate,
@@ -199,6 +328,8 @@ class Pilot:
 
 def _rounds(blocks: list[Samples]) -> tuple[np.ndarray, np.ndarray]:
     """A's and B's times of sequential blocks, each block cut to its complete rounds."""
+    import numpy as np
+
     a = [x.a[: min(x.a.size, x.b.size)] for x in blocks]
     b = [x.b[: min(x.a.size, x.b.size)] for x in blocks]
     return np.concatenate(a), np.concatenate(b)
@@ -239,26 +370,26 @@ def run_compare(opts: CompareOptions, *, db_path: Path, exports: Exports, consol
             options["fell_back_to_sequential"] = True
     lock = MeasurementLock(f"duet compare {opts.command_a!r} {opts.command_b!r}")
     lock.acquire()
-    store = Store(db_path)
-
     record_method = method
-    comparison_id = store.begin_comparison(
+    comparison = _DeferredComparison(db_path, lambda store: store.begin_comparison(
         method=method, name_a=opts.name_a, name_b=opts.name_b, command_a=opts.command_a,
-        command_b=opts.command_b, seed=opts.seed, options=options, host=host, tool_version=__version__)
+        command_b=opts.command_b, seed=opts.seed, options=options, host=host, tool_version=__version__))
 
     total = opts.runs or opts.min_runs
     progress = LiveProgress(console, total, show_progress)
 
+    shown_ci = ""
+
     def on_progress(n: int, ci: str) -> None:
-        nonlocal total
+        nonlocal total, shown_ci
         total = max(total, n + (0 if opts.runs else 1))
-        progress.update(done=n, total=total, description=f"{method} {opts.name_a} vs {opts.name_b}", ci=ci)
+        shown_ci = ci or shown_ci  # the live CI is not recomputed after every run: show the last one
+        progress.update(done=n, total=total, description=f"{method} {opts.name_a} vs {opts.name_b}", ci=shown_ci)
 
     settings = RunSettings(method=method, argv=argv, cpus=cpus, seed=opts.seed, warmup=opts.warmup,
                            timeout_s=opts.timeout, prepare=opts.per_side(opts.prepare), conclude=opts.per_side(opts.conclude),
                            ignore_failure=opts.ignore_failure, show_output=opts.show_output, fill=opts.fill)
     stop = _Stop()
-    store_invocation: Callable[[Invocation], None] = lambda inv: store.add_invocation(comparison_id, inv)
     status = "failed"
     failure: Invocation | None = None
     shell_failure: ShellCommandFailed | None = None
@@ -271,7 +402,7 @@ def run_compare(opts: CompareOptions, *, db_path: Path, exports: Exports, consol
                     run_shell(command, f"--setup ({side})")
             pilot_s = 0.0
             if method == "auto":
-                pilot = Pilot(settings, store_invocation, opts.metric)
+                pilot = Pilot(settings, comparison.add_invocation, opts.metric)
                 progress.update(done=0, total=total, description="auto: trying duet and sequential", ci="")
                 choice, status, failure = pilot.run()
                 pilot_s = pilot.elapsed_s
@@ -282,7 +413,8 @@ def run_compare(opts: CompareOptions, *, db_path: Path, exports: Exports, consol
                                                    seed=opts.seed + Pilot.BLOCKS * 2)
             if method != "auto":
                 runner = Runner(settings, _stop_rule(opts, method, on_progress, progress.enabled, stop, pilot_s),
-                                store_invocation, on_activity=lambda invs: store.set_activity(comparison_id, invs))
+                                comparison.add_invocation, on_activity=comparison.set_activity,
+                                on_invocations=comparison.add_invocations)
                 try:
                     outcome = runner.run()
                     status, failure = outcome.status, outcome.failure
@@ -303,11 +435,14 @@ def run_compare(opts: CompareOptions, *, db_path: Path, exports: Exports, consol
                 options["interval"] = "anytime"
             else:  # it looked at the spread: the interval it judged is the one that stays valid
                 options["interval"] = _stopped_interval(opts.interval)
-        store.finish_comparison(comparison_id, status if shell_failure is None else "failed",
-                                options if stop.reason or "auto" in options else None,
-                                method=method if method != record_method else None)
-        lock.release()
+        try:
+            comparison.open().finish_comparison(comparison.id, status if shell_failure is None else "failed",
+                                                options if stop.reason or "auto" in options else None,
+                                                method=method if method != record_method else None)
+        finally:
+            lock.release()
 
+    store, comparison_id = comparison.open(), comparison.id
     record = store.comparison(comparison_id)
     assert record is not None
     report = build_report(record, store.invocations(comparison_id))
@@ -371,6 +506,8 @@ def _failure_error(inv: Invocation, names: dict[str, str]) -> DuetError:
 
 
 def show(db_path: Path, comparison_id: int | None, *, exports: Exports, console: Console, limit: int = 30) -> int:
+    from duetbench.store.db import Store
+
     if not db_path.exists():
         raise DuetError(f"no results database at {db_path}", hint="run duet compare first, or point --db at one")
     store = Store(db_path)

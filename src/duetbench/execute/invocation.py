@@ -152,35 +152,262 @@ class RunningInvocation:
         except OSError:
             pass
         self.discard()
-        user = raw.get("utime_us", 0) / 1e6
-        system = raw.get("stime_us", 0) / 1e6
-        # rusage covers the child's whole life, including its spin at the start barrier before exec;
-        # that spin lasts as long as the partner takes to arrive and is not the command's work.
-        pre_exec = raw.get("pre_exec_cpu_ns", 0) / 1e9
-        start, end = int(raw.get("start_ns", 0)), int(raw.get("end_ns", 0))
-        return Invocation(
-            side=spec.side,
-            index=spec.index,
-            pair=spec.pair,
-            warmup=spec.warmup,
-            status=str(raw.get("status", "launch_error")),
-            exit_code=int(raw.get("exit_code", -1)),
-            signal=int(raw.get("signal", 0)),
-            start_ns=start,
-            end_ns=end,
-            wall_s=max(0, end - start) / 1e9 if start else 0.0,
-            cpu_s=max(0.0, user + system - pre_exec),
-            user_s=user,
-            sys_s=system,
-            cgroup_cpu_s=cgroup_cpu,
-            maxrss_kb=int(raw.get("maxrss_kb", 0)),
-            nvcsw=int(raw.get("nvcsw", 0)),
-            nivcsw=int(raw.get("nivcsw", 0)),
-            minflt=int(raw.get("minflt", 0)),
-            majflt=int(raw.get("majflt", 0)),
-            cpu_requested=int(raw.get("cpu_requested", -1)),
-            cpu_seen=int(raw.get("cpu_seen", -1)),
-            orphans_reaped=int(raw.get("orphans_reaped", 0)),
-            error=str(raw.get("error", "")),
-            stderr_tail=tail,
-        )
+        return invocation_from_result(spec, raw, cgroup_cpu, tail)
+
+
+def invocation_from_result(spec: LaunchSpec, raw: dict[str, object], cgroup_cpu: float | None,
+                           stderr_tail: str) -> Invocation:
+    """An Invocation from the launcher's JSON result (either launcher mode writes the same object)."""
+    user = float(raw.get("utime_us", 0)) / 1e6  # type: ignore[arg-type]
+    system = float(raw.get("stime_us", 0)) / 1e6  # type: ignore[arg-type]
+    # rusage covers the child's whole life, including its spin at the start barrier before exec;
+    # that spin lasts as long as the partner takes to arrive and is not the command's work.
+    pre_exec = float(raw.get("pre_exec_cpu_ns", 0)) / 1e9  # type: ignore[arg-type]
+    start, end = int(raw.get("start_ns", 0)), int(raw.get("end_ns", 0))  # type: ignore[call-overload]
+    return Invocation(
+        side=spec.side, index=spec.index, pair=spec.pair, warmup=spec.warmup,
+        status=str(raw.get("status", "launch_error")),
+        exit_code=int(raw.get("exit_code", -1)),  # type: ignore[call-overload]
+        signal=int(raw.get("signal", 0)),  # type: ignore[call-overload]
+        start_ns=start, end_ns=end,
+        wall_s=max(0, end - start) / 1e9 if start else 0.0,
+        cpu_s=max(0.0, user + system - pre_exec), user_s=user, sys_s=system,
+        cgroup_cpu_s=cgroup_cpu,
+        maxrss_kb=int(raw.get("maxrss_kb", 0)),  # type: ignore[call-overload]
+        nvcsw=int(raw.get("nvcsw", 0)),  # type: ignore[call-overload]
+        nivcsw=int(raw.get("nivcsw", 0)),  # type: ignore[call-overload]
+        minflt=int(raw.get("minflt", 0)),  # type: ignore[call-overload]
+        majflt=int(raw.get("majflt", 0)),  # type: ignore[call-overload]
+        cpu_requested=int(raw.get("cpu_requested", -1)),  # type: ignore[call-overload]
+        cpu_seen=int(raw.get("cpu_seen", -1)),  # type: ignore[call-overload]
+        orphans_reaped=int(raw.get("orphans_reaped", 0)),  # type: ignore[call-overload]
+        error=str(raw.get("error", "")),
+        stderr_tail=stderr_tail,
+    )
+
+
+def _stderr_tail(path: Path) -> str:
+    # Most commands write nothing to stderr: look at the size before reading.
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except OSError:
+        return ""
+    try:
+        size = os.fstat(fd).st_size
+        if size == 0:
+            return ""
+        # The last lines are what a failure report shows; 64 KiB holds far more than 20 of them.
+        os.lseek(fd, max(0, size - 65536), os.SEEK_SET)
+        data = os.read(fd, 65536)
+        # A server reuses the file; an invocation that fails before its command opens it must not
+        # show the previous one's output.
+        os.ftruncate(fd, 0)
+    finally:
+        os.close(fd)
+    lines = data.decode(errors="replace").splitlines()
+    return "\n".join(lines[-STDERR_TAIL_LINES:])
+
+
+#: The usage of each side's cgroup when its last served invocation ended: (directory inode, usec). Only
+#: that side's invocations run in it, so it is also the next one's starting point, and each invocation
+#: reads cpu.stat once instead of twice (a read flushes per-CPU statistics: ~0.5 ms when the CPUs are
+#: busy). A cgroup made again (another inode) is read afresh.
+_CGROUP_USAGE: dict[str, tuple[int, int]] = {}
+
+
+def forget_cgroup_usage() -> None:
+    """A new comparison makes its cgroups anew (possibly under the same names): read them afresh."""
+    _CGROUP_USAGE.clear()
+
+
+def _cgroup_usage_before(group: SideCgroup) -> int | None:
+    try:
+        inode = os.stat(group.path).st_ino
+    except OSError:
+        return None
+    cached = _CGROUP_USAGE.get(str(group.path))
+    if cached is not None and cached[0] == inode:
+        return cached[1]
+    return group.usage_usec()
+
+
+def _cgroup_usage_after(group: SideCgroup) -> int | None:
+    usage = group.usage_usec()
+    try:
+        inode = os.stat(group.path).st_ino
+    except OSError:
+        return usage
+    if usage is not None:
+        _CGROUP_USAGE[str(group.path)] = (inode, usage)
+    return usage
+
+
+class ReleaseGate:
+    """A pipe shared by the launchers of a duet: requests sent with ``hold`` wait for one byte of it.
+
+    The orchestrator sends both sides' requests, then releases both with one write. Sent one by one,
+    the first side's child would already spin at the start barrier and could hold the very CPU the
+    orchestrator needs to send the second request (measured: ~2 ms per pair on 2 CPUs)."""
+
+    def __init__(self) -> None:
+        self.read_fd, self._write_fd = os.pipe()
+
+    def release(self, count: int) -> None:
+        os.write(self._write_fd, b"g" * count)
+
+    def close(self) -> None:
+        for fd in (self.read_fd, self._write_fd):
+            if fd >= 0:
+                os.close(fd)
+        self.read_fd = self._write_fd = -1
+
+
+class LauncherServer:
+    """A long-lived ``duet-launch --serve``: one launcher for all the invocations run on one CPU.
+
+    Launching a command through it costs a request on a pipe and the launcher's own fork and exec of
+    the command, instead of a Python Popen and a launcher exec per invocation; the orchestrator sleeps
+    in poll() on the result pipes while commands run, so nothing of it runs on a measured CPU. The
+    launcher pins itself to each request's CPU (it stays there when, as in a duet, that never
+    changes), so what the command measures is as with the one-shot launcher."""
+
+    def __init__(self, workdir: Path, name: str, gate: ReleaseGate | None = None) -> None:
+        request_r, request_w = os.pipe()
+        result_r, result_w = os.pipe()
+        argv = [str(native_binary("duet-launch")), "--serve", str(result_w)]
+        passed = [result_w]
+        if gate is not None:
+            argv += ["--go", str(gate.read_fd)]
+            passed.append(gate.read_fd)
+        self.gate = gate
+        try:
+            # A new session: Ctrl-C reaches only the orchestrator, which then stops the launchers in order.
+            self.process = subprocess.Popen(argv, stdin=request_r, pass_fds=passed, start_new_session=True)
+        finally:
+            os.close(request_r)
+            os.close(result_w)
+        self._requests = request_w
+        self._results = result_r
+        self._buffer = b""
+        self.stderr_path = workdir / f"{name}.stderr"
+        self.busy: ServedInvocation | None = None
+
+    def fileno(self) -> int:
+        return self._results
+
+    def start(self, spec: LaunchSpec, *, discard_output: bool = False, hold: bool = False) -> "ServedInvocation":
+        """Send one invocation; it runs while the caller waits for it (``poll`` on ``fileno``). With
+        ``hold`` it starts only once the gate releases it (``ReleaseGate.release``)."""
+        if self.busy is not None:
+            raise RuntimeError("a launcher runs one invocation at a time")
+        if hold and self.gate is None:
+            raise RuntimeError("hold needs a launcher made with a release gate")
+        env = {**spec.env, "DUET_SIDE": spec.side, "DUET_ITERATION": str(spec.index)}
+        entries = [f"arg={a}" for a in spec.argv]
+        entries += [f"env={k}={v}" for k, v in env.items()]
+        if spec.cpu is not None:
+            entries.append(f"cpu={spec.cpu}")
+        if spec.barrier is not None:
+            entries += [f"barrier={spec.barrier}", f"barrier_timeout_ms={int(spec.barrier_timeout_s * 1000)}"]
+        if spec.timeout_s:
+            entries.append(f"timeout_ms={max(1, int(spec.timeout_s * 1000))}")
+        if spec.cgroup is not None:
+            entries.append(f"cgroup={spec.cgroup.path}")
+        stderr_path = spec.stderr_path or self.stderr_path
+        if discard_output:
+            entries += [f"stdout={os.devnull}", f"stderr={os.devnull}"]
+        elif not spec.show_output:
+            entries += [f"stdout={spec.stdout_path or os.devnull}", f"stderr={stderr_path}"]
+        if spec.cwd is not None:
+            entries.append(f"cwd={spec.cwd}")
+        if hold:
+            entries.append("hold=1")
+        payload = ("\0".join(entries) + "\0").encode()
+        served = ServedInvocation(self, spec, stderr_path if not (discard_output or spec.show_output) else None,
+                                  _cgroup_usage_before(spec.cgroup) if spec.cgroup else None)
+        message = b"%08x\n" % len(payload) + payload
+        try:
+            view = memoryview(message)
+            while view:
+                view = view[os.write(self._requests, view):]
+        except BrokenPipeError:
+            pass  # the launcher is gone; its result pipe is at EOF and the invocation reads as a launch error
+        self.busy = served
+        return served
+
+    def read_result(self) -> dict[str, object]:
+        while b"\n" not in self._buffer:
+            chunk = os.read(self._results, 65536)
+            if not chunk:
+                self.process.poll()
+                return {"status": "launch_error",
+                        "error": f"the launcher exited with {self.process.returncode} without writing a result"}
+            self._buffer += chunk
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        try:
+            return json.loads(line)  # type: ignore[no-any-return]
+        except ValueError:
+            return {"status": "launch_error", "error": "the launcher wrote an unreadable result"}
+
+    def cancel(self) -> None:
+        """Stop the invocation in progress (reported as interrupted); the launcher stays."""
+        if self.process.poll() is None:
+            try:
+                self.process.send_signal(signal.SIGUSR1)
+            except ProcessLookupError:
+                pass
+
+    def terminate(self) -> None:
+        """Stop the invocation in progress and end the launcher."""
+        if self.process.poll() is None:
+            try:
+                self.process.send_signal(signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+
+    def close(self) -> None:
+        """End the launcher: EOF on its requests (or SIGTERM, if it is still running something)."""
+        if self._requests >= 0:
+            os.close(self._requests)
+            self._requests = -1
+        if self.busy is not None:
+            self.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        if self._results >= 0:
+            os.close(self._results)
+            self._results = -1
+
+
+class ServedInvocation:
+    """An invocation running in a ``LauncherServer``; ``wait`` reads its result (blocking until then)."""
+
+    def __init__(self, server: LauncherServer, spec: LaunchSpec, stderr_path: Path | None,
+                 cgroup_before: int | None) -> None:
+        self.server = server
+        self.spec = spec
+        self._stderr_path = stderr_path
+        self._cgroup_before = cgroup_before
+
+    def fileno(self) -> int:
+        return self.server.fileno()
+
+    def cancel(self) -> None:
+        self.server.cancel()
+
+    def terminate(self) -> None:
+        self.server.terminate()
+
+    def wait(self) -> Invocation:
+        raw = self.server.read_result()
+        self.server.busy = None
+        cgroup_cpu = None
+        if self.spec.cgroup is not None and self._cgroup_before is not None:
+            after = _cgroup_usage_after(self.spec.cgroup)
+            if after is not None:
+                cgroup_cpu = (after - self._cgroup_before) / 1e6
+        tail = _stderr_tail(self._stderr_path) if self._stderr_path is not None else ""
+        return invocation_from_result(self.spec, raw, cgroup_cpu, tail)

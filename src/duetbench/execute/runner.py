@@ -12,13 +12,14 @@ import select
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from duetbench.execute.barrier import ABORT_USER, BarrierPage
-from duetbench.execute.invocation import Invocation, LaunchSpec, RunningInvocation
-from duetbench.measure.activity import ActivityWindow, top_activity
+from duetbench.execute.invocation import (Invocation, LaunchSpec, LauncherServer, ReleaseGate, ServedInvocation,
+                                           forget_cgroup_usage)
+from duetbench.measure.activity import ActivityWindow, Snapshot, activity_delta, snapshot, top_activity
 from duetbench.measure.cgroup import SideCgroup
 from duetbench.measure.procstat import read_steal_seconds, steal_delta
 from duetbench.plan.layout import env_offset
@@ -26,6 +27,11 @@ from duetbench.plan.schedule import Schedule
 
 # Invocations per side in one segment of an asynchronous duet (CPUs are re-drawn between segments).
 ADUET_SEGMENT = 5
+# Reading every other thread's schedstat takes ~1-3 ms, between invocations, where it delays the next
+# one. An attribution window therefore spans as many consecutive pairs (or sequential invocations) as
+# keep the snapshots under this share of the elapsed time: every pair of 100 ms commands, every
+# second pair of 20 ms ones, a few dozen pairs of `true`.
+ACTIVITY_MAX_SHARE = 0.05
 
 
 @dataclass
@@ -76,28 +82,44 @@ StopRule = Callable[[list[Invocation], float], bool]
 class Runner:
     def __init__(self, settings: RunSettings, should_continue: StopRule,
                  on_invocation: Callable[[Invocation], None],
-                 on_activity: Callable[[list[Invocation]], None] | None = None) -> None:
+                 on_activity: Callable[[list[Invocation]], None] | None = None,
+                 on_invocations: Callable[[list[Invocation]], None] | None = None) -> None:
         self.s = settings
         self.should_continue = should_continue
         self.on_invocation = on_invocation
+        # Both sides of a duet's pair are measured together: stored in one go (one transaction) where
+        # the caller offers it, else one by one.
+        self.on_invocations = on_invocations
         # aduet invocations overlap, so their activity is known only when a segment ends, after they
         # were stored: this is told which stored invocations got it.
         self.on_activity = on_activity
         self.schedule = Schedule(settings.seed, settings.cpus)
         self.measured: list[Invocation] = []
         self._t0: float | None = None
-        self._running: list[RunningInvocation] = []
+        self._servers: dict[int, LauncherServer] = {}
+        self._gate: ReleaseGate | None = None
+        self._workdir = Path(tempfile.gettempdir())
+        self._noise = _NoiseWindows(on_activity)
 
     # -- helpers -----------------------------------------------------------------------------------
     def _elapsed(self) -> float:
         return 0.0 if self._t0 is None else time.monotonic() - self._t0
 
     def _emit(self, inv: Invocation) -> None:
-        if not inv.warmup:
-            if self._t0 is None:
-                self._t0 = time.monotonic() - inv.wall_s
-            self.measured.append(inv)
-        self.on_invocation(inv)
+        self._emit_all([inv])
+
+    def _emit_all(self, invocations: list[Invocation]) -> None:
+        for inv in invocations:
+            if not inv.warmup:
+                if self._t0 is None:
+                    self._t0 = time.monotonic() - inv.wall_s
+                self.measured.append(inv)
+        if self.on_invocations is not None:
+            self.on_invocations(invocations)
+        else:
+            for inv in invocations:
+                self.on_invocation(inv)
+        self._noise.stored()
 
     def _is_failure(self, inv: Invocation) -> bool:
         if inv.ok:
@@ -125,11 +147,17 @@ class Runner:
                           env=env_offset(f"{self.s.seed}:{index}"))
 
     def stop_all(self) -> None:
-        for r in self._running:
-            r.terminate()
-        for r in self._running:
-            r.process.wait()
-        self._running = []
+        """Stop whatever runs (Ctrl-C): every launcher ends its command, answers, and exits."""
+        for server in self._servers.values():
+            server.terminate()
+        for server in self._servers.values():
+            server.process.wait()
+
+    def _server(self, cpu: int) -> LauncherServer:
+        server = self._servers.get(cpu)
+        if server is None:
+            server = self._servers[cpu] = LauncherServer(self._workdir, f"cpu{cpu}", self._gate)
+        return server
 
     # -- entry point -------------------------------------------------------------------------------
     def run(self) -> RunOutcome:
@@ -137,15 +165,28 @@ class Runner:
         cgroups: dict[str, SideCgroup | None] = {side: None for side in ("A", "B")}
         if self.s.use_cgroups:
             cgroups = {side: SideCgroup.create(f"{tag}-{side}") for side in ("A", "B")}
+        forget_cgroup_usage()
         try:
             with tempfile.TemporaryDirectory(prefix="duetbench-") as tmp:
-                workdir = Path(tmp)
+                self._workdir = Path(tmp)
                 method = {"duet": self._run_duet, "aduet": self._run_aduet, "sequential": self._run_sequential}
+                self._gate = ReleaseGate()
                 try:
-                    failure = method[self.s.method](workdir, cgroups)
+                    # The launchers start before the first invocation, so no launcher start-up is measured.
+                    for cpu in sorted(set(self.s.cpus)):
+                        self._server(cpu)
+                    failure = method[self.s.method](cgroups)
                 except KeyboardInterrupt:
                     self.stop_all()
+                    self._noise.close()
                     return RunOutcome("interrupted", None, self.measured, self._elapsed())
+                finally:
+                    for server in self._servers.values():
+                        server.close()
+                    self._servers = {}
+                    self._gate.close()
+                    self._gate = None
+                self._noise.close()
                 status = "failed" if failure is not None else "complete"
                 return RunOutcome(status, failure, self.measured, self._elapsed())
         finally:
@@ -153,36 +194,33 @@ class Runner:
                 if group is not None:
                     group.remove()
 
-    def _filler(self, side: str, cpu: int | None, workdir: Path) -> RunningInvocation:
+    def _filler(self, side: str, cpu: int) -> ServedInvocation:
         """An unmeasured re-run of ``side`` that keeps its CPU busy while the partner still runs."""
         spec = LaunchSpec(argv=self.s.argv[side], side=side, index=-1, pair=-1, warmup=True, cpu=cpu)
-        filler = RunningInvocation(spec, workdir)
-        self._running.append(filler)
-        return filler
+        return self._server(cpu).start(spec, discard_output=True)
 
-    def _end_filler(self, filler: RunningInvocation) -> None:
-        filler.terminate()
-        filler.process.wait()
-        filler.discard()
-        self._running.remove(filler)
+    @staticmethod
+    def _end_filler(filler: ServedInvocation) -> None:
+        filler.cancel()
+        filler.wait()
 
-    def _wait_pair(self, running: list[RunningInvocation], workdir: Path) -> list[Invocation]:
+    def _wait_pair(self, running: list[ServedInvocation]) -> list[Invocation]:
         """Wait for both sides of a pair; with ``fill``, the side that finishes first is re-run (unmeasured)
         until its partner finishes too."""
-        first_pid = _wait_any({r.pid for r in running})
-        first = next(r for r in running if r.pid == first_pid)
+        first = _wait_ready(running)
         other = next(r for r in running if r is not first)
         done = first.wait()
-        filler = self._filler(done.side, first.spec.cpu, workdir) if self.s.fill and done.ok else None
-        while filler is not None and _wait_any({other.pid, filler.pid}) == filler.pid:
-            self._end_filler(filler)  # it finished on its own: the partner is much longer; go on filling
-            filler = self._filler(done.side, first.spec.cpu, workdir)
+        cpu = first.spec.cpu if first.spec.cpu is not None else self.s.cpus[0]
+        filler = self._filler(done.side, cpu) if self.s.fill and done.ok else None
+        while filler is not None and _wait_ready([other, filler]) is filler:
+            filler.wait()  # it finished on its own: the partner is much longer; go on filling
+            filler = self._filler(done.side, cpu)
         late = other.wait()
         if filler is not None:
             self._end_filler(filler)
         return [done, late]
 
-    def _run_duet(self, workdir: Path, cgroups: dict[str, SideCgroup | None]) -> Invocation | None:
+    def _run_duet(self, cgroups: dict[str, SideCgroup | None]) -> Invocation | None:
         with BarrierPage(parties=2) as barrier:
             pair = 0
             while True:
@@ -193,35 +231,34 @@ class Runner:
                 for side in placement.order:
                     self._prepare(side)
                 barrier.reset()
-                activity = ActivityWindow()
-                activity.start()
+                self._noise.open()
                 steal_before = read_steal_seconds()
+                running: list[ServedInvocation] = []
                 try:
                     for side in placement.order:
                         spec = self._spec(side, pair, pair, warmup, placement.cpu[side], barrier.path, cgroups)
-                        self._running.append(RunningInvocation(spec, workdir))
-                    results = self._wait_pair(list(self._running), workdir)
+                        running.append(self._server(placement.cpu[side]).start(spec, hold=True))
+                    assert self._gate is not None
+                    self._gate.release(len(running))
+                    results = self._wait_pair(running)
                 except KeyboardInterrupt:
                     barrier.abort(ABORT_USER)
                     raise
-                self._running = []
                 steal_after = read_steal_seconds()
-                # machine-wide, so both sides of the pair share one record of the other processes
-                noise = _activity_json(activity)
-                failure = None
-                for inv in sorted(results, key=lambda i: i.side):
+                for inv in results:
                     inv.steal_s = steal_delta(steal_before, steal_after, inv.cpu_requested)
-                    inv.activity = noise
-                    self._emit(inv)
-                    if failure is None and self._is_failure(inv):
-                        failure = inv
+                # machine-wide, so both sides of the pair share one record of the other processes
+                self._noise.add(results)
+                results.sort(key=lambda i: i.side)
+                self._emit_all(results)
+                failure = next((inv for inv in results if self._is_failure(inv)), None)
                 if failure is not None:
                     return _root_cause(results)
                 for side in placement.order:
                     self._conclude(side)
                 pair += 1
 
-    def _run_sequential(self, workdir: Path, cgroups: dict[str, SideCgroup | None]) -> Invocation | None:
+    def _run_sequential(self, cgroups: dict[str, SideCgroup | None]) -> Invocation | None:
         cpu = self.s.cpus[1]
         round_ = 0
         while True:
@@ -230,22 +267,18 @@ class Runner:
                 return None
             for side in self.schedule.next_round_order():
                 self._prepare(side)
-                activity = ActivityWindow()
-                activity.start()
+                self._noise.open()
                 steal_before = read_steal_seconds()
-                running = RunningInvocation(self._spec(side, round_, round_, warmup, cpu, None, cgroups), workdir)
-                self._running = [running]
-                inv = running.wait()
-                self._running = []
+                inv = self._server(cpu).start(self._spec(side, round_, round_, warmup, cpu, None, cgroups)).wait()
                 inv.steal_s = steal_delta(steal_before, read_steal_seconds(), cpu)
-                inv.activity = _activity_json(activity)
+                self._noise.add([inv])
                 self._emit(inv)
                 if self._is_failure(inv):
                     return inv
                 self._conclude(side)
             round_ += 1
 
-    def _run_aduet(self, workdir: Path, cgroups: dict[str, SideCgroup | None]) -> Invocation | None:
+    def _run_aduet(self, cgroups: dict[str, SideCgroup | None]) -> Invocation | None:
         """Both sides invoke back to back on their own CPU, never waiting for each other (seed 004 §3).
 
         Invocations come in segments of ADUET_SEGMENT per side. At a segment's end the CPUs are drawn
@@ -264,36 +297,32 @@ class Runner:
             window = ActivityWindow()
             window.start()
             emitted: list[Invocation] = []
-            measuring: dict[int, tuple[RunningInvocation, dict[int, float]]] = {}
-            fillers: dict[int, RunningInvocation] = {}
+            measuring: dict[str, tuple[ServedInvocation, dict[int, float]]] = {}
+            fillers: dict[str, ServedInvocation] = {}
 
             def launch(side: str) -> None:
                 self._prepare(side)
                 index = count[side]
                 spec = self._spec(side, index, segment, index < self.s.warmup, cpu[side], None, cgroups)
                 steal = read_steal_seconds()
-                running = RunningInvocation(spec, workdir)
-                self._running.append(running)
-                measuring[running.pid] = (running, steal)
+                measuring[side] = (self._server(cpu[side]).start(spec), steal)
                 count[side] += 1
                 left[side] -= 1
 
             def fill(side: str) -> None:
-                filler = self._filler(side, cpu[side], workdir)
-                fillers[filler.pid] = filler
+                fillers[side] = self._filler(side, cpu[side])
 
             for side in self.schedule.next_round_order():
                 launch(side)
             failure: Invocation | None = None
             while measuring:
-                pid = _wait_any(set(measuring) | set(fillers))
-                if pid in fillers:  # a filler ended on its own while the partner still runs: fill again
-                    filler = fillers.pop(pid)
-                    self._end_filler(filler)
-                    fill(filler.spec.side)
+                ready = _wait_ready([m[0] for m in measuring.values()] + list(fillers.values()))
+                side = ready.spec.side
+                if fillers.get(side) is ready:  # a filler ended on its own while the partner still runs: fill again
+                    fillers.pop(side).wait()
+                    fill(side)
                     continue
-                running, steal = measuring.pop(pid)
-                self._running.remove(running)
+                running, steal = measuring.pop(side)
                 inv = running.wait()
                 inv.steal_s = steal_delta(steal, read_steal_seconds(), inv.cpu_requested)
                 self._emit(inv)
@@ -320,6 +349,71 @@ class Runner:
             segment += 1
 
 
+class _NoiseWindows:
+    """Other processes' activity (EMP noise attribution) over consecutive windows of invocations.
+
+    Windows are chained: one snapshot closes a window and opens the next, so each costs one /proc scan
+    instead of two. A window closes after the invocations that end it once it has lasted
+    1/ACTIVITY_MAX_SHARE times what its opening snapshot took; every invocation in it gets the window's
+    record (before they are stored when the window closes with them, else through ``on_activity``, as
+    an aduet segment's). The gap between two pairs, where only the orchestrator runs, falls in a window
+    too: what other processes do there is counted, as it would be by a snapshot before each pair."""
+
+    def __init__(self, on_activity: Callable[[list[Invocation]], None] | None) -> None:
+        self.on_activity = on_activity
+        self._before: Snapshot | None = None
+        self._opened = 0.0
+        self._cost = 0.0
+        self._pending: list[Invocation] = []
+        self._stored: list[Invocation] = []
+
+    def _snapshot(self) -> Snapshot | None:
+        t0 = time.monotonic()
+        try:
+            snap = snapshot()
+        except OSError:
+            snap = None
+        self._opened = time.monotonic()
+        self._cost = self._opened - t0
+        return snap
+
+    def open(self) -> None:
+        """Before an invocation: start a window unless one is open."""
+        if self._before is None:
+            self._before = self._snapshot()
+
+    def add(self, invocations: Sequence[Invocation]) -> None:
+        """After invocations ended (before they are stored): close the window if it lasted long enough."""
+        self._pending.extend(invocations)
+        if time.monotonic() - self._opened >= self._cost / ACTIVITY_MAX_SHARE:
+            self._close()
+
+    def _close(self) -> None:
+        after = self._snapshot() if self._before is not None else None
+        noise = None
+        if self._before is not None and after is not None:
+            noise = json.dumps(top_activity(activity_delta(self._before, after)))
+        # The next window starts where this one ended.
+        self._before = after
+        stored = [inv for inv in self._stored]
+        for inv in (*self._pending, *self._stored):
+            inv.activity = noise
+        self._pending, self._stored = [], []
+        if stored and self.on_activity is not None:
+            self.on_activity(stored)
+
+    def stored(self) -> None:
+        """The pending invocations were stored without their record (the window is still open)."""
+        self._stored.extend(inv for inv in self._pending if inv.activity is None)
+        self._pending = [inv for inv in self._pending if inv.activity is not None]
+
+    def close(self) -> None:
+        """The run ended: close the open window, if any, for the invocations still without a record."""
+        if self._pending or self._stored:
+            self._close()
+        self._before = None
+
+
 def _ensured(group: SideCgroup | None) -> SideCgroup | None:
     # A compare's cgroups live for all its invocations; if one vanished, launching into it would fail.
     return group.ensure() if group is not None else None
@@ -332,6 +426,19 @@ def _activity_json(window: ActivityWindow) -> str | None:
         return json.dumps(top_activity(window.stop()))
     except OSError:
         return None
+
+
+def _wait_ready(running: list[ServedInvocation]) -> ServedInvocation:
+    """Sleep until one of ``running`` has its result (or its launcher died) and return it."""
+    poller = select.poll()
+    by_fd = {}
+    for r in running:
+        by_fd[r.fileno()] = r
+        poller.register(r.fileno(), select.POLLIN)
+    while True:
+        ready = poller.poll()
+        if ready:
+            return by_fd[ready[0][0]]
 
 
 def _wait_any(pids: set[int]) -> int:

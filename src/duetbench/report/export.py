@@ -8,13 +8,12 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from duetbench.analyze.comparison import ComparisonResult
-from duetbench.analyze.verdict import describe_change
 from duetbench.errors import DuetError
 from duetbench.execute.invocation import Invocation
 from duetbench.report.model import ComparisonReport
 
 if TYPE_CHECKING:
+    from duetbench.analyze.comparison import ComparisonResult
     from duetbench.report.scan import ScanEntry
 
 JSON_FORMAT_VERSION = 1
@@ -34,6 +33,8 @@ def clean_json(value: Any) -> Any:
 
 
 def _comparison_dict(report: ComparisonReport, result: ComparisonResult) -> dict[str, Any]:
+    from duetbench.analyze.verdict import describe_change
+
     return {
         "method": result.method,
         "metric": result.metric,
@@ -104,6 +105,8 @@ def percent_change(x: float) -> str:
 
 def to_markdown(report: ComparisonReport) -> str:
     """A short table for a pull-request comment."""
+    from duetbench.analyze.verdict import describe_change
+
     names = report.names
     lines = [f"### duetbench: `{names['B']}` vs `{names['A']}` ({report.method})", ""]
     primary = report.primary

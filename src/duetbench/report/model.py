@@ -2,10 +2,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from duetbench.analyze.comparison import ComparisonResult
 from duetbench.execute.invocation import Invocation
+
+if TYPE_CHECKING:
+    # numpy: imported by whoever makes the results, not by whoever only names the type
+    from duetbench.analyze.comparison import ComparisonResult
 
 
 @dataclass

@@ -97,23 +97,35 @@ class Store:
         return comparison_id
 
     def add_invocation(self, comparison_id: int, inv: Invocation) -> None:
+        self.add_invocations(comparison_id, [inv])
+
+    def add_invocations(self, comparison_id: int, invocations: list[Invocation]) -> None:
+        """Store invocations measured together (a duet's pair) in one transaction."""
         t = schema.invocations
         with self.errors(), write_transaction(self.engine) as conn:
             seq = self._seq.get(comparison_id)
             if seq is None:
                 seq = int(conn.execute(select(func.count()).select_from(t).where(
                     t.c.comparison_id == comparison_id)).scalar() or 0)
-            conn.execute(t.insert(), dict(comparison_id=comparison_id, seq=seq,
-                                           **{c: getattr(inv, c) for c in process_columns()}))
-        self._seq[comparison_id] = seq + 1
+            rows = [dict(comparison_id=comparison_id, seq=seq + k, **{c: getattr(inv, c) for c in process_columns()})
+                    for k, inv in enumerate(invocations)]
+            if rows:
+                conn.execute(t.insert(), rows)
+        self._seq[comparison_id] = seq + len(invocations)
 
     def set_activity(self, comparison_id: int, invocations: list[Invocation]) -> None:
-        """Record the other processes' activity of invocations already stored (an aduet segment's)."""
+        """Record the other processes' activity of invocations already stored (an aduet segment's, or a
+        compare's attribution window). They share their record: one statement per record and side."""
         t = schema.invocations
+        groups: dict[tuple[str | None, str], list[int]] = {}
+        for inv in invocations:
+            groups.setdefault((inv.activity, inv.side), []).append(inv.index)
         with self.errors(), write_transaction(self.engine) as conn:
-            for inv in invocations:
-                conn.execute(t.update().where((t.c.comparison_id == comparison_id) & (t.c.side == inv.side)
-                                              & (t.c["index"] == inv.index)).values(activity=inv.activity))
+            for (activity, side), indices in groups.items():
+                for start in range(0, len(indices), 500):  # within SQLite's limit on bound parameters
+                    conn.execute(t.update().where((t.c.comparison_id == comparison_id) & (t.c.side == side)
+                                                  & t.c["index"].in_(indices[start:start + 500]))
+                                 .values(activity=activity))
 
     def finish_comparison(self, comparison_id: int, status: str, options: dict[str, Any] | None = None,
                           method: str | None = None) -> None:

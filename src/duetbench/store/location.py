@@ -10,10 +10,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy.engine import URL, make_url
-from sqlalchemy.exc import ArgumentError
+if TYPE_CHECKING:
+    from sqlalchemy.engine import URL
 
 from duetbench.errors import DuetError
 
@@ -65,6 +65,9 @@ class StoreLocation:
         text = str(where)
         if not is_url(text):
             return cls.sqlite(Path(text))
+        from sqlalchemy.engine import make_url
+        from sqlalchemy.exc import ArgumentError
+
         try:
             url = make_url(text)
         except (ArgumentError, ValueError):
@@ -83,6 +86,8 @@ class StoreLocation:
 
     @classmethod
     def sqlite(cls, path: Path) -> "StoreLocation":
+        from sqlalchemy.engine import URL
+
         return cls("sqlite", URL.create("sqlite", database=str(path)), path)
 
     @property

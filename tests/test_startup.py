@@ -1,0 +1,58 @@
+"""Start-up stays light: `duet --version`/`--help` and the start of `duet compare` import neither numpy,
+SQLAlchemy, pydantic nor rich (issue 17). What is imported is checked, not how long it takes."""
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+import subprocess
+import sys
+
+import click
+import pytest
+
+HEAVY = ("numpy", "scipy", "sqlalchemy", "pydantic", "rich", "duetbench.importers", "duetbench.store.db")
+
+
+def _imported_after(code: str) -> list[str]:
+    probe = (f"import sys\n{code}\n"
+             f"import json; print(json.dumps(sorted(m for m in sys.modules if m.startswith({HEAVY!r}))))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("args", [["--version"], ["--help"], ["compare", "--help"]])
+def test_version_and_help_import_nothing_heavy(args: list[str]) -> None:
+    code = (f"from duetbench.cli import main\ntry:\n    main({args!r})\nexcept SystemExit as e:\n"
+            "    assert e.code in (0, None), e.code")
+    assert _imported_after(code) == []
+
+
+def test_the_compare_session_imports_statistics_and_store_on_first_use() -> None:
+    # pydantic validates the options and rich draws the progress line before the first invocation;
+    # numpy (statistics) and SQLAlchemy (the store) come after it.
+    imported = _imported_after("import duetbench.session, duetbench.execute.runner")
+    assert [m for m in imported if not m.startswith(("pydantic", "rich"))] == []
+
+
+def test_help_lists_every_lazy_command_as_the_command_itself_would() -> None:
+    from duetbench.cli import _LAZY, main
+
+    ctx = click.Context(main)
+    for name, (module, attribute, short, hidden) in _LAZY.items():
+        real = getattr(importlib.import_module(module), attribute)
+        assert real.name == name and real.hidden == hidden, name
+        if not hidden:
+            placeholder = click.Command(name, help=short)
+            for limit in (30, 45, 80):
+                assert placeholder.get_short_help_str(limit) == real.get_short_help_str(limit), (name, limit)
+    assert main.get_command(ctx, "doctor") is importlib.import_module("duetbench.doctor_cli").doctor
+
+
+def test_constants_kept_apart_to_stay_light_match_their_originals() -> None:
+    from duetbench import cli, evaluation, session
+    from duetbench.store import db
+
+    assert cli.DEFAULT_DB == db.DEFAULT_DB
+    assert session.METRICS == evaluation.METRICS
+    assert inspect.signature(session.build_report)  # the lazy stand-ins resolve
