@@ -181,6 +181,24 @@ def test_auto_says_which_method_and_why(duet, tmp_path: Path) -> None:
     assert auto["reason"] in (tmp_path / "o.csv").read_text()
 
 
+@two_cpus
+def test_auto_decides_again_when_conditions_change(duet, tmp_path: Path) -> None:
+    # A command steady at first (a 10 ms sleep), then spread over 10-40 ms from its 60th invocation on:
+    # the chosen method's runs suddenly spread far more than in its pilot, so auto measures both again.
+    script = tmp_path / "drift.sh"
+    script.write_text("#!/bin/sh\n"
+                      f"n=$(cat {tmp_path}/count 2>/dev/null || echo 0); echo $((n+1)) > {tmp_path}/count\n"
+                      "if [ $n -gt 60 ]; then sleep 0.0$(shuf -i 10-40 -n1); else sleep 0.01; fi\n")
+    script.chmod(0o755)
+    r = duet("compare", str(script), str(script), "--target-width", "0.0001", "--time-budget", "6",
+             "--export-json", "o.json", *FAST)
+    assert r.returncode == 0, r.stderr
+    auto = json.loads((tmp_path / "o.json").read_text())["options"]["auto"]
+    assert len(auto["history"]) >= 2, auto
+    assert auto["history"][1]["after_runs"] > 0
+    assert "conditions changed after" in r.stdout
+
+
 def test_show_lists_and_reprints(duet, tmp_path: Path) -> None:
     first = duet("compare", "sleep 0.01", "sleep 0.02", "--runs", "4", "--seed", "7", "--name-a", "old",
                  "--name-b", "new", "--method", "sequential", *FAST)

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     import numpy as np
     from rich.console import Console
 
-    from duetbench.analyze.choice import MethodChoice
+    from duetbench.analyze.choice import Candidate, MethodChoice
     from duetbench.analyze.comparison import ComparisonResult
     from duetbench.evaluation import Samples
     from duetbench.store.db import ComparisonRecord, Store
@@ -202,17 +202,21 @@ class _Stop:
 
 
 def _stop_rule(opts: CompareOptions, method: str, on_progress: Callable[[int, str], None], live_ci: bool,
-               stop: _Stop | None = None, spent_s: float = 0.0) -> Callable[[list[Invocation], float], bool]:
-    """After each run (pair): go on? `spent_s`: seconds already spent before this runner (auto's pilot),
-    counted against --time-budget."""
+               stop: _Stop | None = None, spent_s: float = 0.0, prior: list[Invocation] | None = None,
+               watch_for: Candidate | None = None) -> Callable[[list[Invocation], float], bool]:
+    """After each run (pair): go on? `spent_s`: seconds already spent before this runner (auto's pilots,
+    earlier segments), counted against --time-budget; `prior`: this method's runs measured by earlier
+    runners of the same comparison, judged together with this runner's; `watch_for`: the pilot's finding
+    for this method — when the recent runs spread far more, stop with reason "conditions" (re-decide)."""
     stop = stop if stop is not None else _Stop()
     adaptive = opts.runs is None
     evidence = adaptive and opts.stop_on_evidence and method != "aduet"
     last_ci = _LiveCiSchedule(opts.min_runs)
 
-    def should_continue(measured: list[Invocation], elapsed: float) -> bool:
+    def should_continue(this_runner: list[Invocation], elapsed: float) -> bool:
         from duetbench.analyze.monitor import EVIDENCE_MIN_UNITS, MonitorDecision, watch
 
+        measured = prior + this_runner if prior else this_runner
         n = measured_runs(method, measured)
         ci_text = ""
         decision = MonitorDecision(False, "", "")
@@ -238,6 +242,9 @@ def _stop_rule(opts: CompareOptions, method: str, on_progress: Callable[[int, st
         if decision.stop:
             stop.reason, stop.detail = decision.reason, decision.detail
             return False
+        if watch_for is not None and _conditions_changed(method, this_runner, opts.metric, watch_for):
+            stop.reason, stop.detail = "conditions", "the runs spread far more than in the pilot"
+            return False
         if n < opts.min_runs:
             return True
         if n >= opts.max_runs or elapsed + spent_s >= opts.time_budget:
@@ -250,10 +257,77 @@ def _stop_rule(opts: CompareOptions, method: str, on_progress: Callable[[int, st
     return should_continue
 
 
+def _conditions_changed(method: str, measured: list[Invocation], metric: str, pilot: Candidate) -> bool:
+    """Every RECENT_UNITS runs of this runner: do its last RECENT_UNITS runs spread far more than the pilot's?"""
+    from duetbench.analyze.choice import RECENT_UNITS, conditions_changed, unit_sd
+
+    n = measured_runs(method, measured)
+    if n < RECENT_UNITS or n % RECENT_UNITS:
+        return False
+    s = samples(method, measured, metric)
+    k = min(s.a.size, s.b.size)
+    return conditions_changed(pilot, unit_sd(method, s.a[k - RECENT_UNITS:k], s.b[k - RECENT_UNITS:k]))
+
+
 def _stopped_interval(interval: str) -> str:
     """The interval an adaptive stop judges and reports: stopping when the spread looks small needs the
     t family at α/2 (analyze/monitor.py); the bootstrap is the user's explicit choice and stays as is."""
     return "t-stopped" if interval == "t" else interval
+
+
+#: How often --method auto may measure both methods again within one comparison.
+MAX_REDECISIONS = 2
+
+
+def _measure(opts: CompareOptions, settings: RunSettings, method: str, options: dict[str, Any],
+             comparison: _DeferredComparison, stop: _Stop, on_progress: Callable[[int, str], None],
+             progress: LiveProgress) -> tuple[str, Invocation | None, str]:
+    """Run the comparison: with --method auto, a pilot decides the method, and a change of conditions
+    (the chosen method's runs spreading far more than in its pilot) makes it decide again, at most
+    MAX_REDECISIONS times. Staying with the method, the runs go on counting; switching, the earlier
+    method's runs are kept as warm-ups, since they cannot enter the new method's interval.
+    Returns (status, failure, the method that was measured last)."""
+    auto = method == "auto"
+    spent = 0.0
+    prior: list[Invocation] = []
+    watch_for: Candidate | None = None
+    history: list[dict[str, object]] = []
+    seed = opts.seed
+    while True:
+        if method == "auto" or stop.reason == "conditions":
+            stop.reason = ""
+            pilot = Pilot(dataclasses.replace(settings, seed=seed, warmup=settings.warmup if not history else 0),
+                          comparison.add_invocation, opts.metric)
+            progress.update(done=measured_runs(method, prior) if prior else 0, total=max(opts.min_runs, 1),
+                            description="auto: trying duet and sequential", ci="")
+            choice, status, failure = pilot.run()
+            spent += pilot.elapsed_s
+            seed += Pilot.BLOCKS * 2
+            if choice is None:
+                return status, failure, method
+            after = measured_runs(method, prior) if prior else 0
+            if history and choice.method != method:
+                comparison.open().keep_as_warmup(comparison.id)
+                prior = []
+            history.append({"after_runs": after, **choice.to_dict()})
+            method = choice.method
+            options["auto"] = {**choice.to_dict(), "history": history}
+            watch_for = next(c for c in choice.candidates if c.method == method)
+            first = max((i.pair for i in prior), default=-1) + 1
+            settings = dataclasses.replace(settings, method=method, warmup=0, seed=seed, first=first)
+        runner = Runner(settings, _stop_rule(opts, method, on_progress, progress.enabled, stop, spent, prior,
+                                             watch_for if auto and len(history) <= MAX_REDECISIONS else None),
+                        comparison.add_invocation, on_activity=comparison.set_activity,
+                        on_invocations=comparison.add_invocations)
+        try:
+            outcome = runner.run()
+        except KeyboardInterrupt:
+            runner.stop_all()
+            return "interrupted", None, method
+        if stop.reason != "conditions" or outcome.status != "complete":
+            return outcome.status, outcome.failure, method
+        spent += outcome.elapsed_s
+        prior = prior + outcome.measured
 
 
 class Pilot:
@@ -400,27 +474,8 @@ def run_compare(opts: CompareOptions, *, db_path: Path, exports: Exports, consol
             for side, command in opts.per_side(opts.setup).items():
                 if command:
                     run_shell(command, f"--setup ({side})")
-            pilot_s = 0.0
-            if method == "auto":
-                pilot = Pilot(settings, comparison.add_invocation, opts.metric)
-                progress.update(done=0, total=total, description="auto: trying duet and sequential", ci="")
-                choice, status, failure = pilot.run()
-                pilot_s = pilot.elapsed_s
-                if choice is not None:
-                    method = choice.method
-                    options["auto"] = choice.to_dict()
-                    settings = dataclasses.replace(settings, method=method, warmup=0,
-                                                   seed=opts.seed + Pilot.BLOCKS * 2)
-            if method != "auto":
-                runner = Runner(settings, _stop_rule(opts, method, on_progress, progress.enabled, stop, pilot_s),
-                                comparison.add_invocation, on_activity=comparison.set_activity,
-                                on_invocations=comparison.add_invocations)
-                try:
-                    outcome = runner.run()
-                    status, failure = outcome.status, outcome.failure
-                except KeyboardInterrupt:
-                    runner.stop_all()
-                    status = "interrupted"
+            status, failure, method = _measure(opts, settings, method, options, comparison, stop, on_progress,
+                                               progress)
             for side, command in opts.per_side(opts.cleanup).items():
                 if command:
                     run_shell(command, f"--cleanup ({side})")

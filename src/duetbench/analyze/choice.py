@@ -55,17 +55,38 @@ class Candidate:
         return self.unit_sd * self.unit_sd * self.seconds_per_unit
 
 
+def unit_sd(method: str, a: FloatArray, b: FloatArray) -> float:
+    """Robust standard deviation of one unit's log ratio: a duet pair's log(b/a); for a sequential round
+    √(var log a + var log b), the delta-method spread of log(mean B/mean A) per round."""
+    if method == "duet":
+        return math.sqrt(robust_variance(np.log(b) - np.log(a)))
+    n = min(a.size, b.size)
+    return math.sqrt(robust_variance(np.log(a[:n])) + robust_variance(np.log(b[:n])))
+
+
 def duet_candidate(a: FloatArray, b: FloatArray, seconds: float) -> Candidate:
     """From a pilot of synchronous duet pairs (A's and B's times, and the pilot's elapsed seconds)."""
-    lr = np.log(b) - np.log(a)
-    return Candidate("duet", int(lr.size), math.sqrt(robust_variance(lr)), seconds / max(lr.size, 1))
+    return Candidate("duet", int(a.size), unit_sd("duet", a, b), seconds / max(a.size, 1))
 
 
 def sequential_candidate(a: FloatArray, b: FloatArray, seconds: float) -> Candidate:
     """From a pilot of sequential rounds (A's and B's times, each invocation on its own)."""
     n = min(a.size, b.size)
-    var = robust_variance(np.log(a[:n])) + robust_variance(np.log(b[:n]))
-    return Candidate("sequential", n, math.sqrt(var), seconds / max(n, 1))
+    return Candidate("sequential", n, unit_sd("sequential", a, b), seconds / max(n, 1))
+
+
+#: Conditions changed when the recent units' spread exceeds the pilot's by this factor (9× the variance)
+#: and is above CHANGE_FLOOR (sub-0.5 % spreads are not worth a new pilot).
+CHANGE_FACTOR = 3.0
+CHANGE_FLOOR = 0.005
+#: Units the recent spread is taken over.
+RECENT_UNITS = 8
+
+
+def conditions_changed(pilot: Candidate, recent_sd: float) -> bool:
+    """True when the machine now disturbs the chosen method far more than during its pilot (a neighbour
+    started, say): time to measure both methods again."""
+    return recent_sd > max(CHANGE_FACTOR * pilot.unit_sd, CHANGE_FLOOR)
 
 
 @dataclass(frozen=True)

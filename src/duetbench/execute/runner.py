@@ -51,6 +51,9 @@ class RunSettings:
     # Keep the side that finished first busy with unmeasured re-runs until its partner finishes, so the
     # longer side never runs alone (seed 000 §4.4, the remedy for uneven resource utilization).
     fill: bool = False
+    # Number of the first pair (duet) or round (sequential): a comparison continued by another runner
+    # (--method auto after re-deciding) keeps its pairs apart from the earlier runner's.
+    first: int = 0
 
 
 @dataclass
@@ -222,9 +225,9 @@ class Runner:
 
     def _run_duet(self, cgroups: dict[str, SideCgroup | None]) -> Invocation | None:
         with BarrierPage(parties=2) as barrier:
-            pair = 0
+            pair = self.s.first
             while True:
-                warmup = pair < self.s.warmup
+                warmup = pair - self.s.first < self.s.warmup
                 if not warmup and not self.should_continue(self.measured, self._elapsed()):
                     return None
                 placement = self.schedule.next_duet_pair()
@@ -260,9 +263,9 @@ class Runner:
 
     def _run_sequential(self, cgroups: dict[str, SideCgroup | None]) -> Invocation | None:
         cpu = self.s.cpus[1]
-        round_ = 0
+        round_ = self.s.first
         while True:
-            warmup = round_ < self.s.warmup
+            warmup = round_ - self.s.first < self.s.warmup
             if not warmup and not self.should_continue(self.measured, self._elapsed()):
                 return None
             for side in self.schedule.next_round_order():

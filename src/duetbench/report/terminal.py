@@ -36,6 +36,12 @@ def render(report: ComparisonReport, console: Console) -> None:
                   f"seed {report.seed} · {report.status}")
     auto = report.options.get("auto")
     if isinstance(auto, dict) and auto.get("reason"):
+        for earlier in auto.get("history", [])[:-1]:
+            console.print(f"  [dim]method auto → {earlier['reason']}[/dim]", soft_wrap=True)
+        if len(auto.get("history", [])) > 1:
+            console.print(f"  [bold]conditions changed after {auto['history'][-1]['after_runs']} runs[/bold]: "
+                          "the runs spread far more than in the pilot, so both methods were tried again",
+                          soft_wrap=True)
         console.print(f"  [bold]method auto[/bold] → {auto['reason']}", soft_wrap=True)
         if auto.get("cpu_hint"):
             console.print(f"  [yellow]note:[/yellow] {auto['cpu_hint']}", soft_wrap=True)

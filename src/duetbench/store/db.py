@@ -113,6 +113,13 @@ class Store:
                 conn.execute(t.insert(), rows)
         self._seq[comparison_id] = seq + len(invocations)
 
+    def keep_as_warmup(self, comparison_id: int) -> None:
+        """Mark every invocation stored so far as a warm-up: kept, but no longer analysed (--method auto
+        switched methods, and the earlier method's runs cannot enter the new method's interval)."""
+        t = schema.invocations
+        with self.errors(), write_transaction(self.engine) as conn:
+            conn.execute(t.update().where(t.c.comparison_id == comparison_id).values(warmup=True))
+
     def set_activity(self, comparison_id: int, invocations: list[Invocation]) -> None:
         """Record the other processes' activity of invocations already stored (an aduet segment's, or a
         compare's attribution window). They share their record: one statement per record and side."""
