@@ -128,6 +128,7 @@ class Tree:
         self.env["DUETBENCH_NATIVE_DIR"] = str(self.native)
         self.env["DUETBENCH_LOCK"] = str(build / "bench-private.lock")
         self.env.pop("COLUMNS", None)
+        self.has_auto = '"auto"' in (src / "src" / "duetbench" / "config" / "compare.py").read_text()
 
     def argv(self, *args: str) -> list[str]:
         return [sys.executable, "-m", "duetbench", *args]
@@ -158,8 +159,11 @@ def workload_command(native: Path, target_ms: float | None) -> str:
 
 def run_duet(tree: Tree, command: str, runs: int, tmp: Path) -> dict[str, Any]:
     db = tmp / f"{tree.label}-{random.randrange(10**9)}.db"
+    # The duet's own cost is what this measures: --method duet, so --method auto's pilot (a choice, not
+    # orchestration) does not enter it; trees from before auto existed ran the duet by default anyway.
+    method = ["--method", "duet"] if tree.has_auto else []
     wall, tree_cpu, t0 = timed(tree.argv("compare", command, command, "--runs", str(runs), "--no-progress",
-                                         "--db", str(db)), env=tree.env, cwd=tmp)
+                                         "--db", str(db), *method), env=tree.env, cwd=tmp)
     with sqlite3.connect(db) as conn:
         rows = conn.execute("SELECT pair, side, warmup, start_ns, end_ns, wall_s, cpu_s, user_s, sys_s "
                             "FROM invocations").fetchall()
