@@ -48,6 +48,8 @@ def relative_ci_width(low: float, high: float, estimate: float) -> float:
     For a ratio CI the estimate is near 1, so this is the width in "fractions of the baseline";
     Drozdík 2023 (seed 004) eq. 4.2 uses the same quantity for difference CIs divided by the mean.
     """
+    if high == math.inf and math.isfinite(low) and math.isfinite(estimate):
+        return math.inf  # an unbounded interval (Fieller's, with an uncertain denominator)
     if not (math.isfinite(low) and math.isfinite(high) and math.isfinite(estimate)):
         raise ValueError(f"relative CI width needs finite numbers, got low={low}, high={high}, estimate={estimate}")
     if estimate == 0:

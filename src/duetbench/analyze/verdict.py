@@ -15,10 +15,11 @@ def verdict(low: float, high: float) -> Verdict:
 
     The CI test of Bulej et al. 2020 (seed 000) §3 ("when the confidence interval straddles 1.0
     we consider the performance equal") and Drozdík 2023 (seed 004) §4.3.2. A bound exactly at
-    1 counts as straddling.
+    1 counts as straddling. An unbounded upper end (Fieller's interval when A's mean is itself
+    uncertain: [0, inf)) is allowed; NaN is not.
     """
-    if not (math.isfinite(low) and math.isfinite(high)):
-        raise ValueError(f"verdict needs finite CI bounds, got low={low}, high={high}")
+    if math.isnan(low) or math.isnan(high) or not math.isfinite(low):
+        raise ValueError(f"verdict needs a finite lower CI bound and no NaN, got low={low}, high={high}")
     if low > high:
         raise ValueError(f"CI bounds are reversed: low={low} > high={high}")
     if low > 1.0:
