@@ -30,7 +30,7 @@ def assert_no_password(server: PgServer, *texts: str) -> None:
 
 
 def test_compare_then_show(pg_server: PgServer, pg_url: str, tmp_path: Path, duet_env: dict[str, str]) -> None:
-    r = duet_cmd(duet_env, tmp_path, "compare", "sleep 0.01", "sleep 0.02", "--runs", "4", "--warmup", "0",
+    r = duet_cmd(duet_env, tmp_path, "compare", "sleep 0.01", "sleep 0.02", "--runs", "6", "--warmup", "0",
                  "--no-progress", "--db", pg_url, "--export-json", "out.json")
     assert r.returncode == 0, r.stderr
     assert json.loads((tmp_path / "out.json").read_text())["comparisons"][0]["ratio"]["estimate"] > 1.1
