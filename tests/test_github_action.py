@@ -2,6 +2,7 @@
 comparisons and a real campaign in a fake Actions environment ($GITHUB_STEP_SUMMARY, $GITHUB_OUTPUT)."""
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -70,7 +71,8 @@ benchmarks:
                                    analyze_args="--method duet")
     assert result.returncode == 1, result.stdout + result.stderr
     assert "+ duet run perf.yml" in result.stdout and "+ duet analyze" in result.stdout
-    assert out["regression"] == "true" and out["slower"] == "1" and 1.2 < float(out["ratio"]) < 3, out  # 1.5x the loop; Python's cost per step is not constant
+    # B runs 1.5x the loop; Python's cost per step is not constant, hence the wide range
+    assert out["regression"] == "true" and out["slower"] == "1" and 1.2 < float(out["ratio"]) < 3, out
     assert "campaign action" in summary
 
 
@@ -102,3 +104,42 @@ def test_action_yml_maps_every_input_the_script_reads() -> None:
     for name, spec in action["outputs"].items():
         assert f"steps.duet.outputs.{name}" in spec["value"]
         assert f'"{name}"' in script, f"output {name} is never written"
+
+
+def _step_env(step: dict, inputs: dict[str, str], defaults: dict[str, dict]) -> dict[str, str]:
+    """A step's env with `${{ inputs.NAME }}` resolved as the Actions runner would."""
+    out = {}
+    for name, expr in step.get("env", {}).items():
+        key = re.fullmatch(r"\$\{\{ inputs\.([a-z-]+) \}\}", expr).group(1)  # type: ignore[union-attr]
+        out[name] = inputs.get(key, str(defaults[key].get("default", "")))
+    return out
+
+
+@pytest.mark.slow
+def test_the_composite_action_installs_and_compares(tmp_path: Path) -> None:
+    """action.yml's own steps, run by bash as the runner runs them (its commands use no `${{ }}`
+    expressions, only the step's environment): install duetbench from the action's checkout into a
+    fresh venv, then an A/A comparison with the installed programs passes and sets the outputs."""
+    action = yaml.safe_load((ROOT / "action.yml").read_text())
+    files = {k: tmp_path / k.lower() for k in ("GITHUB_PATH", "GITHUB_ENV", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY")}
+    (tmp_path / "runner").mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "DUETBENCH_NATIVE_DIR", "VIRTUAL_ENV")}
+    env.update({k: str(v) for k, v in files.items()}, RUNNER_TEMP=str(tmp_path / "runner"),
+               GITHUB_ACTION_PATH=str(ROOT), COLUMNS="200")
+    inputs = {"python": sys.executable, "fail-if-slower": "5", "args": "--runs 8 --method duet --metric cpu"}
+    install, compare = action["runs"]["steps"]
+    done = subprocess.run(["bash", "-c", install["run"]], cwd=tmp_path, capture_output=True, text=True,
+                          env=dict(env, **_step_env(install, inputs, action["inputs"])), timeout=900)
+    assert done.returncode == 0, done.stdout + done.stderr
+    # what the runner does with GITHUB_ENV and GITHUB_PATH between steps
+    env.update(line.split("=", 1) for line in files["GITHUB_ENV"].read_text().splitlines())
+    env["PATH"] = os.pathsep.join([*files["GITHUB_PATH"].read_text().split(), env["PATH"]])
+    venv = tmp_path / "runner" / "duetbench-venv"
+    (work,) = venv.glob("lib/python*/site-packages/duetbench/_native/duet-workload")
+    inputs.update({"command-a": f"{work} integer --ops {OPS}", "command-b": f"{work} integer --ops {OPS}"})
+    done = subprocess.run(["bash", "-c", compare["run"]], cwd=tmp_path, capture_output=True, text=True,
+                          env=dict(env, **_step_env(compare, inputs, action["inputs"])), timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    outputs = dict(line.split("=", 1) for line in files["GITHUB_OUTPUT"].read_text().splitlines())
+    assert outputs["regression"] == "false" and outputs["exit-code"] == "0", outputs
+    assert "duetbench" in files["GITHUB_STEP_SUMMARY"].read_text()

@@ -60,7 +60,8 @@ def _words(env: Mapping[str, str], name: str) -> list[str]:
 
 def read_inputs(env: Mapping[str, str]) -> Inputs:
     """The action's inputs, checked: either both commands or a campaign file, never both."""
-    a, b, campaign = (env.get(k, "").strip() for k in ("DUETBENCH_ACTION_COMMAND_A", "DUETBENCH_ACTION_COMMAND_B", "DUETBENCH_ACTION_CAMPAIGN"))
+    a, b, campaign = (env.get(k, "").strip() for k in
+                      ("DUETBENCH_ACTION_COMMAND_A", "DUETBENCH_ACTION_COMMAND_B", "DUETBENCH_ACTION_CAMPAIGN"))
     if campaign and (a or b):
         raise DuetError("the action got both a campaign and commands",
                         hint="give either command-a and command-b, or campaign")

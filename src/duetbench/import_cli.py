@@ -109,7 +109,8 @@ def import_(fmt: str, files: tuple[Path, ...], name: str | None, db: Path, metho
     """Import measurements of A and B made by another tool as a campaign; prints its id.
 
     FORMAT is hyperfine, pyperf, jmh (JSON files), gbench (Google Benchmark JSON or CSV), duetprocess (the
-    thesis tool's CSV) or csv (any CSV, described with --col/--set/--map). Analyse the result with `duet analyze --campaign ID`."""
+    thesis tool's CSV) or csv (any CSV, described with --col/--set/--map). Analyse the result with
+    `duet analyze --campaign ID`."""
     if fmt != "csv" and (cols or sets or maps or where):
         raise DuetError(f"--col, --set, --map and --where describe a generic CSV, not {fmt}",
                         hint="use 'duet import csv FILE ...' or drop these options")

@@ -69,11 +69,14 @@ def _write(path: Path, text: str) -> Path:
 
 
 def test_errors_name_the_file_and_line(tmp_path: Path) -> None:
-    header = "name,iterations,real_time,cpu_time,time_unit,bytes_per_second,items_per_second,label,error_occurred,error_message\n"
+    header = ("name,iterations,real_time,cpu_time,time_unit,bytes_per_second,items_per_second,label,"
+              "error_occurred,error_message\n")
     preamble = "2026-01-01T00:00:00+00:00\nRunning ./bench\n"
     error = _write(tmp_path / "err.csv", preamble + header + '"BM_X",10,5,5,ns,,,,true,"out of memory"\n')
-    agg_only = _write(tmp_path / "agg.csv", preamble + header + '"BM_X_mean",3,5,5,ns,,,,,\n"BM_X_median",3,5,5,ns,,,,,\n')
-    three = _write(tmp_path / "three.csv", header + '"BM_1",1,5,5,ns,,,,,\n"BM_2",1,5,5,ns,,,,,\n"BM_3",1,5,5,ns,,,,,\n')
+    agg_only = _write(tmp_path / "agg.csv",
+                      preamble + header + '"BM_X_mean",3,5,5,ns,,,,,\n"BM_X_median",3,5,5,ns,,,,,\n')
+    three = _write(tmp_path / "three.csv",
+                   header + '"BM_1",1,5,5,ns,,,,,\n"BM_2",1,5,5,ns,,,,,\n"BM_3",1,5,5,ns,,,,,\n')
     badunit = _write(tmp_path / "unit.csv", header + '"BM_1",1,5,5,fortnights,,,,,\n')
     other = _write(tmp_path / "other.csv", header.replace("name,iterations", "bench,iterations") + "x\n")
     cases = [
@@ -143,7 +146,8 @@ def test_import_of_a_real_google_benchmark_program(gbench_builds: Path, duet, tm
     analysed = duet("analyze", "--campaign", "2", "--db", "g.db", "--export-json", "g.json")
     assert analysed.returncode == 0, analysed.stderr
     (row,) = json.loads((tmp_path / "g.json").read_text())["rows"]
-    assert row["runs"] == 10 and 1.0 < row["ratio"] < 1.2, row  # B does 5% more work (CPU time: little noise even on a busy machine)
+    # B does 5% more work; CPU time has little noise even on a busy machine
+    assert row["runs"] == 10 and 1.0 < row["ratio"] < 1.2, row
 
 
 def test_hook_recipe_runs_as_a_synchronous_duet_campaign(gbench_builds: Path, duet_env: dict[str, str]) -> None:

@@ -83,7 +83,8 @@ def _csv_iterations(path: Path, text: str, metric: Metric) -> tuple[list[Iterati
                             hint="give the CSV exactly as Google Benchmark wrote it (its units are ns, us, ms, s)")
         iterations.append(Iteration(index=index, name=name, value_s=value * SECONDS_PER_UNIT[unit]))
     if not iterations and aggregates:
-        raise DuetError(f"{path}: holds only aggregates (mean, median, ...), no repetitions", hint=_ONLY_AGGREGATES_HINT)
+        raise DuetError(f"{path}: holds only aggregates (mean, median, ...), no repetitions",
+                        hint=_ONLY_AGGREGATES_HINT)
     return iterations, {"harness": "Google Benchmark", "source": str(path), "metric": metric,
                         "context": "\n".join(preamble)}
 
