@@ -106,3 +106,14 @@ def _version() -> str:
     import tomllib
 
     return tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("git") is None or not (ROOT / ".git").exists(), reason="not a git checkout")
+def test_git_url_builds_a_platform_wheel(tmp_path: Path) -> None:
+    """The README's `pip install 'git+URL'` form, with a file URL of this checkout (what is committed)."""
+    build = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path),
+                            f"git+file://{ROOT}"], capture_output=True, text=True, timeout=600)
+    assert build.returncode == 0, build.stderr
+    (wheel,) = tmp_path.glob("*.whl")
+    assert wheel.name.endswith(f"-py3-none-{_platform_tag()}.whl")
