@@ -167,3 +167,11 @@ def test_hook_recipe_runs_as_a_synchronous_duet_campaign(gbench_builds: Path, du
         notes = [json.loads(n) for (n,) in conn.execute("SELECT notes FROM runs WHERE method='duet'")]
     assert statuses == ["ok"] * 10
     assert all(any("released for every one of the 10 logged iterations" in x for x in n) for n in notes), notes
+
+
+def test_the_recipe_page_shows_the_tested_example() -> None:
+    """docs/gbench.md lists examples/gbench verbatim, so what the page shows is what the test above runs."""
+    page = (ROOT / "docs" / "gbench.md").read_text()
+    for name in ("bench.cc", "campaign.yml"):
+        assert (ROOT / "examples" / "gbench" / name).read_text() in page, name
+    assert "->Iterations(N)->Repetitions(R)" in (ROOT / "adapters" / "c" / "README.md").read_text()
