@@ -17,6 +17,14 @@ from pathlib import Path
 from setuptools import setup
 from setuptools.command.build_py import build_py
 
+try:  # setuptools >= 70.1 carries bdist_wheel itself; before, the wheel package did
+    from setuptools.command.bdist_wheel import bdist_wheel
+except ImportError:  # pragma: no cover - depends on the build environment
+    try:
+        from wheel.bdist_wheel import bdist_wheel
+    except ImportError:  # no wheel can be built here, but `setup.py build_py` still can
+        bdist_wheel = None
+
 HERE = Path(__file__).resolve().parent
 PROGRAMS = {
     "duet-launch": ["native/launcher.c"],
@@ -58,4 +66,23 @@ class BuildNative(build_py):
                 raise SystemExit(1)
 
 
-setup(cmdclass={"build_py": BuildNative})
+class PlatformWheel(bdist_wheel or object):  # type: ignore[misc]
+    """Tags the wheel for the platform it was built on (e.g. py3-none-linux_x86_64).
+
+    It carries native executables, so a py3-none-any wheel would install anywhere and fail at the first
+    measurement. They are not Python extensions, so the wheel fits every Python 3 and needs no ABI tag.
+    """
+
+    def finalize_options(self) -> None:
+        super().finalize_options()
+        self.root_is_pure = False
+
+    def get_tag(self) -> tuple[str, str, str]:
+        _python, _abi, plat = super().get_tag()
+        return "py3", "none", plat
+
+
+commands: dict[str, type] = {"build_py": BuildNative}
+if bdist_wheel is not None:
+    commands["bdist_wheel"] = PlatformWheel
+setup(cmdclass=commands)

@@ -8,13 +8,13 @@ from pathlib import Path
 import click
 
 from duetbench.errors import DuetError
-from duetbench.importers import (CsvMapping, Imported, read_csv, read_duetprocess, read_hyperfine, read_jmh,
-                                 read_pyperf, store_imported)
+from duetbench.importers import (CsvMapping, Imported, read_csv, read_duetprocess, read_gbench, read_hyperfine,
+                                 read_jmh, read_pyperf, store_imported)
 from duetbench.importers.csv_mapping import FIELDS, TIME_UNITS
 from duetbench.store.db import DEFAULT_DB
 from duetbench.store.option import DB_PATH_OR_URL
 
-FORMATS = ("hyperfine", "pyperf", "jmh", "duetprocess", "csv")
+FORMATS = ("hyperfine", "pyperf", "jmh", "gbench", "duetprocess", "csv")
 _METHODS = ("sequential", "duet", "aduet")
 
 
@@ -52,12 +52,13 @@ def _files(fmt: str, files: tuple[Path, ...], allowed: tuple[int, ...]) -> None:
         raise DuetError(f"duet import {fmt} takes {want} file(s), got {len(files)}",
                         hint={"jmh": "give A's JSON then B's JSON",
                               "hyperfine": "one export holding both commands, or A's then B's export",
-                              "pyperf": "A's JSON then B's, or one JSON with exactly two benchmarks"}.get(
+                              "pyperf": "A's JSON then B's, or one JSON with exactly two benchmarks",
+                              "gbench": "A's result then B's (JSON or CSV), or one with exactly two benchmarks"}.get(
                             fmt, "give one CSV file"))
 
 
 def read(fmt: str, files: tuple[Path, ...], *, method: str | None = None, command_a: str = "0",
-         command_b: str = "1", mapping: CsvMapping | None = None) -> Imported:
+         command_b: str = "1", mapping: CsvMapping | None = None, gbench_metric: str = "real_time") -> Imported:
     """The importer behind `duet import FORMAT FILE...`."""
     if fmt == "hyperfine":
         _files(fmt, files, (1, 2))
@@ -67,6 +68,10 @@ def read(fmt: str, files: tuple[Path, ...], *, method: str | None = None, comman
     if fmt == "pyperf":
         _files(fmt, files, (1, 2))
         return read_pyperf(files[0], files[1] if len(files) == 2 else None, method=method or "sequential")
+    if fmt == "gbench":
+        _files(fmt, files, (1, 2))
+        return read_gbench(files[0], files[1] if len(files) == 2 else None, method=method or "sequential",
+                           metric=gbench_metric)  # type: ignore[arg-type]  # a click.Choice of METRICS
     if fmt == "jmh":
         _files(fmt, files, (2,))
         return read_jmh(files[0], files[1], method=method or "sequential")
@@ -83,9 +88,12 @@ def read(fmt: str, files: tuple[Path, ...], *, method: str | None = None, comman
 @click.option("--db", type=DB_PATH_OR_URL, default=DEFAULT_DB, show_default=True,
               help="Results database to store the campaign in.")
 @click.option("--method", type=click.Choice(_METHODS),
-              help="How A and B were measured (pyperf/jmh default sequential; duetprocess/csv: instead of a column).")
+              help="How A and B were measured (pyperf/jmh/gbench default sequential; duetprocess/csv: instead of a "
+                   "column).")
 @click.option("--command-a", default="0", show_default=True, help="hyperfine, one file: A's command (index or text).")
 @click.option("--command-b", default="1", show_default=True, help="hyperfine, one file: B's command (index or text).")
+@click.option("--gbench-time", "gbench_metric", type=click.Choice(["real_time", "cpu_time"]), default=None,
+              help="gbench: which of Google Benchmark's times to import  [default: real_time]")
 @click.option("--col", "cols", multiple=True, metavar="FIELD=COLUMN[,COLUMN...]",
               help=f"csv: the column(s) giving a field ({', '.join(FIELDS)}); several are joined with '/'.")
 @click.option("--set", "sets", multiple=True, metavar="FIELD=VALUE", help="csv: one value of a field for every row.")
@@ -96,17 +104,22 @@ def read(fmt: str, files: tuple[Path, ...], *, method: str | None = None, comman
 @click.option("--time-unit", type=click.Choice(TIME_UNITS), default="ns", show_default=True,
               help="csv: unit of the start/end columns (iso: ISO-8601 date-times).")
 def import_(fmt: str, files: tuple[Path, ...], name: str | None, db: Path, method: str | None, command_a: str,
-            command_b: str, cols: tuple[str, ...], sets: tuple[str, ...], maps: tuple[str, ...],
-            where: tuple[str, ...], unit: str, time_unit: str) -> None:
+            command_b: str, gbench_metric: str | None, cols: tuple[str, ...], sets: tuple[str, ...],
+            maps: tuple[str, ...], where: tuple[str, ...], unit: str, time_unit: str) -> None:
     """Import measurements of A and B made by another tool as a campaign; prints its id.
 
-    FORMAT is hyperfine, pyperf, jmh (JSON files), duetprocess (the thesis tool's CSV) or csv (any CSV,
-    described with --col/--set/--map). Analyse the result with `duet analyze --campaign ID`."""
+    FORMAT is hyperfine, pyperf, jmh (JSON files), gbench (Google Benchmark JSON or CSV), duetprocess (the
+    thesis tool's CSV) or csv (any CSV, described with --col/--set/--map). Analyse the result with
+    `duet analyze --campaign ID`."""
     if fmt != "csv" and (cols or sets or maps or where):
         raise DuetError(f"--col, --set, --map and --where describe a generic CSV, not {fmt}",
                         hint="use 'duet import csv FILE ...' or drop these options")
+    if fmt != "gbench" and gbench_metric is not None:
+        raise DuetError(f"--gbench-time chooses Google Benchmark's real or CPU time, not a {fmt} one",
+                        hint="drop --gbench-time, or use 'duet import gbench FILE ...'")
     mapping = _mapping(cols, sets, maps, unit, time_unit, where, method) if fmt == "csv" else None
-    imported = read(fmt, files, method=method, command_a=command_a, command_b=command_b, mapping=mapping)
+    imported = read(fmt, files, method=method, command_a=command_a, command_b=command_b, mapping=mapping,
+                    gbench_metric=gbench_metric or "real_time")
     command = shlex.join(["duet", "import", *sys.argv[2:]]) if sys.argv[1:2] == ["import"] else ""
     campaign_id = store_imported(db, imported, name=name or f"{fmt}:{files[0].name}", command=command)
     table = imported.table

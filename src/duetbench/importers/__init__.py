@@ -2,8 +2,9 @@
 from ._table import Imported
 from .csv_mapping import CsvMapping, read_csv
 from .duetprocess import read_duetprocess
+from .gbench import read_gbench
 from .harness_json import read_hyperfine, read_jmh, read_pyperf
 from .store import store_imported
 
-__all__ = ["CsvMapping", "Imported", "read_csv", "read_duetprocess", "read_hyperfine", "read_jmh", "read_pyperf",
+__all__ = ["CsvMapping", "Imported", "read_csv", "read_duetprocess", "read_gbench", "read_hyperfine", "read_jmh", "read_pyperf",
            "store_imported"]

@@ -1,0 +1,179 @@
+"""The reusable GitHub Action (action.yml): one comparison or one campaign, the step summary, the
+outputs, and a failing step on a regression.
+
+The composite action installs duetbench and runs ``python -m duetbench.github_action``; everything
+it does is here, driven by environment variables (the action maps its inputs onto them), so that it
+is tested like any other code, with a fake $GITHUB_STEP_SUMMARY and $GITHUB_OUTPUT:
+
+    DUETBENCH_ACTION_COMMAND_A, _COMMAND_B   a comparison: `duet compare A B`
+    DUETBENCH_ACTION_CAMPAIGN        or a campaign file: `duet run FILE`, then `duet analyze`
+    DUETBENCH_ACTION_FAIL_IF_SLOWER  percent (default 5; empty: never fail on the result)
+    DUETBENCH_ACTION_ARGS            more arguments for `duet compare` / `duet run` (shell words)
+    DUETBENCH_ACTION_ANALYZE_ARGS    more arguments for `duet analyze` (campaigns only)
+    DUETBENCH_ACTION_DB              results database (default .duet/results.db)
+    DUETBENCH_ACTION_RESULTS_DIR     where the JSON and Markdown reports go (default .duet/action)
+
+(Not DUET_*: those are the hooks' variables, reserved for `duet run`.)
+
+The exit code is duet's: 0, 1 for a regression (or a failing benchmarked command), 2 for bad input.
+docs/github-actions.md.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from duetbench.errors import DuetError
+
+DEFAULT_FAIL_IF_SLOWER = "5"
+
+
+@dataclass(frozen=True)
+class Inputs:
+    command_a: str
+    command_b: str
+    campaign: str
+    fail_if_slower: float | None
+    args: list[str]
+    analyze_args: list[str]
+    db: str
+    results_dir: Path
+
+    @property
+    def mode(self) -> str:
+        return "campaign" if self.campaign else "compare"
+
+
+def _words(env: Mapping[str, str], name: str) -> list[str]:
+    try:
+        return shlex.split(env.get(name, ""))
+    except ValueError as e:
+        raise DuetError(f"{name}: cannot split {env.get(name, '')!r} into arguments: {e}",
+                        hint="quote as in a shell, e.g. --runs 30 --name-a 'base build'") from None
+
+
+def read_inputs(env: Mapping[str, str]) -> Inputs:
+    """The action's inputs, checked: either both commands or a campaign file, never both."""
+    a, b, campaign = (env.get(k, "").strip() for k in
+                      ("DUETBENCH_ACTION_COMMAND_A", "DUETBENCH_ACTION_COMMAND_B", "DUETBENCH_ACTION_CAMPAIGN"))
+    if campaign and (a or b):
+        raise DuetError("the action got both a campaign and commands",
+                        hint="give either command-a and command-b, or campaign")
+    if not campaign and not (a and b):
+        raise DuetError("the action needs command-a and command-b, or a campaign file",
+                        hint="e.g. with: {command-a: ./base/bench, command-b: ./pr/bench}")
+    text = env.get("DUETBENCH_ACTION_FAIL_IF_SLOWER", DEFAULT_FAIL_IF_SLOWER).strip()
+    try:
+        threshold = float(text) if text else None
+    except ValueError:
+        raise DuetError(f"fail-if-slower {text!r} is not a percentage",
+                        hint="e.g. fail-if-slower: 3 (B more than 3% slower with confidence fails), or '' to "
+                             "never fail") from None
+    return Inputs(command_a=a, command_b=b, campaign=campaign, fail_if_slower=threshold,
+                  args=_words(env, "DUETBENCH_ACTION_ARGS"), analyze_args=_words(env, "DUETBENCH_ACTION_ANALYZE_ARGS"),
+                  db=env.get("DUETBENCH_ACTION_DB", "").strip() or ".duet/results.db",
+                  results_dir=Path(env.get("DUETBENCH_ACTION_RESULTS_DIR", "").strip() or ".duet/action"))
+
+
+def _duet(args: Sequence[str]) -> int:
+    """Run duet with this interpreter (the one the action installed duetbench into); its output goes to
+    the job's log as it comes."""
+    print("+ duet " + shlex.join(args), flush=True)
+    return subprocess.run([sys.executable, "-m", "duetbench", *args]).returncode
+
+
+def _threshold_args(inputs: Inputs) -> list[str]:
+    return [] if inputs.fail_if_slower is None else ["--fail-if-slower", f"{inputs.fail_if_slower:g}"]
+
+
+def run(inputs: Inputs) -> tuple[int, Path, Path]:
+    """Measure and judge; returns duet's exit code and the JSON and Markdown reports' paths."""
+    inputs.results_dir.mkdir(parents=True, exist_ok=True)
+    report_json, report_md = inputs.results_dir / "report.json", inputs.results_dir / "report.md"
+    for stale in (report_json, report_md):
+        stale.unlink(missing_ok=True)  # analyze appends to the Markdown; a retried job must not repeat it
+    exports = ["--export-json", str(report_json), "--export-markdown", str(report_md), *_threshold_args(inputs)]
+    if inputs.mode == "compare":
+        code = _duet(["compare", inputs.command_a, inputs.command_b, "--no-progress", "--db", inputs.db,
+                      *inputs.args, *exports])
+        return code, report_json, report_md
+    code = _duet(["run", inputs.campaign, "--no-progress", "--db", inputs.db, *inputs.args])
+    if code != 0:
+        return code, report_json, report_md
+    code = _duet(["analyze", "--db", inputs.db, *inputs.analyze_args, *exports])
+    return code, report_json, report_md
+
+
+def outputs(inputs: Inputs, code: int, report_json: Path) -> dict[str, str]:
+    """The step's outputs, from the JSON report (empty values when there is none)."""
+    out = {"exit-code": str(code), "json": str(report_json.resolve()) if report_json.exists() else "",
+           "regression": "false",
+           "verdict": "", "ratio": "", "ci-low": "", "ci-high": "", "slower": "0", "faster": "0"}
+    if not report_json.exists():
+        return out
+    doc = json.loads(report_json.read_text())
+    limit = None if inputs.fail_if_slower is None else 1 + inputs.fail_if_slower / 100
+    if inputs.mode == "compare":
+        metric = doc["options"]["metric"]
+        primary = next((c for c in doc.get("comparisons", []) if c.get("metric") == metric), None)
+        judged = [] if primary is None else [(primary["verdict"], primary["ratio"]["estimate"],
+                                              primary["ratio"]["low"], primary["ratio"]["high"])]
+    else:
+        judged = [(r["verdict"], r["ratio"], r["ci_low"], r["ci_high"]) for r in doc.get("rows", [])
+                  if r.get("ratio") is not None]
+    out["slower"] = str(sum(v == "slower" for v, *_ in judged))
+    out["faster"] = str(sum(v == "faster" for v, *_ in judged))
+    out["regression"] = str(limit is not None and any(low > limit for _, _, low, _ in judged)).lower()
+    if len(judged) == 1:
+        verdict, ratio, low, high = judged[0]
+        out.update({"verdict": verdict, "ratio": f"{ratio:.6g}", "ci-low": f"{low:.6g}", "ci-high": f"{high:.6g}"})
+    return out
+
+
+def write_outputs(path: str | None, values: Mapping[str, str]) -> None:
+    if not path:
+        return
+    with open(path, "a", encoding="utf-8") as f:
+        for key, value in values.items():
+            f.write(f"{key}={value}\n")  # values are single-line by construction
+
+
+def write_summary(path: str | None, inputs: Inputs, code: int, report_md: Path) -> None:
+    """Append the Markdown report to the step summary, or say why there is none."""
+    if not path:
+        return
+    if report_md.exists():
+        text = report_md.read_text()
+    else:
+        what = f"campaign `{inputs.campaign}`" if inputs.mode == "campaign" else "the comparison"
+        text = f"### duetbench\n\n{what} produced no result (duet exited with {code}); see the step's log.\n"
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(text.rstrip("\n") + "\n\n")
+
+
+def main(env: Mapping[str, str] | None = None) -> int:
+    env = os.environ if env is None else env
+    try:
+        inputs = read_inputs(env)
+    except DuetError as e:
+        print(f"error: {e}", file=sys.stderr)
+        write_outputs(env.get("GITHUB_OUTPUT"), {"exit-code": str(e.exit_code), "regression": "false"})
+        return e.exit_code
+    code, report_json, report_md = run(inputs)
+    write_summary(env.get("GITHUB_STEP_SUMMARY"), inputs, code, report_md)
+    values = outputs(inputs, code, report_json)
+    write_outputs(env.get("GITHUB_OUTPUT"), values)
+    if values["regression"] == "true":
+        print(f"::error::duetbench: B is slower than A by more than {inputs.fail_if_slower:g}% "
+              f"(see the step summary)", flush=True)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
