@@ -74,7 +74,7 @@ def analysis_options(f):  # type: ignore[no-untyped-def]
                      help="Bootstrap unit: auto = each method's own (duets: run means; sequential: hierarchical); "
                           "run-means; hierarchical (runs, then iterations within runs); merged (pooled pairs or "
                           "iterations)."),
-        click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap."),
+        click.option("--seed", type=click.IntRange(0, 2**63 - 1), default=0, show_default=True, help="Seed of the bootstrap."),
         _db_option,
     ]
     for option in reversed(options):
@@ -92,6 +92,9 @@ def _rows(campaign: int | None, benchmarks: tuple[str, ...], methods: tuple[str,
         raise DuetError(f"--confidence must be in [0.5, 1), got {confidence}", hint="e.g. --confidence 0.95")
     if resamples < 100:
         raise DuetError(f"--resamples {resamples} is too few for a percentile CI", hint="use 1000 or more")
+    if resamples > 1_000_000:
+        raise DuetError(f"--resamples {resamples} is more than a CI can use (and than memory holds)",
+                        hint="10000 (the default) is plenty; 100000 at most")
     if not 0 < min_overlap < 1:
         raise DuetError(f"--min-overlap must be between 0 and 1, got {min_overlap}", hint="the thesis uses 0.4")
     count, fraction = _warmup(warmup)

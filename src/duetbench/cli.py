@@ -20,6 +20,8 @@ from duetbench.import_cli import import_
 from duetbench.workload_cli import workload
 
 _err = Console(stderr=True, highlight=False)
+#: Seeds are stored as 64-bit signed integers (SQLite, PostgreSQL): refuse larger ones before measuring.
+SEED = click.IntRange(0, 2**63 - 1)
 
 
 def _fail(exc: DuetError) -> None:
@@ -94,7 +96,7 @@ def export_options(func):  # type: ignore[no-untyped-def]
               help="Run the commands through /bin/sh (default: split them as a shell would and run them directly, "
                    "so no shell start-up is measured).")
 @click.option("--timeout", type=float, metavar="SECONDS", help="Kill an invocation that runs longer than this.")
-@click.option("--seed", type=int, help="Seed for the random schedule and the bootstrap (default: random, recorded).")
+@click.option("--seed", type=SEED, help="Seed for the random schedule and the bootstrap (default: random, recorded).")
 @click.option("--confidence", type=float, default=0.99, show_default=True, help="Confidence level of the CI.")
 @click.option("--metric", type=click.Choice(["wall", "cpu"]), default="wall", show_default=True,
               help="Metric the verdict is based on (both are always reported). cpu = user+sys of the process tree.")
@@ -190,7 +192,7 @@ def show(comparison_id: int | None, db: Path, limit: int, export_json: Path | No
               show_default=True,
               help="Where sides run: local processes, or containers (podman/docker) for benchmarks that name an "
                    "image; auto = containers only where an image is named.")
-@click.option("--seed", type=int, help="Seed of the schedule (overrides the campaign's; default: random, recorded).")
+@click.option("--seed", type=SEED, help="Seed of the schedule (overrides the campaign's; default: random, recorded).")
 @click.option("--confidence", type=float, default=0.99, show_default=True, help="Confidence level of the CIs.")
 @click.option("--show-output", is_flag=True, help="Show the harnesses' output instead of only keeping it.")
 @click.option("--no-progress", is_flag=True, help="Print one line per run instead of the live view.")

@@ -10,6 +10,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from duetbench.errors import DuetError
 
+#: Runs (pairs) one comparison may be asked for.
+MAX_RUNS = 1_000_000
+
 Method = Literal["duet", "aduet", "sequential"]
 Metric = Literal["wall", "cpu"]
 
@@ -25,10 +28,11 @@ class CompareOptions(BaseModel):
     name_b: str = "B"
     method: Method = "duet"
     metric: Metric = "wall"
-    warmup: int = Field(1, ge=0)
-    runs: int | None = Field(None, ge=2)
-    min_runs: int = Field(10, ge=2)
-    max_runs: int = Field(300, ge=2)
+    # Upper bounds: a count beyond them is a typo (or 1e23) that would otherwise just keep measuring.
+    warmup: int = Field(1, ge=0, le=MAX_RUNS)
+    runs: int | None = Field(None, ge=2, le=MAX_RUNS)
+    min_runs: int = Field(10, ge=2, le=MAX_RUNS)
+    max_runs: int = Field(300, ge=2, le=MAX_RUNS)
     time_budget: float = Field(60.0, gt=0)
     target_rciw: float = Field(0.01, gt=0)
     #: Also stop once both sides' runs are stable by this criterion (Laaber et al. run stopping); None: off.
@@ -39,7 +43,7 @@ class CompareOptions(BaseModel):
     conclude: list[str] = Field(default_factory=list, max_length=2)
     shell: bool = False
     timeout: float | None = Field(None, gt=0)
-    seed: int
+    seed: int = Field(ge=0, le=2**63 - 1)
     confidence: float = Field(0.99, gt=0, lt=1)
     n_resamples: int = Field(10_000, ge=100)
     min_overlap_rate: float = Field(0.4, gt=0, lt=1)

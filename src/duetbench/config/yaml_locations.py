@@ -150,6 +150,14 @@ def locate(text: str) -> Located | None:
     return located
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _without_surrogates(text: str) -> str:
+    """A YAML "\\ud800" escape yields a lone surrogate, which no file name, terminal or database can encode."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 class _Converter:
     def __init__(self, located: Located) -> None:
         self.located = located
@@ -195,6 +203,12 @@ class _Converter:
             return node.value
         if isinstance(value, (datetime.date, bytes)):
             return node.value  # nothing in a campaign is a date or binary; keep what the user wrote
+        if isinstance(value, str) and _SURROGATE.search(value):
+            self.problem(path, node, f"{_without_surrogates(value)[:40]!r} holds a lone surrogate "
+                                     "(a \\ud800-\\udfff escape), which is not text",
+                         "write the character itself, or a pair of escapes that forms one")
+            self.located.unreadable.add(path)
+            return _without_surrogates(value)
         return value
 
     def mapping(self, node: MappingNode, path: DataPath) -> dict[str, Any]:
@@ -221,6 +235,11 @@ class _Converter:
                              "write keys as simple words")
                 continue
             key = key_node.value
+            if _SURROGATE.search(key):
+                key = _without_surrogates(key)
+                self.problem(path + (key,), key_node, f"key {key[:40]!r} holds a lone surrogate "
+                                                      "(a \\ud800-\\udfff escape), which is not text",
+                             "write the character itself")
             child = path + (key,)
             self.located.key_marks[child] = _mark(key_node)
             result[key] = self.convert(value_node, child)
