@@ -14,6 +14,7 @@ from duetbench import __version__
 from duetbench.config.compare import validated
 from duetbench.errors import DuetError
 from duetbench.store.db import DEFAULT_DB
+from duetbench.store.location import mask_credentials
 from duetbench.store.option import DB_PATH_OR_URL
 from duetbench.analyze_cli import analyze, report
 from duetbench.import_cli import import_
@@ -26,8 +27,9 @@ SEED = click.IntRange(0, 2**63 - 1)
 
 def _fail(exc: DuetError) -> None:
     # User text (commands, keys, paths) may contain [brackets]: escape it, never read it as markup.
-    hint = f" [dim]— {escape(exc.hint)}[/dim]" if exc.hint else ""
-    _err.print(f"[bold red]error:[/bold red] {escape(exc.message)}{hint}", soft_wrap=True)
+    # Last line of defence for secrets: no message may show a URL's password, whoever wrote it.
+    hint = f" [dim]— {escape(mask_credentials(exc.hint))}[/dim]" if exc.hint else ""
+    _err.print(f"[bold red]error:[/bold red] {escape(mask_credentials(exc.message))}{hint}", soft_wrap=True)
     sys.exit(exc.exit_code)
 
 

@@ -36,3 +36,28 @@ class DatabaseParam(click.ParamType):
 
 #: ``type=DB_PATH_OR_URL`` in a ``--db`` option.
 DB_PATH_OR_URL = DatabaseParam()
+
+
+class SourceDatabaseParam(click.ParamType):
+    """An existing SQLite file to read from (``duet merge`` sources). A URL given here is refused with its
+    password masked: click's own "does not exist" would print it as typed."""
+
+    name = "FILE"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, Path):
+            return value
+        text = str(value)
+        if is_url(text):
+            self.fail(f"{mask_credentials(text)} is a URL; the databases to merge are SQLite files",
+                      param, ctx)
+        path = Path(text)
+        if not path.exists():
+            self.fail(f"no such file: {text}", param, ctx)
+        if path.is_dir():
+            self.fail(f"{text} is a directory, not a database file", param, ctx)
+        return path
+
+
+#: ``type=SOURCE_DB`` for databases that are only read and must exist.
+SOURCE_DB = SourceDatabaseParam()
