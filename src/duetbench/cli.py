@@ -51,6 +51,9 @@ class _Group(click.Group):
 @click.version_option(__version__, prog_name="duetbench")
 def main() -> None:
     """duetbench: is B faster or slower than A, by how much, and how sure — on noisy machines."""
+    from duetbench.report.safe_text import guard_standard_streams
+
+    guard_standard_streams()  # names with bidi overrides (U+202E) must not reorder what the terminal shows
 
 
 _export_options = [
