@@ -150,7 +150,8 @@ def _parse_side(bench, execution: RunExecution, side: str) -> tuple[list[StoredI
         log = read_iteration_log(log_path)
         log_lines = [line for line in log.lines if line.side == side]
         notes += [f"{side}: {n}" for n in log.notes]
-    inp = ParserInput(stdout=_read(out / STDOUT), stderr=_read(out / STDERR), files=result.files,
+    # The outputs stay on disk: a benchmark printing gigabytes must not grow the orchestrator.
+    inp = ParserInput(stdout_path=out / STDOUT, stderr_path=out / STDERR, files=result.files,
                       iteration_log=log_lines, side=side)
     parsed = parse(bench.parser.name, dict(bench.parser.options), inp)
     if parsed.timestamp_note:
@@ -158,13 +159,6 @@ def _parse_side(bench, execution: RunExecution, side: str) -> tuple[list[StoredI
     its = [StoredIteration(side, i, it.name, it.value_s, it.start_ns, it.end_ns, it.warmup)
            for i, it in enumerate(parsed.iterations)]
     return its, parsed.clock, notes
-
-
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(errors="replace")
-    except OSError:
-        return ""
 
 
 def _failure_text(side: str, inv) -> str:  # type: ignore[no-untyped-def]
