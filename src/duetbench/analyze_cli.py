@@ -1,6 +1,7 @@
 """`duet analyze` and `duet report`: the papers' analyses on any stored campaign (or imported data)."""
 from __future__ import annotations
 
+import shlex
 import sys
 from pathlib import Path
 
@@ -9,7 +10,7 @@ from rich.console import Console
 
 from duetbench.errors import DuetError
 from duetbench.store.db import DEFAULT_DB
-from duetbench.store.option import DB_PATH_OR_URL
+from duetbench.store.option import DB_PATH_OR_URL, db_argument
 
 _db_option = click.option("--db", type=DB_PATH_OR_URL, default=DEFAULT_DB,
                           show_default=True, help="The results database.")
@@ -117,8 +118,15 @@ def _rows(campaign: int | None, benchmarks: tuple[str, ...], methods: tuple[str,
                 row.problem = ("in a synchronous duet the faster side spins at the barrier, so process CPU time "
                                "includes waiting; use --metric wall (or the aduet/sequential runs) for CPU")
     if not rows:
-        raise DuetError(f"campaign #{record.id} has nothing to analyse with these filters",
-                        hint="check --benchmark/--method, or 'duet analyze' without them")
+        if benchmarks or methods:
+            raise DuetError(f"campaign #{record.id} has nothing to analyse with these filters",
+                            hint="check --benchmark/--method, or 'duet analyze' without them")
+        state = "" if record.status == "finished" else f" (it is {record.status})"
+        resume = f"duet run {shlex.quote(record.path)} --resume" + db_argument(db)
+        raise DuetError(f"campaign #{record.id} {record.name}{state} has no finished run with measured iterations "
+                        f"yet ({len(runs)} run(s) stored)",
+                        hint=f"measure them with: {resume}" if record.status != "finished" and record.path
+                        else "check the runs' errors with the raw outputs in the campaign's run directory")
     from duetbench.report.warnings import name_noise
 
     name_noise(rows, runs)
@@ -156,7 +164,8 @@ def analyze(export_json: Path | None, export_csv: Path | None, export_markdown: 
     record, table, rows = _rows(**options)  # type: ignore[arg-type]
     # Piped into a file or a CI log, rich would wrap the table at 80 columns; a wide one stays readable.
     console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
-    title = f"campaign #{record.id} {record.name} · metric {options['metric']} · B relative to A (> 1: B slower)"
+    state = "" if record.status == "finished" else f" ({record.status})"
+    title = f"campaign #{record.id} {record.name}{state} · metric {options['metric']} · B relative to A (> 1: B slower)"
     out.print_rows(console, rows, title=title)
     meta = {"campaign": record.id, "name": record.name, "options": {k: v for k, v in options.items() if k != "db"}}
     meta["options"] = {k: list(v) if isinstance(v, tuple) else v for k, v in meta["options"].items()}

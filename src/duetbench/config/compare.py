@@ -94,6 +94,14 @@ def split_command(command: str, *, shell: bool, side: str) -> list[str]:
         raise DuetError(f"cannot split command {side} ({command!r}): {exc}",
                         hint="check the quoting, or pass --shell to run it through /bin/sh") from None
     program = argv[0]
+    if os.sep in program and os.path.exists(program):
+        if os.path.isdir(program):
+            raise DuetError(f"command {side}: {program!r} is a directory, not a program",
+                            hint="give the program inside it, e.g. " + shlex.quote(os.path.join(program, "run")))
+        if not os.access(program, os.X_OK):
+            raise DuetError(f"command {side}: {program!r} exists but is not executable",
+                            hint=f"make it executable (chmod +x {shlex.quote(program)}), or run it through its "
+                                 f"interpreter (e.g. 'sh {program}')")
     found = shutil.which(program) if os.sep not in program else (program if os.access(program, os.X_OK) else None)
     if found is None:
         raise DuetError(f"command {side} not found: {program!r}",

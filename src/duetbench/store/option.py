@@ -6,6 +6,7 @@ to a `StoreLocation`, which offers the little of `Path` that callers use (``pare
 """
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -61,3 +62,12 @@ class SourceDatabaseParam(click.ParamType):
 
 #: ``type=SOURCE_DB`` for databases that are only read and must exist.
 SOURCE_DB = SourceDatabaseParam()
+
+
+def db_argument(db: object) -> str:
+    """`` --db DB`` for a command printed as a hint (so that it works when run as printed), or "" for the
+    default database. A URL's password stays masked: it is never printed, so such a hint needs it added."""
+    from duetbench.store.db import DEFAULT_DB
+
+    text = str(db)
+    return "" if Path(text) == DEFAULT_DB and not is_url(text) else f" --db {shlex.quote(text)}"
