@@ -11,6 +11,7 @@ import hashlib
 import math
 import random
 import re
+import shlex
 import signal
 import subprocess
 import time
@@ -37,6 +38,8 @@ from duetbench.report.campaign import BenchmarkRow, CampaignProgress, print_plan
 from duetbench.report.warnings import name_noise
 from duetbench.store.campaigns import CampaignRecord, CampaignStore, RunRecord, StoredIteration, iteration_table
 from duetbench.store.db import Store
+from duetbench.store.option import db_argument
+from duetbench.store.orchestrators import claim, with_owner
 from duetbench.table_analysis import AnalysisOptions, analyze_table
 
 EXECUTORS = ("auto", "local", "podman", "docker")
@@ -188,7 +191,9 @@ def to_record(bench, execution: RunExecution) -> RunRecord:  # type: ignore[no-u
         try:
             its, clock, side_notes = _parse_side(bench, execution, side)
         except DuetError as exc:
-            errors.append(f"{side} output could not be parsed: {exc}")
+            # Name the files parsed, unless the parser's message already does.
+            where = "" if str(result.outdir) in str(exc) else f" ({result.outdir}/{STDOUT})"
+            errors.append(f"{side} output{where} could not be parsed: {exc}")
             continue
         notes += side_notes
         if not its:
@@ -277,14 +282,14 @@ def run_campaign(path: Path, opts: RunOptions, console: Console) -> int:
                     name=campaign.name, path=str(campaign.path),
                     source_sha256=hashlib.sha256(campaign.source_text.encode()).hexdigest(),
                     source_text=campaign.source_text, seed=seed, schedule=campaign.schedule,
-                    plan=[p.to_json() for p in plan], run_dir="", options={
-                        "executor": opts.executor, "confidence": opts.confidence, "n_resamples": opts.n_resamples},
+                    plan=[p.to_json() for p in plan], run_dir="", options=with_owner({
+                        "executor": opts.executor, "confidence": opts.confidence, "n_resamples": opts.n_resamples}),
                     host=host_facts(), tool_version=__version__)
                 run_root = (run_root / f"{campaign_id}-{campaign.name}").resolve()
                 campaigns.set_run_dir(campaign_id, str(run_root))
                 campaigns.set_artifacts(campaign_id, record_artifacts(campaign.artifacts, run_root / "artifacts"))
             else:
-                campaigns.set_status(campaign_id, "running")
+                claim(store, "campaigns", campaign_id)
             console.print(f"[bold]duet run[/bold] campaign [cyan]{campaign.name}[/cyan] #{campaign_id}: "
                           f"{len(plan)} runs ({len(plan) - len(done)} to go), schedule {campaign.schedule}, "
                           f"seed {seed}; raw outputs in {escape(str(run_root))}", highlight=False)
@@ -298,10 +303,10 @@ def run_campaign(path: Path, opts: RunOptions, console: Console) -> int:
             campaigns.set_status(campaign_id, status)
         if status == "stopped":
             console.print(f"[yellow]stopped[/yellow] at the time budget: every finished run is stored; continue "
-                          f"with [bold]duet run {escape(str(path))} --resume[/bold]", highlight=False)
+                          f"with [bold]duet run {escape(shlex.quote(str(path)))} --resume{escape(db_argument(opts.db))}[/bold]", highlight=False)
         if status == "interrupted":
             console.print(f"[yellow]interrupted[/yellow]: every finished run is stored; continue with "
-                          f"[bold]duet run {escape(str(path))} --resume[/bold]", highlight=False)
+                          f"[bold]duet run {escape(shlex.quote(str(path)))} --resume{escape(db_argument(opts.db))}[/bold]", highlight=False)
             return 130
         rows = summarize(campaigns, campaign_id, by_name, seed=seed, confidence=opts.confidence,
                          n_resamples=opts.n_resamples)

@@ -54,6 +54,9 @@ def main() -> None:
     from duetbench.report.safe_text import guard_standard_streams
 
     guard_standard_streams()  # names with bidi overrides (U+202E) must not reorder what the terminal shows
+    from duetbench.execute.housekeeping import clear_leftovers
+
+    clear_leftovers()
 
 
 _export_options = [

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 
 from duetbench import __version__
 from duetbench.analyze.comparison import ComparisonResult
@@ -26,6 +27,8 @@ from duetbench.report.progress import LiveProgress
 from duetbench.report.terminal import render
 from duetbench.report.warnings import teaching_warnings
 from duetbench.store.db import ComparisonRecord, Store
+from duetbench.store.option import db_argument
+from duetbench.store.orchestrators import with_owner
 
 # Live CI estimates use fewer replicates: they only steer stopping and the progress line.
 LIVE_RESAMPLES = 2000
@@ -125,7 +128,7 @@ def run_compare(opts: CompareOptions, *, db_path: Path, exports: Exports, consol
 
     comparison_id = store.begin_comparison(
         method=method, name_a=opts.name_a, name_b=opts.name_b, command_a=opts.command_a,
-        command_b=opts.command_b, seed=opts.seed, options=options, host=host, tool_version=__version__)
+        command_b=opts.command_b, seed=opts.seed, options=with_owner(options), host=host, tool_version=__version__)
 
     total = opts.runs or opts.min_runs
     progress = LiveProgress(console, total, show_progress)
@@ -185,7 +188,8 @@ def run_compare(opts: CompareOptions, *, db_path: Path, exports: Exports, consol
         raise _failure_error(failure, report.names)
     if status == "interrupted":
         console.print(f"[yellow]Interrupted: {measured_runs(method, report.invocations)} run(s) measured and "
-                      f"kept in {db_path} (duet show {comparison_id}).[/yellow]")
+                      f"kept in {escape(str(db_path))} (duet show {comparison_id}{escape(db_argument(db_path))})."
+                      "[/yellow]")
         return 130
     primary = report.primary
     if opts.fail_if_slower is not None and primary is not None and exceeds_threshold(primary.ratio, opts.fail_if_slower):

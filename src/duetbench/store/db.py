@@ -8,6 +8,7 @@ every finished one stored. The schema is in ``schema.py``, its history in ``migr
 from __future__ import annotations
 
 import json
+import sys
 import time
 import uuid
 from dataclasses import dataclass, fields
@@ -71,6 +72,19 @@ class Store:
             reason, hint = describe(exc, self.location)
             raise DuetError(f"cannot use the results database {self.location}: {reason}", hint=hint) from None
         self._seq: dict[int, int] = {}
+        self._tell_dead_orchestrators()
+
+    def _tell_dead_orchestrators(self) -> None:
+        """Whatever command opens the store first after a `kill -9` of a duet marks what that duet left
+        `running` and says so (store/orchestrators.py)."""
+        from duetbench.store.orchestrators import DIED, mark_dead
+
+        try:
+            marked = mark_dead(self)
+        except (OSError, SQLAlchemyError):
+            return  # e.g. a read-only database: the records stay as they are, nothing else depends on it
+        for what in marked:
+            sys.stderr.write(f"note: {what}: marked '{DIED}' in {self.location}; everything it finished is kept\n")
 
     def __repr__(self) -> str:
         return f"Store({str(self.location)!r})"
