@@ -10,7 +10,7 @@ from rich.console import Console
 
 from duetbench.errors import DuetError
 from duetbench.store.db import DEFAULT_DB
-from duetbench.store.option import DB_PATH_OR_URL, db_argument
+from duetbench.store.option import DB_PATH_OR_URL, RECORD_ID, db_argument
 
 _db_option = click.option("--db", type=DB_PATH_OR_URL, default=DEFAULT_DB,
                           show_default=True, help="The results database.")
@@ -26,7 +26,7 @@ def _warmup(text: str | None) -> tuple[int, float]:
                 raise ValueError
             return 0, fraction
         count = int(text)
-        if count < 0:
+        if not 0 <= count <= 10**9:
             raise ValueError
         return count, 0.0
     except ValueError:
@@ -56,7 +56,7 @@ def _open(db: Path, campaign: int | None):  # type: ignore[no-untyped-def]
 
 def analysis_options(f):  # type: ignore[no-untyped-def]
     options = [
-        click.option("--campaign", "campaign", type=int, help="Campaign id (default: the latest)."),
+        click.option("--campaign", "campaign", type=RECORD_ID, help="Campaign id (default: the latest)."),
         click.option("--benchmark", "benchmarks", multiple=True, metavar="GLOB",
                      help="Only benchmarks matching this glob (repeatable)."),
         click.option("--method", "methods", multiple=True, type=click.Choice(["sequential", "duet", "aduet"]),

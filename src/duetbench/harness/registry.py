@@ -217,7 +217,15 @@ def parse(name: str, options: dict[str, Any] | None, inp: ParserInput) -> ParseR
         where = ".".join(str(p) for p in loc)
         raise DuetError(f"parser '{name}' option{' ' + repr(where) if where else 's'}: {msg}") from None
     if isinstance(parser, ModuleParser):
-        result = _check(name, parser.parse(inp, opts))
+        try:
+            result = _check(name, parser.parse(inp, opts))
+        except (TypeError, KeyError, AttributeError, IndexError, ValueError, OverflowError) as e:
+            # The built-in parsers check the shape they rely on; a document shaped otherwise where they
+            # do not look (a number where a list belongs) is still this file's problem, told in one line.
+            source = ", ".join(str(p) for p in inp.files.values()) or f"the run's {name} output"
+            raise DuetError(f"{source}: not a {name} result this parser understands "
+                            f"({type(e).__name__}: {' '.join(str(e).split())[:200]})",
+                            hint=f"check that the file was written by {name} and is complete") from None
     else:
         try:
             returned = parser.parse(inp, opts)

@@ -71,3 +71,7 @@ def db_argument(db: object) -> str:
 
     text = str(db)
     return "" if Path(text) == DEFAULT_DB and not is_url(text) else f" --db {shlex.quote(text)}"
+
+
+#: A stored record's id: the databases' ids are 64-bit signed integers.
+RECORD_ID = click.IntRange(1, 2**63 - 1)
