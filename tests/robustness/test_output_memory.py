@@ -19,10 +19,14 @@ sys.stdout.flush()
 """
 
 
-# `duet` itself, writing its own peak RSS (getrusage of the orchestrator process alone) when it exits.
+# `duet` itself, writing its own peak RSS when it exits: VmHWM of /proc/self/status, which starts afresh at
+# exec (getrusage's ru_maxrss does not: it keeps the peak of the forked copy of a large test process).
 ORCHESTRATOR = """
-import atexit, resource, runpy, sys
-atexit.register(lambda: open("peak_rss_kb", "w").write(str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)))
+import atexit, re, runpy, sys
+def peak():
+    status = open("/proc/self/status").read()
+    open("peak_rss_kb", "w").write(re.search(r"VmHWM:\\s+(\\d+) kB", status).group(1))
+atexit.register(peak)
 sys.argv = ["duet", *sys.argv[1:]]
 runpy.run_module("duetbench", run_name="__main__")
 """
