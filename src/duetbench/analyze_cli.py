@@ -1,6 +1,7 @@
 """`duet analyze` and `duet report`: the papers' analyses on any stored campaign (or imported data)."""
 from __future__ import annotations
 
+import shlex
 import sys
 from pathlib import Path
 
@@ -9,7 +10,7 @@ from rich.console import Console
 
 from duetbench.errors import DuetError
 from duetbench.store.db import DEFAULT_DB
-from duetbench.store.option import DB_PATH_OR_URL
+from duetbench.store.option import DB_PATH_OR_URL, RECORD_ID, db_argument
 
 _db_option = click.option("--db", type=DB_PATH_OR_URL, default=DEFAULT_DB,
                           show_default=True, help="The results database.")
@@ -25,7 +26,7 @@ def _warmup(text: str | None) -> tuple[int, float]:
                 raise ValueError
             return 0, fraction
         count = int(text)
-        if count < 0:
+        if not 0 <= count <= 10**9:
             raise ValueError
         return count, 0.0
     except ValueError:
@@ -55,7 +56,7 @@ def _open(db: Path, campaign: int | None):  # type: ignore[no-untyped-def]
 
 def analysis_options(f):  # type: ignore[no-untyped-def]
     options = [
-        click.option("--campaign", "campaign", type=int, help="Campaign id (default: the latest)."),
+        click.option("--campaign", "campaign", type=RECORD_ID, help="Campaign id (default: the latest)."),
         click.option("--benchmark", "benchmarks", multiple=True, metavar="GLOB",
                      help="Only benchmarks matching this glob (repeatable)."),
         click.option("--method", "methods", multiple=True, type=click.Choice(["sequential", "duet", "aduet"]),
@@ -74,7 +75,7 @@ def analysis_options(f):  # type: ignore[no-untyped-def]
                      help="Bootstrap unit: auto = each method's own (duets: run means; sequential: hierarchical); "
                           "run-means; hierarchical (runs, then iterations within runs); merged (pooled pairs or "
                           "iterations)."),
-        click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap."),
+        click.option("--seed", type=click.IntRange(0, 2**63 - 1), default=0, show_default=True, help="Seed of the bootstrap."),
         _db_option,
     ]
     for option in reversed(options):
@@ -92,6 +93,9 @@ def _rows(campaign: int | None, benchmarks: tuple[str, ...], methods: tuple[str,
         raise DuetError(f"--confidence must be in [0.5, 1), got {confidence}", hint="e.g. --confidence 0.95")
     if resamples < 100:
         raise DuetError(f"--resamples {resamples} is too few for a percentile CI", hint="use 1000 or more")
+    if resamples > 1_000_000:
+        raise DuetError(f"--resamples {resamples} is more than a CI can use (and than memory holds)",
+                        hint="10000 (the default) is plenty; 100000 at most")
     if not 0 < min_overlap < 1:
         raise DuetError(f"--min-overlap must be between 0 and 1, got {min_overlap}", hint="the thesis uses 0.4")
     count, fraction = _warmup(warmup)
@@ -116,8 +120,15 @@ def _rows(campaign: int | None, benchmarks: tuple[str, ...], methods: tuple[str,
                 row.problem = ("in a synchronous duet the faster side spins at the barrier, so process CPU time "
                                "includes waiting; use --metric wall (or the aduet/sequential runs) for CPU")
     if not rows:
-        raise DuetError(f"campaign #{record.id} has nothing to analyse with these filters",
-                        hint="check --benchmark/--method, or 'duet analyze' without them")
+        if benchmarks or methods:
+            raise DuetError(f"campaign #{record.id} has nothing to analyse with these filters",
+                            hint="check --benchmark/--method, or 'duet analyze' without them")
+        state = "" if record.status == "finished" else f" (it is {record.status})"
+        resume = f"duet run {shlex.quote(record.path)} --resume" + db_argument(db)
+        raise DuetError(f"campaign #{record.id} {record.name}{state} has no finished run with measured iterations "
+                        f"yet ({len(runs)} run(s) stored)",
+                        hint=f"measure them with: {resume}" if record.status != "finished" and record.path
+                        else "check the runs' errors with the raw outputs in the campaign's run directory")
     from duetbench.report.warnings import name_noise
 
     name_noise(rows, runs)
@@ -155,7 +166,8 @@ def analyze(export_json: Path | None, export_csv: Path | None, export_markdown: 
     record, table, rows = _rows(**options)  # type: ignore[arg-type]
     # Piped into a file or a CI log, rich would wrap the table at 80 columns; a wide one stays readable.
     console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
-    title = f"campaign #{record.id} {record.name} · metric {options['metric']} · B relative to A (> 1: B slower)"
+    state = "" if record.status == "finished" else f" ({record.status})"
+    title = f"campaign #{record.id} {record.name}{state} · metric {options['metric']} · B relative to A (> 1: B slower)"
     out.print_rows(console, rows, title=title)
     meta = {"campaign": record.id, "name": record.name, "options": {k: v for k, v in options.items() if k != "db"}}
     meta["options"] = {k: list(v) if isinstance(v, tuple) else v for k, v in meta["options"].items()}

@@ -11,6 +11,7 @@ import hashlib
 import math
 import random
 import re
+import shlex
 import signal
 import subprocess
 import time
@@ -39,6 +40,8 @@ from duetbench.store.campaigns import CampaignRecord, CampaignStore, RunRecord, 
 from duetbench.store.db import Store
 from duetbench.sync_check import judge as judge_sync
 from duetbench.sync_check import run_sync_statuses
+from duetbench.store.option import db_argument
+from duetbench.store.orchestrators import claim, with_owner
 from duetbench.table_analysis import AnalysisOptions, analyze_table
 
 EXECUTORS = ("auto", "local", "podman", "docker")
@@ -161,7 +164,8 @@ def _parse_side(bench, execution: RunExecution, side: str) -> _ParsedSide:  # ty
         log = read_iteration_log(log_path)
         log_lines = [line for line in log.lines if line.side == side]
         notes += [f"{side}: {n}" for n in log.notes]
-    inp = ParserInput(stdout=_read(out / STDOUT), stderr=_read(out / STDERR), files=result.files,
+    # The outputs stay on disk: a benchmark printing gigabytes must not grow the orchestrator.
+    inp = ParserInput(stdout_path=out / STDOUT, stderr_path=out / STDERR, files=result.files,
                       iteration_log=log_lines, side=side)
     parsed = parse(bench.parser.name, dict(bench.parser.options), inp)
     if parsed.timestamp_note:
@@ -170,13 +174,6 @@ def _parse_side(bench, execution: RunExecution, side: str) -> _ParsedSide:  # ty
            for i, it in enumerate(parsed.iterations)]
     sync = parsed.metadata.get("duet_sync")
     return _ParsedSide(its, parsed.clock, notes, len(log_lines), None if sync is None else str(sync))
-
-
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(errors="replace")
-    except OSError:
-        return ""
 
 
 def _failure_text(side: str, inv) -> str:  # type: ignore[no-untyped-def]
@@ -209,7 +206,9 @@ def to_record(bench, execution: RunExecution) -> RunRecord:  # type: ignore[no-u
         try:
             parsed = _parse_side(bench, execution, side)
         except DuetError as exc:
-            errors.append(f"{side} output could not be parsed: {exc}")
+            # Name the files parsed, unless the parser's message already does.
+            where = "" if str(result.outdir) in str(exc) else f" ({result.outdir}/{STDOUT})"
+            errors.append(f"{side} output{where} could not be parsed: {exc}")
             continue
         its, clock = parsed.iterations, parsed.clock
         notes += parsed.notes
@@ -307,14 +306,14 @@ def run_campaign(path: Path, opts: RunOptions, console: Console) -> int:
                     name=campaign.name, path=str(campaign.path),
                     source_sha256=hashlib.sha256(campaign.source_text.encode()).hexdigest(),
                     source_text=campaign.source_text, seed=seed, schedule=campaign.schedule,
-                    plan=[p.to_json() for p in plan], run_dir="", options={
-                        "executor": opts.executor, "confidence": opts.confidence, "n_resamples": opts.n_resamples},
+                    plan=[p.to_json() for p in plan], run_dir="", options=with_owner({
+                        "executor": opts.executor, "confidence": opts.confidence, "n_resamples": opts.n_resamples}),
                     host=host_facts(), tool_version=__version__)
                 run_root = (run_root / f"{campaign_id}-{campaign.name}").resolve()
                 campaigns.set_run_dir(campaign_id, str(run_root))
                 campaigns.set_artifacts(campaign_id, record_artifacts(campaign.artifacts, run_root / "artifacts"))
             else:
-                campaigns.set_status(campaign_id, "running")
+                claim(store, "campaigns", campaign_id)
             console.print(f"[bold]duet run[/bold] campaign [cyan]{campaign.name}[/cyan] #{campaign_id}: "
                           f"{len(plan)} runs ({len(plan) - len(done)} to go), schedule {campaign.schedule}, "
                           f"seed {seed}; raw outputs in {escape(str(run_root))}", highlight=False)
@@ -328,10 +327,10 @@ def run_campaign(path: Path, opts: RunOptions, console: Console) -> int:
             campaigns.set_status(campaign_id, status)
         if status == "stopped":
             console.print(f"[yellow]stopped[/yellow] at the time budget: every finished run is stored; continue "
-                          f"with [bold]duet run {escape(str(path))} --resume[/bold]", highlight=False)
+                          f"with [bold]duet run {escape(shlex.quote(str(path)))} --resume{escape(db_argument(opts.db))}[/bold]", highlight=False)
         if status == "interrupted":
             console.print(f"[yellow]interrupted[/yellow]: every finished run is stored; continue with "
-                          f"[bold]duet run {escape(str(path))} --resume[/bold]", highlight=False)
+                          f"[bold]duet run {escape(shlex.quote(str(path)))} --resume{escape(db_argument(opts.db))}[/bold]", highlight=False)
             return 130
         rows = summarize(campaigns, campaign_id, by_name, seed=seed, confidence=opts.confidence,
                          n_resamples=opts.n_resamples)

@@ -10,6 +10,7 @@ import importlib
 import random
 import shlex
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,12 @@ from duetbench.errors import DuetError
 
 #: Where results go by default; the same as ``duetbench.store.db.DEFAULT_DB``, which imports SQLAlchemy.
 DEFAULT_DB = Path(".duet/results.db")
+#: Seeds are stored as 64-bit signed integers (SQLite, PostgreSQL): refuse larger ones before measuring.
+SEED = click.IntRange(0, 2**63 - 1)
+#: A count of runs or iterations: beyond this it is a typo that would overflow later.
+COUNT = click.IntRange(max=10**6)
+#: A stored comparison's or campaign's id (= store.option.RECORD_ID, kept here to start without the store).
+RECORD_ID = click.IntRange(1, 2**63 - 1)
 
 
 def _err_console() -> Any:
@@ -28,12 +35,27 @@ def _err_console() -> Any:
     return Console(stderr=True, highlight=False)
 
 
+def _printable(text: str) -> str:
+    """One line, with any URL's password masked: the last defence for secrets in what we print."""
+    from duetbench.config.campaign_problems import printable
+    from duetbench.store.location import mask_credentials
+
+    return printable(mask_credentials(text))
+
+
 def _fail(exc: DuetError) -> None:
     from rich.markup import escape
 
     # User text (commands, keys, paths) may contain [brackets]: escape it, never read it as markup.
-    hint = f" [dim]— {escape(exc.hint)}[/dim]" if exc.hint else ""
-    _err_console().print(f"[bold red]error:[/bold red] {escape(exc.message)}{hint}", soft_wrap=True)
+    from duetbench.config.campaign_problems import CampaignError
+    from duetbench.store.location import mask_credentials
+
+    # Last line of defence for secrets: no message may show a URL's password, whoever wrote it. And one
+    # line: a newline in a value the user gave (an option, a file name) is shown as \n. A campaign file's
+    # problems are one line each already.
+    one_line = (lambda text: mask_credentials(text)) if isinstance(exc, CampaignError) else _printable
+    hint = f" [dim]— {escape(one_line(exc.hint))}[/dim]" if exc.hint else ""
+    _err_console().print(f"[bold red]error:[/bold red] {escape(one_line(exc.message))}{hint}", soft_wrap=True)
     sys.exit(exc.exit_code)
 
 
@@ -103,6 +125,31 @@ class _Group(click.Group):
         finally:
             self._listing = False
 
+    def main(self, *args: object, standalone_mode: bool = True, **kwargs: object) -> object:  # type: ignore[override]
+        # click prints a usage error with the values as typed: mask a URL's password first (a command or a
+        # name may be one), and keep it one line.
+        try:
+            rv = super().main(*args, standalone_mode=False, **kwargs)  # type: ignore[call-overload]
+        except click.ClickException as exc:
+            if not standalone_mode:
+                raise
+            exc.message = _printable(exc.message)
+            exc.show()
+            sys.exit(exc.exit_code)
+        except click.exceptions.Abort:
+            if not standalone_mode:
+                raise
+            _err_console().print("Aborted!")
+            sys.exit(1)
+        except (EOFError, KeyboardInterrupt):
+            if not standalone_mode:
+                raise
+            _err_console().print("interrupted")
+            sys.exit(130)
+        if standalone_mode:  # as click's own standalone mode: an Exit's code (--help: 0), else 0
+            sys.exit(rv if isinstance(rv, int) else 0)
+        return rv
+
     def invoke(self, ctx: click.Context) -> object:
         try:
             return super().invoke(ctx)
@@ -118,6 +165,15 @@ class _Group(click.Group):
 @click.version_option(__version__, prog_name="duetbench")
 def main() -> None:
     """duetbench: is B faster or slower than A, by how much, and how sure — on noisy machines."""
+    from duetbench.report.safe_text import guard_standard_streams
+
+    guard_standard_streams()  # names with bidi overrides (U+202E) must not reorder what the terminal shows
+    # numpy's RuntimeWarnings (a division by zero on degenerate data) are source lines on stderr that no
+    # user can act on; every result they touch is already judged (nan, "no statistics").
+    warnings.simplefilter("ignore", RuntimeWarning)
+    from duetbench.execute.housekeeping import clear_leftovers
+
+    clear_leftovers()
 
 
 _export_options = [
@@ -173,7 +229,7 @@ def export_options(func):  # type: ignore[no-untyped-def]
               help="Run the commands through /bin/sh (default: split them as a shell would and run them directly, "
                    "so no shell start-up is measured).")
 @click.option("--timeout", type=float, metavar="SECONDS", help="Kill an invocation that runs longer than this.")
-@click.option("--seed", type=int, help="Seed for the random schedule and the bootstrap (default: random, recorded).")
+@click.option("--seed", type=SEED, help="Seed for the random schedule and the bootstrap (default: random, recorded).")
 @click.option("--confidence", type=float, default=0.99, show_default=True, help="Confidence level of the CI.")
 @click.option("--metric", type=click.Choice(["wall", "cpu"]), default="wall", show_default=True,
               help="Metric the verdict is based on (both are always reported). cpu = user+sys of the process tree.")
@@ -249,10 +305,10 @@ def compare(command_a: str, command_b: str | None, db: Path, no_progress: bool, 
 
 
 @main.command()
-@click.argument("comparison_id", type=int, required=False)
+@click.argument("comparison_id", type=RECORD_ID, required=False)
 @click.option("--db", type=DB_PATH_OR_URL, default=DEFAULT_DB, show_default=True,
               help="The results database.")
-@click.option("--limit", type=int, default=30, show_default=True, help="How many comparisons to list.")
+@click.option("--limit", type=click.IntRange(1, 10**6), default=30, show_default=True, help="How many comparisons to list.")
 @export_options
 def show(comparison_id: int | None, db: Path, limit: int, export_json: Path | None, export_csv: Path | None,
          export_markdown: Path | None, export_hyperfine: Path | None) -> None:
@@ -275,14 +331,14 @@ def show(comparison_id: int | None, db: Path, limit: int, export_json: Path | No
               show_default=True,
               help="Where sides run: local processes, or containers (podman/docker) for benchmarks that name an "
                    "image; auto = containers only where an image is named.")
-@click.option("--seed", type=int, help="Seed of the schedule (overrides the campaign's; default: random, recorded).")
+@click.option("--seed", type=SEED, help="Seed of the schedule (overrides the campaign's; default: random, recorded).")
 @click.option("--confidence", type=float, default=0.99, show_default=True, help="Confidence level of the CIs.")
 @click.option("--show-output", is_flag=True, help="Show the harnesses' output instead of only keeping it.")
 @click.option("--no-progress", is_flag=True, help="Print one line per run instead of the live view.")
 @click.option("--target-width", type=float, metavar="FRACTION",
               help="Stop a benchmark's method once the CI of B/A is this narrow relative to it (0.01 = 1%), after "
                    "--min-runs runs; the campaign's repetitions become the maximum. Precision, never significance.")
-@click.option("--min-runs", type=int, default=10, show_default=True,
+@click.option("--min-runs", type=COUNT, default=10, show_default=True,
               help="With --target-width: runs (per side) before a method may stop. Below 10 the percentile CI is "
                    "too narrow and early stopping raises false alarms (17.7% A/A alarms at 5 runs in our "
                    "simulation, tests/analyze/test_stopping_simulation.py).")
@@ -291,13 +347,13 @@ def show(comparison_id: int | None, db: Path, limit: int, export_json: Path | No
 @click.option("--adaptive-warmup", type=click.Choice(["cv", "rciw", "kld"]),
               help="Dynamic warmup inside every run (Laaber et al.): follow the hooks' iteration logs, end warmup "
                    "once this criterion holds (for both sides of a duet), then stop the run after --mi iterations.")
-@click.option("--mi", type=int, default=50, show_default=True, help="With --adaptive-warmup: measured iterations.")
+@click.option("--mi", type=COUNT, default=50, show_default=True, help="With --adaptive-warmup: measured iterations.")
 @click.option("--run-criterion", type=click.Choice(["cv", "rciw", "kld"]),
               help="Stop launching a method's runs once both sides' runs are stable by this criterion (Laaber et al., "
                    "fork stopping); the campaign's repetitions are the maximum.")
-@click.option("--f-min", type=int, default=2, show_default=True, help="With --run-criterion: minimum runs.")
-@click.option("--wi-min", type=int, default=5, show_default=True, help="With --adaptive-warmup: minimum warmup.")
-@click.option("--wi-max", type=int, default=50, show_default=True,
+@click.option("--f-min", type=COUNT, default=2, show_default=True, help="With --run-criterion: minimum runs.")
+@click.option("--wi-min", type=COUNT, default=5, show_default=True, help="With --adaptive-warmup: minimum warmup.")
+@click.option("--wi-max", type=COUNT, default=50, show_default=True,
               help="With --adaptive-warmup: maximum warmup (a warning is recorded when reached without stability).")
 @click.option("--db", type=DB_PATH_OR_URL, default=str(DEFAULT_DB), show_default=True,
               help="SQLite database where every run is stored as it finishes (raw outputs go next to it), or a "
@@ -306,7 +362,7 @@ def show(comparison_id: int | None, db: Path, limit: int, export_json: Path | No
               help="local: measure on this machine; slurm: submit the campaign as a Slurm array job, one whole node "
                    "per task, and follow it (docs/slurm.md).")
 @click.option("--partition", help="With --backend slurm: the partition to submit to.")
-@click.option("--nodes", type=int, help="With --backend slurm: nodes measuring at once (--split slices: the plan is "
+@click.option("--nodes", type=COUNT, help="With --backend slurm: nodes measuring at once (--split slices: the plan is "
                                         "cut into this many tasks; default 1).")
 @click.option("--split", type=click.Choice(["slices", "benchmark"]), default="slices", show_default=True,
               help="With --backend slurm: tasks are contiguous slices of the RMIT order, or one task per benchmark.")

@@ -8,11 +8,11 @@ from rich.console import Console
 from rich.markup import escape
 
 from duetbench.store.db import DEFAULT_DB
-from duetbench.store.option import DB_PATH_OR_URL
+from duetbench.store.option import DB_PATH_OR_URL, SOURCE_DB
 
 
 @click.command("merge")
-@click.argument("sources", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("sources", nargs=-1, required=True, type=SOURCE_DB)
 @click.option("--db", type=DB_PATH_OR_URL, default=DEFAULT_DB, show_default=True,
               help="The store to merge into: a SQLite file (created if missing) or a postgresql:// URL.")
 def merge(sources: tuple[Path, ...], db: object) -> None:

@@ -105,6 +105,12 @@ def teaching_warnings(*args: Any, **kwargs: Any) -> Any:
     return teaching_warnings_(*args, **kwargs)
 
 
+def _with_owner(options: dict[str, Any]) -> dict[str, Any]:
+    from duetbench.store.orchestrators import with_owner
+
+    return with_owner(options)
+
+
 class _DeferredComparison:
     """The comparison's record in the store, begun when its first invocation is stored.
 
@@ -447,7 +453,7 @@ def run_compare(opts: CompareOptions, *, db_path: Path, exports: Exports, consol
     record_method = method
     comparison = _DeferredComparison(db_path, lambda store: store.begin_comparison(
         method=method, name_a=opts.name_a, name_b=opts.name_b, command_a=opts.command_a,
-        command_b=opts.command_b, seed=opts.seed, options=options, host=host, tool_version=__version__))
+        command_b=opts.command_b, seed=opts.seed, options=_with_owner(options), host=host, tool_version=__version__))
 
     total = opts.runs or opts.min_runs
     progress = LiveProgress(console, total, show_progress)
@@ -515,8 +521,13 @@ def run_compare(opts: CompareOptions, *, db_path: Path, exports: Exports, consol
     if failure is not None:
         raise _failure_error(failure, report.names)
     if status == "interrupted":
+        from rich.markup import escape
+
+        from duetbench.store.option import db_argument
+
         console.print(f"[yellow]Interrupted: {measured_runs(method, report.invocations)} run(s) measured and "
-                      f"kept in {db_path} (duet show {comparison_id}).[/yellow]")
+                      f"kept in {escape(str(db_path))} (duet show {comparison_id}{escape(db_argument(db_path))})."
+                      "[/yellow]")
         return 130
     primary = report.primary
     if opts.fail_if_slower is not None and primary is not None and exceeds_threshold(primary.ratio, opts.fail_if_slower):

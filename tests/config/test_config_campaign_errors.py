@@ -71,16 +71,16 @@ def test_benchmark_settings_cannot_differ_per_side(problems) -> None:
 
 # One line of the campaign level (line 2 of the file) and the error it must give.
 TOP_LEVEL_CASES = [
-    ("seed: -1", f"2:7: seed: must be an integer >= 0 (got -1) — hint: {SEED_HINT}"),
-    ("seed: true", f"2:7: seed: must be an integer >= 0 (got true) — hint: {SEED_HINT}"),
+    ("seed: -1", f"2:7: seed: must be an integer from 0 to 2**63-1 (got -1) — hint: {SEED_HINT}"),
+    ("seed: true", f"2:7: seed: must be an integer from 0 to 2**63-1 (got true) — hint: {SEED_HINT}"),
     ("schedule: random", '2:11: schedule: must be rmit or ordered (got "random") — hint: rmit: all runs in random '
                          "order (default); ordered: benchmark by benchmark"),
     ("schedule: ordred", "2:11: schedule: must be rmit or ordered (got \"ordred\") — hint: did you mean 'ordered'?"),
-    ("methods: {duet: yes}", f"2:17: methods.duet: must be a number of runs, an integer >= 0 (got true) — hint: "
+    ("methods: {duet: yes}", f"2:17: methods.duet: must be a number of runs, an integer from 0 to 1000000 (got true) — hint: "
                              f"{RUNS_HINT}"),
-    ("methods: {duet: 1.5}", f"2:17: methods.duet: must be a number of runs, an integer >= 0 (got 1.5) — hint: "
+    ("methods: {duet: 1.5}", f"2:17: methods.duet: must be a number of runs, an integer from 0 to 1000000 (got 1.5) — hint: "
                              f"{RUNS_HINT}"),
-    ("methods: {duet: }", f"2:16: methods.duet: must be a number of runs, an integer >= 0 (got null) — hint: "
+    ("methods: {duet: }", f"2:16: methods.duet: must be a number of runs, an integer from 0 to 1000000 (got null) — hint: "
                           f"{RUNS_HINT}"),
     ("methods: {duett: 1}", "2:11: methods.duett: unknown method key 'duett' — hint: did you mean 'duet'?"),
     ("methods: [duet]", "2:10: methods: must be a mapping of method to number of runs (got a list) — hint: "

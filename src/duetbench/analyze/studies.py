@@ -139,7 +139,9 @@ def runtime_saving(table: IterationTable) -> RuntimeSaving:
     sel = np.flatnonzero(timed & (meth >= 0))
     order = sel[np.lexsort((side[sel], table.run[sel], meth[sel], bench[sel]))]
     key = np.stack([bench[order], meth[order], table.run[order], side[order]])
-    first = np.flatnonzero(np.r_[True, np.any(np.diff(key, axis=1) != 0, axis=0)])
+    # No timed row at all (an import without timestamps): no block starts anywhere.
+    first = (np.flatnonzero(np.r_[True, np.any(np.diff(key, axis=1) != 0, axis=0)]) if order.size
+             else np.empty(0, np.int64))
     start = np.minimum.reduceat(table.start_ns[order], first) if order.size else np.empty(0, np.int64)
     end = np.maximum.reduceat(table.end_ns[order], first) if order.size else np.empty(0, np.int64)
     k = key[:, first]  # one column per (benchmark, method, run, side)
@@ -342,6 +344,10 @@ def run_studies(
             overlaps.append(overlap_statistics(group))
         if slow is not None:
             slows.append(slow)
+    if not np.any((table.start_ns != NO_TIME) & (table.end_ns != NO_TIME)):
+        skipped.append(("every benchmark", "runtime saving",
+                        "no iteration has start and end timestamps (imported data, or a harness without a hook), "
+                        "so the machine time of a run is unknown"))
     return CampaignStudies(
         comparisons=tuple(comparisons),
         width_reduction=ci_width_reduction(comparisons),

@@ -20,7 +20,7 @@ from .campaign_resolve import resolve
 from .campaign_schema import CampaignModel
 from .placeholders import NAMES as PLACEHOLDERS
 from .placeholders import render
-from .yaml_locations import DataPath, Located, YamlSyntaxError, last_line, locate
+from .yaml_locations import DataPath, Located, YamlSyntaxError, YamlTooLarge, last_line, locate
 
 __all__ = ["METHODS", "PLACEHOLDERS", "BenchmarkSpec", "Campaign", "CampaignError", "ContainerSpec", "ParserSpec",
            "Problem", "Schedule", "SideSpec", "Warmup", "load_campaign", "parse_campaign", "render"]
@@ -52,6 +52,9 @@ def parse_campaign(text: str, path: Path, *, display: str | None = None) -> Camp
     absolute = Path(os.path.abspath(path))
     try:
         located = locate(text)
+    except YamlTooLarge as exc:
+        raise CampaignError(file, [Problem(min(exc.mark, last_line(text)), (), exc.message,
+                                           "write the values out, or share them with a few '<<: *defaults'")]) from None
     except YamlSyntaxError as exc:
         mark = min(exc.mark, last_line(text))
         raise CampaignError(file, [Problem(mark, (), f"not valid YAML: {exc.message}",

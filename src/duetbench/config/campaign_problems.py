@@ -73,6 +73,8 @@ class CampaignError(DuetError):
 def dotted(path: DataPath) -> str:
     text = ""
     for part in path:
+        if isinstance(part, str) and len(part) > 40:
+            part = part[:37] + "..."  # a 5000-character key must not fill the screen
         text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
     return text
 

@@ -24,6 +24,12 @@ from . import placeholders
 from .campaign_model import METHODS
 
 NAME_PATTERN = re.compile(r"[A-Za-z0-9._-]+")
+#: A name becomes one path component (run directories, ``<id>-<campaign>``): far below the usual 255 bytes.
+MAX_NAME_LENGTH = 100
+#: Runs per method and benchmark: far beyond any campaign, and small enough for every counter downstream.
+MAX_RUNS = 1_000_000
+#: Seeds are stored as SQLite/PostgreSQL 64-bit signed integers.
+MAX_SEED = 2**63 - 1
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PERCENT = re.compile(r"\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*%\s*")
 ERROR_TYPE = "campaign"
@@ -47,7 +53,8 @@ def show(value: Any) -> str:
         return "a mapping" if value else "{}"
     if isinstance(value, list):
         return "a list" if value else "[]"
-    return repr(value)
+    text = repr(value)
+    return text if len(text) <= 42 else text[:38] + "..."
 
 
 def did_you_mean(word: str, choices: list[str] | tuple[str, ...]) -> str:
@@ -69,6 +76,9 @@ def _name(what: str) -> Callable[[Any], str]:
     def check(value: Any) -> str:
         if not isinstance(value, str):
             raise bad(f"must be a name (got {show(value)})", "quote it if it is a number, e.g. \"42\"")
+        if len(value) > MAX_NAME_LENGTH:
+            raise bad(f"{what} is {len(value)} characters long, more than {MAX_NAME_LENGTH}",
+                      "shorten it (it becomes a file name)")
         if not NAME_PATTERN.fullmatch(value) or set(value) == {"."}:
             raise bad(f"{what} {show(value)} is not a valid name",
                       "use letters, digits, '.', '_' and '-' only (it becomes a file name)")
@@ -77,8 +87,8 @@ def _name(what: str) -> Callable[[Any], str]:
 
 
 def _seed(value: Any) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise bad(f"must be an integer >= 0 (got {show(value)})",
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_SEED:
+        raise bad(f"must be an integer from 0 to 2**63-1 (got {show(value)})",
                   "omit it to let duet run draw a seed (it is recorded with the results)")
     return value
 
@@ -92,8 +102,8 @@ def _schedule(value: Any) -> str:
 
 
 def _run_count(value: Any) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise bad(f"must be a number of runs, an integer >= 0 (got {show(value)})", "e.g. duet: 10")
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_RUNS:
+        raise bad(f"must be a number of runs, an integer from 0 to {MAX_RUNS} (got {show(value)})", "e.g. duet: 10")
     return value
 
 

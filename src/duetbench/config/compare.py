@@ -10,6 +10,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from duetbench.errors import DuetError
 
+#: Runs (pairs) one comparison may be asked for.
+MAX_RUNS = 1_000_000
+
 Method = Literal["auto", "duet", "aduet", "sequential"]
 Metric = Literal["wall", "cpu"]
 
@@ -25,10 +28,11 @@ class CompareOptions(BaseModel):
     name_b: str = "B"
     method: Method = "auto"
     metric: Metric = "wall"
-    warmup: int = Field(1, ge=0)
-    runs: int | None = Field(None, ge=2)
-    min_runs: int = Field(10, ge=2)
-    max_runs: int = Field(300, ge=2)
+    # Upper bounds: a count beyond them is a typo (or 1e23) that would otherwise just keep measuring.
+    warmup: int = Field(1, ge=0, le=MAX_RUNS)
+    runs: int | None = Field(None, ge=2, le=MAX_RUNS)
+    min_runs: int = Field(10, ge=2, le=MAX_RUNS)
+    max_runs: int = Field(300, ge=2, le=MAX_RUNS)
     time_budget: float = Field(60.0, gt=0)
     target_rciw: float = Field(0.01, gt=0)
     #: Also stop once both sides' runs are stable by this criterion (Laaber et al. run stopping); None: off.
@@ -39,7 +43,7 @@ class CompareOptions(BaseModel):
     conclude: list[str] = Field(default_factory=list, max_length=2)
     shell: bool = False
     timeout: float | None = Field(None, gt=0)
-    seed: int
+    seed: int = Field(ge=0, le=2**63 - 1)
     confidence: float = Field(0.99, gt=0, lt=1)
     n_resamples: int = Field(10_000, ge=100)
     min_overlap_rate: float = Field(0.4, gt=0, lt=1)
@@ -95,6 +99,14 @@ def split_command(command: str, *, shell: bool, side: str) -> list[str]:
         raise DuetError(f"cannot split command {side} ({command!r}): {exc}",
                         hint="check the quoting, or pass --shell to run it through /bin/sh") from None
     program = argv[0]
+    if os.sep in program and os.path.exists(program):
+        if os.path.isdir(program):
+            raise DuetError(f"command {side}: {program!r} is a directory, not a program",
+                            hint="give the program inside it, e.g. " + shlex.quote(os.path.join(program, "run")))
+        if not os.access(program, os.X_OK):
+            raise DuetError(f"command {side}: {program!r} exists but is not executable",
+                            hint=f"make it executable (chmod +x {shlex.quote(program)}), or run it through its "
+                                 f"interpreter (e.g. 'sh {program}')")
     found = shutil.which(program) if os.sep not in program else (program if os.access(program, os.X_OK) else None)
     if found is None:
         raise DuetError(f"command {side} not found: {program!r}",

@@ -17,6 +17,11 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 DataPath = tuple[str | int, ...]
 
 _MERGE_TAG = "tag:yaml.org,2002:merge"
+#: Values a campaign file may expand to, aliases included. A real campaign has a few hundred; nested
+#: aliases ("billion laughs") reach billions from a dozen lines, so expansion stops here, in time and memory.
+MAX_VALUES = 100_000
+#: Aliases (``*name``) a file may use: a real campaign shares a few defaults, a bomb uses thousands.
+MAX_ALIASES = 1_000
 
 
 @dataclass(frozen=True, order=True)
@@ -42,6 +47,10 @@ class YamlSyntaxError(Exception):
         super().__init__(message)
         self.mark = mark
         self.message = message
+
+
+class YamlTooLarge(YamlSyntaxError):
+    """The document is YAML, but its aliases expand beyond what a campaign can need (an alias bomb)."""
 
 
 @dataclass
@@ -90,10 +99,23 @@ def last_line(text: str) -> Mark:
     return Mark(len(lines), len(lines[-1]) + 1)
 
 
+class _CountingLoader(yaml.SafeLoader):
+    """SafeLoader that refuses a document with more than MAX_ALIASES aliases while composing it."""
+
+    def compose_node(self, parent: Node | None, index: object) -> Node | None:  # type: ignore[override]
+        if self.check_event(yaml.AliasEvent):
+            self.aliases_seen = getattr(self, "aliases_seen", 0) + 1
+            if self.aliases_seen > MAX_ALIASES:
+                mark = self.peek_event().start_mark
+                raise YamlTooLarge(Mark(mark.line + 1, mark.column + 1),
+                                   f"more than {MAX_ALIASES} aliases (*name); a campaign file needs far fewer")
+        return super().compose_node(parent, index)  # type: ignore[no-any-return]
+
+
 def compose(text: str) -> Node | None:
     """The node tree of a single YAML document; None for an empty document."""
     try:
-        node: Node | None = yaml.compose(text, Loader=yaml.SafeLoader)
+        node: Node | None = yaml.compose(text, Loader=_CountingLoader)
         return node
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
@@ -128,16 +150,29 @@ def locate(text: str) -> Located | None:
     return located
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _without_surrogates(text: str) -> str:
+    """A YAML "\\ud800" escape yields a lone surrogate, which no file name, terminal or database can encode."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 class _Converter:
     def __init__(self, located: Located) -> None:
         self.located = located
         self.constructor = yaml.SafeLoader("")  # only its scalar constructors and merge-key handling are used
         self.on_path: set[int] = set()
+        self.values = 0
 
     def problem(self, path: DataPath, node: Node, message: str, hint: str = "") -> None:
         self.located.problems.append(YamlProblem(path, _mark(node), message, hint))
 
     def convert(self, node: Node, path: DataPath) -> Any:
+        self.values += 1
+        if self.values > MAX_VALUES:
+            raise YamlTooLarge(_mark(node), f"the file expands to more than {MAX_VALUES} values "
+                                            "(aliases nested inside aliases?)")
         self.located.value_marks[path] = _mark(node)
         if id(node) in self.on_path:
             self.problem(path, node, "an alias refers to a mapping or list that contains it",
@@ -168,6 +203,12 @@ class _Converter:
             return node.value
         if isinstance(value, (datetime.date, bytes)):
             return node.value  # nothing in a campaign is a date or binary; keep what the user wrote
+        if isinstance(value, str) and _SURROGATE.search(value):
+            self.problem(path, node, f"{_without_surrogates(value)[:40]!r} holds a lone surrogate "
+                                     "(a \\ud800-\\udfff escape), which is not text",
+                         "write the character itself, or a pair of escapes that forms one")
+            self.located.unreadable.add(path)
+            return _without_surrogates(value)
         return value
 
     def mapping(self, node: MappingNode, path: DataPath) -> dict[str, Any]:
@@ -194,6 +235,11 @@ class _Converter:
                              "write keys as simple words")
                 continue
             key = key_node.value
+            if _SURROGATE.search(key):
+                key = _without_surrogates(key)
+                self.problem(path + (key,), key_node, f"key {key[:40]!r} holds a lone surrogate "
+                                                      "(a \\ud800-\\udfff escape), which is not text",
+                             "write the character itself")
             child = path + (key,)
             self.located.key_marks[child] = _mark(key_node)
             result[key] = self.convert(value_node, child)

@@ -1,15 +1,20 @@
 """The shared page of the duet barrier protocol (layout: native/duet_barrier.h, version 1).
 
 The orchestrator creates the page under /dev/shm, resets it before each pair and removes it at the
-end; the native launchers (and, later, harness hooks) map it and spin on it.
+end; the native launchers (and, later, harness hooks) map it and spin on it. The page's name carries
+its maker's pid and start time (``duetbench-barrier-<pid>-<start>-…``): a page whose maker was killed
+before it could remove it is removed by the next ``duet`` command (`sweep_stale_pages`).
 """
 from __future__ import annotations
 
 import mmap
 import os
+import re
 import struct
 import tempfile
 from pathlib import Path
+
+from duetbench.execute.owner import page_tag, tag_is_dead
 
 MAGIC = 0x54455544
 VERSION = 1
@@ -21,6 +26,8 @@ ABORT_EXITED = 4  # a party's process has exited (set by duet-launch and by the 
 _OFF_ABORT = 12
 _OFF_ARRIVED = 64
 _OFF_GENERATION = 128
+PREFIX = "duetbench-barrier-"
+_OWNED = re.compile(rf"^{PREFIX}(\d+)-(\d+)-")
 
 
 class BarrierPage:
@@ -28,7 +35,7 @@ class BarrierPage:
 
     def __init__(self, parties: int = 2, directory: str | None = None) -> None:
         shm = directory or ("/dev/shm" if os.path.isdir("/dev/shm") else None)
-        fd, name = tempfile.mkstemp(prefix="duetbench-barrier-", dir=shm)
+        fd, name = tempfile.mkstemp(prefix=f"{PREFIX}{page_tag()}-", dir=shm)
         self.path = Path(name)
         os.ftruncate(fd, SIZE)
         self._map = mmap.mmap(fd, SIZE, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
@@ -61,3 +68,24 @@ class BarrierPage:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def sweep_stale_pages(directory: str = "/dev/shm") -> list[Path]:
+    """Remove the barrier pages whose maker no longer runs; the paths removed. Pages of live makers,
+    and pages without an owner in their name (older versions), are left alone."""
+    removed = []
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return removed
+    for name in names:
+        match = _OWNED.match(name)
+        if match is None or not tag_is_dead(int(match.group(1)), int(match.group(2))):
+            continue
+        path = Path(directory, name)
+        try:
+            path.unlink()
+            removed.append(path)
+        except OSError:
+            pass  # another sweeper was quicker, or the page is not ours to remove
+    return removed

@@ -147,7 +147,10 @@ class RunningInvocation:
                 cgroup_cpu = (after - self._cgroup_before) / 1e6
         tail = ""
         try:
-            lines = self.stderr_path.read_text(errors="replace").splitlines()
+            # Only the end of the file: a command's stderr may be gigabytes.
+            with open(self.stderr_path, "rb") as f:
+                f.seek(max(0, f.seek(0, os.SEEK_END) - 64 * 1024))
+                lines = f.read().decode(errors="replace").splitlines()
             tail = "\n".join(lines[-STDERR_TAIL_LINES:])
         except OSError:
             pass

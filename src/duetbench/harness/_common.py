@@ -79,6 +79,9 @@ def load_json(path: Path) -> Any:
     except json.JSONDecodeError as e:
         raise DuetError(f"{path}: not valid JSON (line {e.lineno}, column {e.colno}: {e.msg})",
                         hint="the harness may have been killed while writing it") from None
+    except RecursionError:
+        raise DuetError(f"{path}: JSON nested too deeply (lists or objects inside each other thousands of times)",
+                        hint="no harness writes that; check that this is the right file") from None
 
 
 def require(cond: bool, path: Path | str, problem: str, hint: str | None = None) -> None:

@@ -1,6 +1,7 @@
 """What every parser produces: iterations with values in seconds and, when known, absolute timestamps."""
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -51,12 +52,60 @@ class LogLine:
     knows it: for fixed-time iterations end − start says nothing about performance."""
 
 
+#: How much of a captured output file is read at a time by parsers that stream it (`ParserInput.chunks`).
+CHUNK_CHARS = 4 * 1024 * 1024
+
+
 @dataclass(frozen=True)
 class ParserInput:
-    stdout: str = ""
-    stderr: str = ""
+    """What a parser gets. A campaign run's outputs stay in their files (``stdout_path``/``stderr_path``):
+    `stdout`/`stderr` read a file whole only when a parser asks for them, and `chunks` streams it, so
+    the orchestrator's memory does not grow with a benchmark's output."""
+
+    stdout_text: str = ""
+    stderr_text: str = ""
     files: dict[str, Path] = field(default_factory=dict)
     """Declared result files, keyed by the name given in the campaign, valued by the collected copy's path."""
     iteration_log: list[LogLine] = field(default_factory=list)
     """This side's hook log lines; empty when no hook ran."""
     side: str = "A"
+    stdout_path: Path | None = None
+    stderr_path: Path | None = None
+
+    def __init__(self, stdout: str = "", stderr: str = "", files: dict[str, Path] | None = None,
+                 iteration_log: list[LogLine] | None = None, side: str = "A", *, stdout_path: Path | None = None,
+                 stderr_path: Path | None = None) -> None:
+        for name, value in (("stdout_text", stdout), ("stderr_text", stderr), ("files", files or {}),
+                            ("iteration_log", iteration_log or []), ("side", side), ("stdout_path", stdout_path),
+                            ("stderr_path", stderr_path)):
+            object.__setattr__(self, name, value)
+
+    @property
+    def stdout(self) -> str:
+        return self._whole("stdout")
+
+    @property
+    def stderr(self) -> str:
+        return self._whole("stderr")
+
+    def _whole(self, stream: str) -> str:
+        path: Path | None = getattr(self, f"{stream}_path")
+        if path is None:
+            return str(getattr(self, f"{stream}_text"))
+        try:
+            return path.read_text(errors="replace")
+        except OSError:
+            return ""
+
+    def chunks(self, stream: str) -> Iterator[str]:
+        """The stream's text in pieces of about CHUNK_CHARS characters (the whole text when it is in memory)."""
+        path: Path | None = getattr(self, f"{stream}_path")
+        if path is None:
+            yield str(getattr(self, f"{stream}_text"))
+            return
+        try:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                while piece := f.read(CHUNK_CHARS):
+                    yield piece
+        except OSError:
+            return

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import importlib
+import inspect
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -106,9 +107,26 @@ def _wrap(name: str, obj: Any, origin: str) -> Parser:
             raise DuetError(f"parser '{name}' ({origin}): options_model is not a pydantic model class")
         return NamedParser(name, obj)
     if callable(obj):
+        _takes_input_and_options(name, obj)
         return FunctionParser(name, obj)
     raise DuetError(f"parser '{name}' ({origin}) is neither a function f(inp, options) nor an object with "
                     ".parse and .options_model")
+
+
+def _takes_input_and_options(name: str, function: Any) -> None:
+    """Refuse, when the campaign is loaded, a function that cannot be called as f(inp, options): otherwise
+    every run would fail the same way (``parser: os:system`` is a function, but of one argument)."""
+    try:
+        signature = inspect.signature(function)
+    except (TypeError, ValueError):
+        return  # some built-ins do not tell; calling it will
+    try:
+        signature.bind(None, {})
+    except TypeError:
+        raise DuetError(f"parser '{name}' is {getattr(function, '__qualname__', name)}{signature}, not a parser "
+                        "function f(inp, options)",
+                        hint="name a function that takes (ParserInput, options dict) and returns a ParseResult, "
+                             "see docs/parsers.md") from None
 
 
 def get_parser(name: str) -> Parser:
@@ -198,7 +216,25 @@ def parse(name: str, options: dict[str, Any] | None, inp: ParserInput) -> ParseR
         loc, msg = _problems(parser.options_model, e)[0]
         where = ".".join(str(p) for p in loc)
         raise DuetError(f"parser '{name}' option{' ' + repr(where) if where else 's'}: {msg}") from None
-    result = _check(name, parser.parse(inp, opts))
+    if isinstance(parser, ModuleParser):
+        try:
+            result = _check(name, parser.parse(inp, opts))
+        except (TypeError, KeyError, AttributeError, IndexError, ValueError, OverflowError) as e:
+            # The built-in parsers check the shape they rely on; a document shaped otherwise where they
+            # do not look (a number where a list belongs) is still this file's problem, told in one line.
+            source = ", ".join(str(p) for p in inp.files.values()) or f"the run's {name} output"
+            raise DuetError(f"{source}: not a {name} result this parser understands "
+                            f"({type(e).__name__}: {' '.join(str(e).split())[:200]})",
+                            hint=f"check that the file was written by {name} and is complete") from None
+    else:
+        try:
+            returned = parser.parse(inp, opts)
+        except DuetError:
+            raise
+        except Exception as e:  # noqa: BLE001 — a user parser's bug is this run's failure, told in one line
+            raise DuetError(f"parser '{name}' raised {type(e).__name__}: {' '.join(str(e).split())[:300]}",
+                            hint="fix the parser function; run it on the run's stdout file to see why") from None
+        result = _check(name, returned)
     if not result.iterations:
         source = result.metadata.get("source")
         raise DuetError(f"{str(source) + ': ' if source else ''}parser '{name}' found no iterations",

@@ -64,6 +64,17 @@ def index_within_run(benchmark: np.ndarray, method: np.ndarray, run: np.ndarray,
     return out
 
 
+class _Shown:
+    """A value in an error message: its repr, cut to a readable length."""
+
+    def __init__(self, value: object) -> None:
+        self.value = value
+
+    def __repr__(self) -> str:
+        text = repr(self.value)
+        return text if len(text) <= 60 else text[:56] + "...'"
+
+
 def build_table(where: str, *, benchmark: np.ndarray, method: np.ndarray, run_key: np.ndarray, side: np.ndarray,
                 value_s: np.ndarray, index: np.ndarray | None = None, start_ns: np.ndarray | None = None,
                 end_ns: np.ndarray | None = None, warmup: np.ndarray | None = None,
@@ -78,7 +89,10 @@ def build_table(where: str, *, benchmark: np.ndarray, method: np.ndarray, run_ke
     def fail(mask: np.ndarray, problem: str, column: np.ndarray | None, hint: str) -> None:
         if mask.any():
             i = int(np.flatnonzero(mask)[0])
-            text = problem.format(first=None if column is None else column[i])
+            value = None if column is None else column[i]
+            # A numpy scalar reads np.float64(0.0) in a message; the user wrote 0.0. Keep it short, too.
+            value = _Shown(value.item() if isinstance(value, np.generic) else value)
+            text = problem.format(first=value)
             raise DuetError(f"{where}: row {rows[i]}: {text} ({int(mask.sum())} such row(s))", hint=hint)
 
     fail(~np.isin(method, METHODS), "method {first!r} is not sequential, duet or aduet", method,

@@ -112,10 +112,13 @@ def _timestamps(path: Path, text: np.ndarray, rows: np.ndarray, unit: str, what:
             # Integers convert exactly: an epoch in ns has 19 digits, more than a float holds.
             try:
                 out[i] = int(t) * _NS[unit]
+            except OverflowError:  # beyond 64 bits: no time stamp of this world
+                raise DuetError(f"{path}: row {rows[i]}: {what} {str(t)[:40]!r} is out of range",
+                                hint="check the mapping and --time-unit") from None
             except ValueError:
                 try:
                     out[i] = round(float(t) * _NS[unit])
-                except ValueError:
+                except (ValueError, OverflowError):
                     raise DuetError(f"{path}: row {rows[i]}: {what} {t!r} is not a number",
                                     hint="check the mapping, or use --time-unit iso for date-times") from None
         return out
@@ -156,8 +159,9 @@ def read_csv(path: Path, mapping: CsvMapping, *, fmt: str = "csv") -> Imported:
     index = None
     if get["index"] is not None:
         idx = _numbers(path, get["index"], rows, "index")
-        if not np.all(idx == np.round(idx)):
-            raise DuetError(f"{path}: the index column holds non-integers", hint="map index to an iteration number")
+        if not np.all(np.isfinite(idx) & (idx == np.round(idx)) & (np.abs(idx) < 2**53)):
+            raise DuetError(f"{path}: the index column holds non-integers (or integers beyond 2**53)",
+                            hint="map index to an iteration number")
         index = idx.astype(np.int64)
     start = end = None
     if get["start"] is not None:

@@ -40,24 +40,32 @@ def sweep_stale_cgroups(roots: Iterable[Path] | None = None) -> int:
     Limit: "dead" means no such pid in this process's pid namespace. An orchestrator in another pid
     namespace that shares this cgroup tree (a container with the host's cgroupfs mounted writable)
     looks dead from here, and its cgroup, empty between two invocations, would go."""
+    removed = 0
+    for top in stale_cgroups(roots):
+        # Children first: podman leaves a conmon cgroup inside ours.
+        for dirpath, _, _ in sorted(os.walk(top), key=lambda w: -w[0].count(os.sep)):
+            try:
+                os.rmdir(dirpath)
+                removed += 1
+            except OSError:
+                pass
+    return removed
+
+
+def stale_cgroups(roots: Iterable[Path] | None = None) -> list[Path]:
+    """Our ``duetbench-<pid>-…`` cgroups whose orchestrator is gone (see `sweep_stale_cgroups`)."""
     if roots is None:
         base = Path("/sys/fs/cgroup")
         roots = [base, *(p for p in _subdirs(base))]
     me = os.getpid()
-    removed = 0
+    found = []
     for root in roots:
         for top in _subdirs(root):
             match = _OURS.match(top.name)
             if match is None or int(match.group(1)) == me or _alive(int(match.group(1))):
                 continue
-            # Children first: podman leaves a conmon cgroup inside ours.
-            for dirpath, _, _ in sorted(os.walk(top), key=lambda w: -w[0].count(os.sep)):
-                try:
-                    os.rmdir(dirpath)
-                    removed += 1
-                except OSError:
-                    pass
-    return removed
+            found.append(top)
+    return found
 
 
 def _subdirs(path: Path) -> list[Path]:

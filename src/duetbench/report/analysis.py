@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from duetbench.report.safe_text import csv_row, markdown_text
 from duetbench.analyze.verdict import describe_change
 from duetbench.table_analysis import AnalysisRow
 
@@ -78,11 +79,11 @@ def write_csv(rows: list[AnalysisRow], path: Path) -> None:
         for row in rows:
             data = row_dict(row)
             data["notes"] = " | ".join(data["notes"])
-            writer.writerow(data)
+            writer.writerow(csv_row(data))
 
 
 def _md(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    return markdown_text(text)
 
 
 def markdown(rows: list[AnalysisRow], *, title: str, threshold_pct: float | None = None) -> str:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from duetbench.errors import DuetError
 from duetbench.execute.invocation import Invocation
 from duetbench.report.model import ComparisonReport
+from duetbench.report.safe_text import csv_row, markdown_text
 
 if TYPE_CHECKING:
     from duetbench.analyze.comparison import ComparisonResult
@@ -93,8 +94,8 @@ def write_csv(report: ComparisonReport, path: Path) -> None:
             writer = csv.DictWriter(handle, fieldnames=columns)
             writer.writeheader()
             for inv in report.invocations:
-                writer.writerow({"comparison_id": report.id, "method": report.method, "method_reason": reason,
-                                 "name": report.names[inv.side], **inv.to_dict()})
+                writer.writerow(csv_row({"comparison_id": report.id, "method": report.method,
+                                         "method_reason": reason, "name": report.names[inv.side], **inv.to_dict()}))
     except OSError as exc:
         raise DuetError(f"cannot write the CSV export to {path}: {exc.strerror}", hint="choose a writable path") from None
 
@@ -107,17 +108,17 @@ def to_markdown(report: ComparisonReport) -> str:
     """A short table for a pull-request comment."""
     from duetbench.analyze.verdict import describe_change
 
-    names = report.names
-    lines = [f"### duetbench: `{names['B']}` vs `{names['A']}` ({report.method})", ""]
+    names = {side: markdown_text(name) for side, name in report.names.items()}
+    lines = [f"### duetbench: {names['B']} vs {names['A']} ({report.method})", ""]
     primary = report.primary
     if primary is not None:
         kind = {"anytime": ", anytime-valid CI (stopped once the difference was evident)",
                 "bootstrap": ", percentile bootstrap CI"}.get(primary.ratio.interval, "")
-        lines += [f"**{describe_change(primary.ratio, names['A'], names['B'])}** — {primary.metric} time, "
-                  f"{primary.runs} runs{kind}.", ""]
+        lines += [f"**{markdown_text(describe_change(primary.ratio, report.names['A'], report.names['B']))}** — "
+                  f"{primary.metric} time, {primary.runs} runs{kind}.", ""]
     auto = report.options.get("auto")
     if isinstance(auto, dict) and auto.get("reason"):
-        lines += [f"Method chosen by `--method auto`: {auto['reason']}.", ""]
+        lines += [f"Method chosen by `--method auto`: {markdown_text(str(auto['reason']))}.", ""]
     lines += ["| metric | " + f"{names['A']} mean | {names['B']} mean | {names['B']}/{names['A']} | "
               f"{int(round((primary.ratio.confidence_level if primary else 0.99) * 100))}% CI | verdict | U-test p |",
               "|---|---:|---:|---:|---|---|---:|"]
@@ -125,9 +126,9 @@ def to_markdown(report: ComparisonReport) -> str:
         lines.append(f"| {metric} | {r.a.mean * 1000:.2f} ms | {r.b.mean * 1000:.2f} ms | {r.ratio.estimate:.4f} | "
                      f"{percent_change(r.ratio.low)} … {percent_change(r.ratio.high)} | {r.verdict} | {r.u_test_p:.3g} |")
     if report.warnings:
-        lines += ["", *[f"> ⚠ {w}" for w in report.warnings]]
-    lines += ["", f"<sub>duetbench {report.tool_version}, seed {report.seed}, "
-                  f"host {report.host.get('hostname', '?')} ({report.host.get('cpu_model', '?')})</sub>", ""]
+        lines += ["", *[f"> ⚠ {markdown_text(w)}" for w in report.warnings]]
+    host = markdown_text(f"{report.host.get('hostname', '?')} ({report.host.get('cpu_model', '?')})")
+    lines += ["", f"<sub>duetbench {report.tool_version}, seed {report.seed}, host {host}</sub>", ""]
     return "\n".join(lines)
 
 

@@ -21,6 +21,7 @@ from typing import Any
 import jinja2
 import numpy as np
 
+from duetbench.report.safe_text import visible, visible_deep
 from duetbench.analyze.comparison import ComparisonResult
 from duetbench.analyze.overlap import overlap_pairs, overlap_pairs_by_run
 from duetbench.analyze.ratio import ratio_of_means_ci
@@ -317,10 +318,12 @@ def render_html_report(*, title: str, table: IterationTable, results: list[Row],
                        studies: Mapping[str, Any] | None = None) -> str:
     env = jinja2.Environment(loader=jinja2.PackageLoader("duetbench.report", "templates"),
                              autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    data = report_data(table, results, studies)
+    # Names come from outside (imports): every string shown, in the page or through the script, is `visible`.
+    data = visible_deep(report_data(table, results, studies))
     return env.get_template("report.html.j2").render(
-        title=title, data=data, rows=_table_rows(results), environment=_environment(environment),
-        other_studies=_other_studies(studies, data["studies"]), confidence=data["confidence"],
+        title=visible(title), data=data, rows=visible_deep(_table_rows(results)),
+        environment=visible_deep(_environment(environment)),
+        other_studies=visible_deep(_other_studies(studies, data["studies"])), confidence=data["confidence"],
         style=_static("report.css"), script=_static("report.js"),
         n_iterations=len(table), n_benchmarks=len(data["benchmarks"]))
 

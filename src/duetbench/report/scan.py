@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from duetbench.report.safe_text import csv_row, markdown_text
 from duetbench import __version__
 from duetbench.errors import DuetError
 from duetbench.execute.invocation import Invocation
@@ -71,13 +72,14 @@ def to_scan_markdown(entries: list[ScanEntry]) -> str:
     first = entries[0].report
     names = _names(entries)
     level = next((e.report.primary.ratio.confidence_level for e in entries if e.report.primary), 0.99)
-    scanning = ", ".join(f"`{n}`" for n in names)
-    lines = [f"### duetbench: `{first.names['B']}` vs `{first.names['A']}` ({first.method}), scanning {scanning}", "",
-             "| " + " | ".join(names) + f" | B/A | {level:.0%} CI | verdict | runs |",
+    scanning = ", ".join(markdown_text(n) for n in names)
+    lines = [f"### duetbench: {markdown_text(first.names['B'])} vs {markdown_text(first.names['A'])} ({first.method}), "
+             f"scanning {scanning}", "",
+             "| " + " | ".join(markdown_text(n) for n in names) + f" | B/A | {level:.0%} CI | verdict | runs |",
              "|" + "---:|" * len(names) + "---:|---|---|---:|"]
     for e in entries:
         p = e.report.primary
-        values = " | ".join(e.parameters.values())
+        values = " | ".join(markdown_text(v) for v in e.parameters.values())
         if p is None:
             lines.append(f"| {values} | – | – | no statistics | 0 |")
         else:
@@ -97,7 +99,7 @@ def write_scan_csv(entries: list[ScanEntry], path: Path) -> None:
             writer.writeheader()
             for e in entries:
                 for inv in e.report.invocations:
-                    writer.writerow({**e.parameters, "comparison_id": e.report.id,
-                                     "name": e.report.names[inv.side], **inv.to_dict()})
+                    writer.writerow(csv_row({**e.parameters, "comparison_id": e.report.id,
+                                             "name": e.report.names[inv.side], **inv.to_dict()}))
     except OSError as exc:
         raise DuetError(f"cannot write the CSV export to {path}: {exc.strerror}", hint="choose a writable path") from None

@@ -10,6 +10,7 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
+from duetbench.report.safe_text import csv_cell
 from duetbench.analyze.studies import CampaignStudies
 
 
@@ -99,4 +100,4 @@ def write_studies_csv(st: CampaignStudies, path: Path) -> None:
     with path.open("w", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(("study", "method", "benchmark", "quantity", "value"))
-        writer.writerows(rows)
+        writer.writerows([csv_cell(v) for v in row] for row in rows)

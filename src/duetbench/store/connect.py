@@ -8,9 +8,11 @@ up front instead of failing half-way when upgrading a read lock.
 """
 from __future__ import annotations
 
+import os
 import re
 import sqlite3
 import time
+import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -27,7 +29,33 @@ BUSY_TIMEOUT_MS = 60_000
 WRITE = "duet_write"
 
 
+def read_only(location: StoreLocation) -> bool:
+    """Whether a SQLite file can only be read: it, or its directory (where SQLite makes its -wal and -shm
+    files), is not writable — a read-only mount, another user's results."""
+    path = location.path
+    return path is not None and path.exists() and not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK))
+
+
+def _read_only_connection(path: str) -> sqlite3.Connection:
+    """A read-only connection; ``immutable`` when even that fails (a WAL database whose -shm file cannot
+    be made in a read-only directory: nobody can be writing to it there)."""
+    uri = "file:" + urllib.parse.quote(os.path.abspath(path))
+    try:
+        conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, check_same_thread=False)
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.OperationalError:
+        conn = sqlite3.connect(f"{uri}?mode=ro&immutable=1", uri=True, check_same_thread=False)
+    conn.isolation_level = None
+    return conn
+
+
 def open_engine(location: StoreLocation) -> Engine:
+    if location.kind == "sqlite" and read_only(location):
+        assert location.path is not None
+        path = str(location.path)
+        engine = create_engine("sqlite://", creator=lambda: _read_only_connection(path))
+        event.listen(engine, "begin", _sqlite_begin)
+        return engine
     if location.kind == "sqlite":
         assert location.path is not None
         location.path.parent.mkdir(parents=True, exist_ok=True)

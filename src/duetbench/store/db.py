@@ -8,6 +8,7 @@ every finished one stored. The schema is in ``schema.py``, its history in ``migr
 from __future__ import annotations
 
 import json
+import sys
 import time
 import uuid
 from dataclasses import dataclass, fields
@@ -20,7 +21,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from duetbench.errors import DuetError
 from duetbench.execute.invocation import Invocation
 from duetbench.store import schema
-from duetbench.store.connect import database_errors, describe, open_engine, write_transaction
+from duetbench.store.connect import database_errors, describe, open_engine, read_only, write_transaction
 from duetbench.store.location import StoreLocation, scrub_credentials
 from duetbench.store.migrations import migrate
 
@@ -64,13 +65,42 @@ class Store:
         self.location = StoreLocation.parse(path)
         #: The SQLite file (None for a server database).
         self.path = self.location.path
+        #: Only readable (a read-only mount): shown and analysed as it is, never migrated or marked.
+        self.read_only = read_only(self.location)
         try:
             self.engine = open_engine(self.location)
-            migrate(self.engine)
+            if self.read_only:
+                self._check_readable_version()
+            else:
+                migrate(self.engine)
         except (OSError, SQLAlchemyError) as exc:
             reason, hint = describe(exc, self.location)
             raise DuetError(f"cannot use the results database {self.location}: {reason}", hint=hint) from None
         self._seq: dict[int, int] = {}
+        if not self.read_only:
+            self._tell_dead_orchestrators()
+
+    def _check_readable_version(self) -> None:
+        from duetbench.store.migrations import HEAD, current_version
+
+        with self.engine.connect() as conn:
+            version = current_version(conn)
+        if version != HEAD:
+            raise DuetError(f"the results database {self.location} is read-only and has schema version {version}, "
+                            f"this duetbench reads version {HEAD}",
+                            hint="copy it to a writable place and open the copy (it is upgraded there)")
+
+    def _tell_dead_orchestrators(self) -> None:
+        """Whatever command opens the store first after a `kill -9` of a duet marks what that duet left
+        `running` and says so (store/orchestrators.py)."""
+        from duetbench.store.orchestrators import DIED, mark_dead
+
+        try:
+            marked = mark_dead(self)
+        except (OSError, SQLAlchemyError):
+            return  # e.g. a read-only database: the records stay as they are, nothing else depends on it
+        for what in marked:
+            sys.stderr.write(f"note: {what}: marked '{DIED}' in {self.location}; everything it finished is kept\n")
 
     def __repr__(self) -> str:
         return f"Store({str(self.location)!r})"

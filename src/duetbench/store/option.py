@@ -6,6 +6,7 @@ to a `StoreLocation`, which offers the little of `Path` that callers use (``pare
 """
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -36,3 +37,41 @@ class DatabaseParam(click.ParamType):
 
 #: ``type=DB_PATH_OR_URL`` in a ``--db`` option.
 DB_PATH_OR_URL = DatabaseParam()
+
+
+class SourceDatabaseParam(click.ParamType):
+    """An existing SQLite file to read from (``duet merge`` sources). A URL given here is refused with its
+    password masked: click's own "does not exist" would print it as typed."""
+
+    name = "FILE"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, Path):
+            return value
+        text = str(value)
+        if is_url(text):
+            self.fail(f"{mask_credentials(text)} is a URL; the databases to merge are SQLite files",
+                      param, ctx)
+        path = Path(text)
+        if not path.exists():
+            self.fail(f"no such file: {text}", param, ctx)
+        if path.is_dir():
+            self.fail(f"{text} is a directory, not a database file", param, ctx)
+        return path
+
+
+#: ``type=SOURCE_DB`` for databases that are only read and must exist.
+SOURCE_DB = SourceDatabaseParam()
+
+
+def db_argument(db: object) -> str:
+    """`` --db DB`` for a command printed as a hint (so that it works when run as printed), or "" for the
+    default database. A URL's password stays masked: it is never printed, so such a hint needs it added."""
+    from duetbench.store.db import DEFAULT_DB
+
+    text = str(db)
+    return "" if Path(text) == DEFAULT_DB and not is_url(text) else f" --db {shlex.quote(text)}"
+
+
+#: A stored record's id: the databases' ids are 64-bit signed integers.
+RECORD_ID = click.IntRange(1, 2**63 - 1)

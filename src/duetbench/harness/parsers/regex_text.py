@@ -3,12 +3,15 @@
 The pattern must have a named group ``value``; optional groups ``start`` and ``end`` (timestamps, an end
 without a start is refused), ``name`` and ``warmup`` (a flag, as in the csv parser). It is searched with
 ``re.MULTILINE``, so ``^`` and ``$`` anchor at line boundaries.
+
+The output is searched in chunks (`ParserInput.chunks`), never held whole: a match may span lines and
+chunks, as long as it is shorter than `OVERLAP` characters.
 """
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Literal
 
 from pydantic import field_validator
@@ -37,11 +40,60 @@ class Options(TimedOptions):
         return v
 
 
-def _line(text: str, pos: int) -> int:
-    return text.count("\n", 0, pos) + 1
+#: Text kept from one chunk to the next: the longest match that may straddle two chunks.
+OVERLAP = 64 * 1024
 
 
-def _groups(m: re.Match[str], where: str) -> Callable[[str], str]:
+def _matches(rx: re.Pattern[str], chunks: Iterator[str]) -> Iterator[tuple[re.Match[str], int]]:
+    """Every match of `rx` over the concatenated chunks, as finditer over the whole text would give them
+    (for matches shorter than OVERLAP), each with the number of lines before the text it was found in."""
+    buffer = ""
+    lines_before = 0
+    pending = iter(chunks)
+    done = False
+    while not done:
+        piece = next(pending, None)
+        done = piece is None
+        buffer += piece or ""
+        # A match ending this close to the end could still grow with the next chunk: it waits for it.
+        limit = len(buffer) if done else len(buffer) - OVERLAP
+        end = 0
+        waiting: int | None = None
+        for m in rx.finditer(buffer):
+            if m.end() > limit:
+                waiting = m.start()
+                break
+            yield m, lines_before
+            end = m.end()
+        if done:
+            return
+        # Keep whole lines from the last accepted match, the waiting one, or the overlap on, so that '^'
+        # still anchors right.
+        target = max(end, len(buffer) - OVERLAP)
+        if waiting is not None:
+            target = min(target, waiting)
+        newline = buffer.rfind("\n", end, target)
+        # One line longer than the overlap: cut inside it (bounded memory wins over '^' in such a line).
+        cut = newline + 1 if newline >= 0 else target
+        lines_before += buffer.count("\n", 0, cut)
+        buffer = buffer[cut:]
+
+
+class _Where:
+    """"stdout line N" of a match, counted only when an error needs it (counting for every match of a
+    large output would cost more than the search)."""
+
+    def __init__(self, stream: str, m: re.Match[str], lines_before: int) -> None:
+        self.stream, self.m, self.lines_before = stream, m, lines_before
+
+    def __str__(self) -> str:
+        return f"{self.stream} line {self.lines_before + self.m.string.count(chr(10), 0, self.m.start()) + 1}"
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self), spec)
+
+
+def _groups(m: re.Match[str], where: "_Where | str") -> Callable[[str], str]:
     """Reads a group that must have taken part in the match (optional parts of a pattern may not)."""
 
     def group(key: str) -> str:
@@ -55,13 +107,12 @@ def _groups(m: re.Match[str], where: str) -> Callable[[str], str]:
 
 def parse(inp: ParserInput, options: Options) -> ParseResult:
     rx = re.compile(options.pattern, re.MULTILINE)
-    text: str = getattr(inp, options.stream)
     factor = SECONDS_PER_UNIT[options.unit]
     groups = rx.groupindex
     iterations: list[Iteration] = []
     per_name: dict[str, int] = {}
-    for m in rx.finditer(text):
-        where = f"{options.stream} line {_line(text, m.start())}"
+    for m, lines_before in _matches(rx, inp.chunks(options.stream)):
+        where = _Where(options.stream, m, lines_before)
         group = _groups(m, where)
         try:
             value = float(group("value")) * factor

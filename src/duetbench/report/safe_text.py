@@ -1,0 +1,91 @@
+"""Text from outside (benchmark names from an import, commands, notes) made safe for where it is shown.
+
+- Invisible characters that change what a reader sees — bidirectional overrides (U+202E makes
+  ``exe.txt`` read as ``txt.exe``), zero-width characters, line separators — are shown as ``\\u202e``
+  escapes in the terminal, CSV, Markdown and HTML (`visible`).
+- A CSV text cell starting with ``=``, ``+``, ``-``, ``@`` (or a tab / carriage return) is a formula to
+  a spreadsheet: it is prefixed with ``'`` (the OWASP advice); numbers stay numbers (`csv_cell`).
+- Markdown passes raw HTML through (``<img onerror=…>`` in a pull-request comment): HTML special
+  characters are escaped, and so are the characters that would end a table cell or a code span
+  (`markdown_text`).
+"""
+from __future__ import annotations
+
+import html
+import re
+from typing import Any, TextIO
+
+# Bidi embeddings, overrides and isolates, marks, zero-width characters (not U+200D, the joiner inside
+# emoji sequences), word joiner and invisible operators, line and paragraph separators, BOM.
+_INVISIBLE = re.compile("[\u061c\u200b\u200c\u200e\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?%?")
+
+
+def visible(text: str) -> str:
+    """`text` with every invisible, reordering character written as a ``\\uXXXX`` escape."""
+    return _INVISIBLE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def visible_deep(value: Any) -> Any:
+    """`visible` applied to every string inside dicts, lists and tuples (keys included)."""
+    if isinstance(value, str):
+        return visible(value)
+    if isinstance(value, dict):
+        return {visible_deep(k): visible_deep(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [visible_deep(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(visible_deep(v) for v in value)
+    return value
+
+
+def csv_cell(value: Any) -> Any:
+    """A value as a CSV cell no spreadsheet runs as a formula. Numbers, and text that is a plain number
+    (``-2.5``, ``+3%``), are left as they are: only text cells that start a formula get the ``'``."""
+    if not isinstance(value, str):
+        return value
+    text = visible(value)
+    if text.startswith(_FORMULA_START) and not _NUMBER.fullmatch(text):
+        return "'" + text
+    return text
+
+
+def csv_row(row: dict[str, Any]) -> dict[str, Any]:
+    return {k: csv_cell(v) for k, v in row.items()}
+
+
+def markdown_text(text: str) -> str:
+    """Text for a Markdown table cell or heading: no raw HTML, no cell or code-span breaks, one line."""
+    escaped = html.escape(visible(text), quote=False)
+    return (escaped.replace("\\", "\\\\").replace("|", "\\|").replace("`", "\\`")
+            .replace("\r", " ").replace("\n", " "))
+
+
+class VisibleStream:
+    """A text stream that writes `visible` text: wraps stdout/stderr so that no name printed by any part
+    of the CLI can reorder the terminal's line. Everything else is the wrapped stream's."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        self._stream.write(visible(text))
+        return len(text)
+
+    def writelines(self, lines: Any) -> None:
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def guard_standard_streams() -> None:
+    """Make sys.stdout and sys.stderr `VisibleStream`s (once)."""
+    import sys
+
+    if not isinstance(sys.stdout, VisibleStream):
+        sys.stdout = VisibleStream(sys.stdout)  # type: ignore[assignment]
+    if not isinstance(sys.stderr, VisibleStream):
+        sys.stderr = VisibleStream(sys.stderr)  # type: ignore[assignment]

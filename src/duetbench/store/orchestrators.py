@@ -1,0 +1,62 @@
+"""Comparisons and campaigns whose orchestrator died while they were ``running``.
+
+A record is begun as ``running`` with its orchestrator's identity (`Owner`: pid, start time, host, boot)
+in its ``options``; the orchestrator sets the final status as it ends. Killed with SIGKILL it never
+does, so every store opened later looks for ``running`` records whose owner is known to be gone and
+marks them ``orchestrator died`` (what each one measured stays stored: every invocation and run was
+committed as it finished). Records from another host or boot, or without an owner (older versions,
+Slurm campaigns followed from elsewhere), are never judged.
+"""
+from __future__ import annotations
+
+import json
+import time
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import select
+
+from duetbench.execute.owner import Owner
+from duetbench.store import schema
+from duetbench.store.connect import write_transaction
+
+if TYPE_CHECKING:
+    from duetbench.store.db import Store
+
+OWNER_KEY = "orchestrator"
+DIED = "orchestrator died"
+
+
+def with_owner(options: dict[str, Any]) -> dict[str, Any]:
+    """`options` plus this process as the record's orchestrator."""
+    return {**options, OWNER_KEY: Owner.me().to_json()}
+
+
+def mark_dead(store: "Store") -> list[str]:
+    """Mark the ``running`` records of dead orchestrators; one description per record marked."""
+    marked: list[str] = []
+    for table, what in ((schema.comparisons, "comparison"), (schema.campaigns, "campaign")):
+        with store.engine.connect() as conn:
+            rows = conn.execute(select(table.c.id, table.c.options).where(table.c.status == "running")).all()
+        for record_id, options in rows:
+            try:
+                owner = Owner.from_json(json.loads(options or "{}").get(OWNER_KEY))
+            except (ValueError, AttributeError):
+                continue
+            if owner is None or not owner.dead():
+                continue
+            with write_transaction(store.engine) as conn:
+                done = conn.execute(table.update().where((table.c.id == record_id) & (table.c.status == "running"))
+                                    .values(status=DIED, finished=time.time()))
+            if done.rowcount:
+                marked.append(f"{what} #{record_id} (its duet process {owner.pid} was killed)")
+    return marked
+
+
+def claim(store: "Store", table_name: str, record_id: int) -> None:
+    """Make this process the orchestrator of a record it continues (``duet run --resume``)."""
+    table = getattr(schema, table_name)
+    with write_transaction(store.engine) as conn:
+        options = conn.execute(select(table.c.options).where(table.c.id == record_id)).scalar()
+        data = with_owner(json.loads(options or "{}"))
+        conn.execute(table.update().where(table.c.id == record_id).values(options=json.dumps(data), status="running",
+                                                                         finished=None))

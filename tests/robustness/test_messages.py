@@ -1,0 +1,101 @@
+"""Issue 16 item 7: every message says what, where and how to fix it, and a printed command works when
+run as printed."""
+from __future__ import annotations
+
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+PARSER = "parser: {name: regex, pattern: 'iteration \\d+: (?P<value>[0-9.]+) s'}"
+
+
+def _interrupt_after(args: list[str], cwd: Path, env: dict[str, str], marker: Path | None, delay: float
+                     ) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.Popen([sys.executable, "-m", "duetbench", *args], cwd=cwd, env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while marker is not None and not marker.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(delay)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+def _hint(text: str, start: str, also: str = "") -> list[str]:
+    line = next(line for line in text.splitlines() if start in line and also in line)
+    command = line[line.index(start):].rstrip(").").rstrip()
+    return shlex.split(command)
+
+
+def test_compare_interrupted_hint_keeps_db_and_works(duet, duet_env, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "sub").mkdir()
+    proc = _interrupt_after(["compare", "sleep 0.02", "sleep 0.02", "--runs", "2000", "--db", "sub/r.db",
+                             "--no-progress"], tmp_path, duet_env, tmp_path / "sub" / "r.db", 1.5)
+    assert proc.returncode == 130, proc.stderr
+    argv = _hint(proc.stdout, "duet show")
+    assert argv[:2] == ["duet", "show"] and "--db" in argv and "sub/r.db" in argv
+    again = duet(*argv[1:])
+    assert again.returncode == 0, again.stderr
+    assert "interrupted" in again.stdout
+
+
+def test_campaign_interrupted_hint_keeps_db_and_analyze_says_what_to_do(duet, duet_env, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "c.yml").write_text(f"campaign: slow\nmethods: {{sequential: 2}}\n{PARSER}\n"
+                                    "benchmarks:\n  slow: {command: 'sleep 30'}\n")
+    (tmp_path / "sub").mkdir()
+    proc = _interrupt_after(["run", "c.yml", "--db", "sub/r.db", "--no-progress"], tmp_path, duet_env,
+                            tmp_path / "sub" / "r.db", 1.0)
+    assert proc.returncode == 130, proc.stderr
+    argv = _hint(proc.stdout, "duet run", "--resume")
+    assert argv[1:] == ["run", "c.yml", "--resume", "--db", "sub/r.db"]
+    analyzed = duet("analyze", "--db", "sub/r.db")
+    assert analyzed.returncode == 2
+    assert "with these filters" not in analyzed.stderr
+    assert "interrupted" in analyzed.stderr and "--resume --db sub/r.db" in analyzed.stderr
+    filtered = duet("analyze", "--db", "sub/r.db", "--method", "duet")
+    assert "with these filters" in filtered.stderr
+    # The hint, run as printed, finds the campaign in that database (a dry run: nothing is measured).
+    resumed = duet(*argv[1:], "--dry-run")
+    assert resumed.returncode == 0, resumed.stderr
+    assert "4 of 4 runs left to measure" in resumed.stdout
+
+
+def test_a_file_that_is_not_executable_is_not_called_missing(duet, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    script = tmp_path / "bench.sh"
+    script.write_text("#!/bin/sh\ntrue\n")
+    proc = duet("compare", str(script), "true", "--db", "r.db")
+    assert proc.returncode == 2
+    assert "exists but is not executable" in proc.stderr and "chmod +x" in proc.stderr
+    assert "not found" not in proc.stderr
+
+
+def test_import_value_message_shows_the_value_as_written(duet, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "z.csv").write_text("bench,method,run,side,value\nx,duet,1,A,0\n")
+    proc = duet("import", "csv", "z.csv", "--col", "benchmark=bench", "--col", "method=method", "--col", "run=run",
+                "--col", "side=side", "--col", "value=value", "--db", "r.db")
+    assert proc.returncode == 2
+    assert "z.csv: row 2: value 0.0 s is not a positive finite time" in proc.stderr
+    assert "np." not in proc.stderr
+
+
+def test_a_parse_error_names_the_output_file(duet, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "c.yml").write_text("campaign: bad\nmethods: {sequential: 1}\n"
+                                    "parser: {name: regex, pattern: 'iteration (?P<value>\\w+)'}\n"
+                                    "benchmarks:\n  bad: {command: 'echo iteration abc'}\n")
+    proc = duet("run", "c.yml", "--db", "r.db", "--no-progress")
+    assert "Traceback" not in proc.stderr
+    from duetbench.store.campaigns import CampaignStore
+    from duetbench.store.db import Store
+
+    store = Store(tmp_path / "r.db")
+    try:
+        runs = CampaignStore(store).runs(1, with_iterations=False)
+    finally:
+        store.close()
+    assert runs and all(r.status == "failed" for r in runs)
+    assert all("stdout.txt" in r.error and "stdout line 1" in r.error for r in runs), [r.error for r in runs]
+
