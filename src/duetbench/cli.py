@@ -7,6 +7,7 @@ rich, pydantic), is imported when that command runs.
 from __future__ import annotations
 
 import importlib
+import os
 import random
 import shlex
 import sys
@@ -27,6 +28,13 @@ SEED = click.IntRange(0, 2**63 - 1)
 COUNT = click.IntRange(max=10**6)
 #: A stored comparison's or campaign's id (= store.option.RECORD_ID, kept here to start without the store).
 RECORD_ID = click.IntRange(1, 2**63 - 1)
+
+
+def _lock_wait(value: float | None) -> None:
+    """--lock-wait: every acquisition of the machine lock in this process honours it (execute/lock.py reads
+    DUETBENCH_LOCK_WAIT), so compare, run and their sessions need no parameter for it."""
+    if value is not None:
+        os.environ["DUETBENCH_LOCK_WAIT"] = "inf" if value == float("inf") else repr(value)
 
 
 def _err_console() -> Any:
@@ -207,6 +215,10 @@ def export_options(func):  # type: ignore[no-untyped-def]
 @click.option("-r", "--runs", type=int, help="Measure exactly this many runs (pairs) and stop.")
 @click.option("-m", "--min-runs", type=int, default=10, show_default=True, help="Measure at least this many runs.")
 @click.option("-M", "--max-runs", type=int, default=300, show_default=True, help="Measure at most this many runs.")
+@click.option("--lock-wait", type=click.FloatRange(min=0), metavar="SECONDS", expose_value=False,
+              callback=lambda ctx, param, value: _lock_wait(value),
+              help="When another measurement holds the machine lock, wait up to SECONDS for it (inf: no limit) "
+                   "instead of failing. Default: $DUETBENCH_LOCK_WAIT, else fail at once (docs/lock.md).")
 @click.option("--time-budget", type=float, default=60.0, show_default=True, metavar="SECONDS",
               help="Stop measuring after this long, unless --runs is given.")
 @click.option("--target-width", "target_rciw", type=float, default=0.01, show_default=True,
@@ -342,6 +354,10 @@ def show(comparison_id: int | None, db: Path, limit: int, export_json: Path | No
               help="With --target-width: runs (per side) before a method may stop. Below 10 the percentile CI is "
                    "too narrow and early stopping raises false alarms (17.7% A/A alarms at 5 runs in our "
                    "simulation, tests/analyze/test_stopping_simulation.py).")
+@click.option("--lock-wait", type=click.FloatRange(min=0), metavar="SECONDS", expose_value=False,
+              callback=lambda ctx, param, value: _lock_wait(value),
+              help="When another measurement holds the machine lock, wait up to SECONDS for it (inf: no limit) "
+                   "instead of failing. Default: $DUETBENCH_LOCK_WAIT, else fail at once (docs/lock.md).")
 @click.option("--time-budget", type=float, metavar="SECONDS",
               help="Stop launching runs after this long; the campaign stays resumable (--resume).")
 @click.option("--adaptive-warmup", type=click.Choice(["cv", "rciw", "kld"]),

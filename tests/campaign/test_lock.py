@@ -113,3 +113,23 @@ def test_wait_from_env_refuses_what_is_not_seconds(text: str) -> None:
     with pytest.raises(DuetError) as err:
         wait_from_env({"DUETBENCH_LOCK_WAIT": text})
     assert "DUETBENCH_LOCK_WAIT" in str(err.value) and "inf" in (err.value.hint or "")
+
+
+def test_compare_lock_wait_option_waits_for_the_holder(duet, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # `duet compare --lock-wait`: queued behind a holder that lets go after ~1.5 s, instead of failing.
+    path = tmp_path / "lock"
+    releaser = HOLDER.replace("time.sleep(60)", "time.sleep(1.5)")
+    env = dict(os.environ, DUETBENCH_LOCK=str(path))
+    holder = subprocess.Popen([sys.executable, "-c", releaser, str(path)], stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        monkeypatch.setenv("DUETBENCH_LOCK", str(path))
+        monkeypatch.delenv("DUETBENCH_LOCK_WAIT", raising=False)
+        refused = duet("compare", "true", "true", "--runs", "2", "--method", "duet", "--no-progress")
+        waited = duet("compare", "true", "true", "--runs", "2", "--method", "duet", "--no-progress",
+                      "--lock-wait", "30")
+    finally:
+        holder.kill()
+        holder.wait()
+    assert refused.returncode != 0 and "another measurement is running" in refused.stderr
+    assert waited.returncode == 0, waited.stderr
