@@ -67,7 +67,7 @@ def analysis_options(f):  # type: ignore[no-untyped-def]
         click.option("--resamples", type=int, default=10_000, show_default=True, help="Bootstrap replicates."),
         click.option("--warmup", metavar="N|PCT", help="Also drop the first N (or PCT%) measured iterations of every run."),
         click.option("--winsorize/--no-winsorize", default=False, show_default=True,
-                     help="Winsorize each run (seed 000 §4: one value per run, beyond 20% of the range)."),
+                     help="Winsorize each run (Bulej et al. 2020 §4: one value per run, beyond 20% of the range)."),
         click.option("--min-overlap", type=float, default=0.4, show_default=True,
                      help="aduet: pair iterations overlapping by more than this share of each."),
         click.option("--estimator", type=click.Choice(["auto", "run-means", "hierarchical", "merged"]),

@@ -2,9 +2,9 @@
 
 Measures, with the compare machinery (``execute.runner.Runner``: the native launcher, wait4 process
 time, pinning, barrier):
-1. INC (EMP's nested increment loop, seed 002 §4) at several task lengths, run back to back on one CPU:
+1. INC (EMP's nested increment loop, Suh et al. (EMP) §4) at several task lengths, run back to back on one CPU:
    relative std of process time (PT, user+sys from wait4) and elapsed time (ET);
-2. A/A comparisons of the four artificial workloads (integer, float, cache, memory; seed 000 §4.4),
+2. A/A comparisons of the four artificial workloads (integer, float, cache, memory; Bulej et al. 2020 §4.4),
    sequential (RMIT) and duet: the CI half-width of B/A at the chosen confidence, and the duet's
    pair-ratio CV. Since A and B are the same command, the half-width is the smallest difference the
    method can tell from noise with the time spent; scaled by 1/sqrt(n) it says how long 1 % takes.

@@ -64,9 +64,9 @@ class RunOptions:
     min_runs: int = 10
     #: Stop launching runs after this many seconds (the campaign stays resumable).
     time_budget: float | None = None
-    #: Dynamic warmup inside every run (seed 001 §4.2.1), from the hooks' iteration logs; None: off.
+    #: Dynamic warmup inside every run (Laaber et al. 2020 §4.2.1), from the hooks' iteration logs; None: off.
     warmup_params: StoppingParams | None = None
-    #: Stop launching a method's runs once its runs are stable by this criterion (seed 001 §4.2.2); None: off.
+    #: Stop launching a method's runs once its runs are stable by this criterion (Laaber et al. 2020 §4.2.2); None: off.
     run_params: StoppingParams | None = None
 
 
@@ -395,7 +395,7 @@ def _stop_reason(campaigns: CampaignStore, campaign_id: int, bench, method: str,
 
 def _runs_stable(campaigns: CampaignStore, campaign_id: int, bench, method: str, opts: RunOptions  # type: ignore[no-untyped-def]
                  ) -> str | None:
-    """Run (fork) stopping of seed 001 §4.2.2: both sides' runs stable by the criterion (pair rule)."""
+    """Run (fork) stopping of Laaber et al. 2020 §4.2.2: both sides' runs stable by the criterion (pair rule)."""
     run_params = bench_stopping(bench, opts).runs
     if run_params is None:
         return None

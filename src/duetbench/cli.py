@@ -258,7 +258,7 @@ def export_options(func):  # type: ignore[no-untyped-def]
                    "are set aside and counted in the report.")
 @click.option("--fill", is_flag=True,
               help="duet/aduet: re-run (unmeasured) the side that finishes first until its partner finishes, so "
-                   "the longer side never runs alone (seed 000 §4.4). Helps where the two CPUs are hyperthreads "
+                   "the longer side never runs alone (Bulej et al. 2020 §4.4). Helps where the two CPUs are hyperthreads "
                    "of one core; on the VMs measured so far it changed nothing (see bench/).")
 @click.option("--db", type=DB_PATH_OR_URL, default=DEFAULT_DB, show_default=True,
               help="SQLite database where every invocation is stored as it finishes, or a postgresql:// URL.")

@@ -1,4 +1,4 @@
-"""``duet measure``: run one program N times as EMP does (seed 002 §3.3, Figure 5) and keep every sample.
+"""``duet measure``: run one program N times as EMP does (Suh et al. (EMP) §3.3, Figure 5) and keep every sample.
 
 For each sample: snapshot every other process, launch the command pinned through ``duet-launch`` (ET
 and PT = user+sys of the whole process tree, from wait4), snapshot again, and append the sample with

@@ -1,4 +1,4 @@
-"""``duet measure CMD``: EMP (seed 002) for one program — PT and ET, daemon cutoffs, ±2σ, sample size."""
+"""``duet measure CMD``: EMP (Suh et al.) for one program — PT and ET, daemon cutoffs, ±2σ, sample size."""
 from __future__ import annotations
 
 import json
@@ -10,7 +10,7 @@ from rich.console import Console
 
 from duetbench.errors import DuetError
 
-#: EMPv6's recommendation for the number of repetitions (seed 002 §4.6.2, Figure 8 step 2).
+#: EMPv6's recommendation for the number of repetitions (Suh et al. (EMP) §4.6.2, Figure 8 step 2).
 DEFAULT_RUNS = 10
 #: The paper's advice for checking that size: run once for 300 samples and halve (§4.6.2).
 FIND_RUNS = 300

@@ -416,7 +416,7 @@ def _rounds(blocks: list[Samples]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _runs_stable(opts: CompareOptions, method: str, measured: list[Invocation]) -> bool:
-    """Run stopping of seed 001 §4.2.2 on each side's invocations (one value per run), for the pair."""
+    """Run stopping of Laaber et al. 2020 §4.2.2 on each side's invocations (one value per run), for the pair."""
     from duetbench.analyze.stopping import StoppingParams, pair_run_stop
 
     s = samples(method, measured, opts.metric)

@@ -4,9 +4,9 @@ Selects and shapes what enters each estimator (warmup, winsorization, pairing, t
 calls `analyze.compare`; kept apart from `analyze` (pure estimators) and from the CLI, because `duet
 analyze`, `duet report` and `duet run`'s closing summary judge the same data the same way.
 
-Estimators (DESIGN §4); ``auto`` (the default) picks each method's own:
+Estimators (docs/methods.md); ``auto`` (the default) picks each method's own:
 - ``run-means``: the bootstrap resamples runs, each summarized by one number — the geometric mean of its
-  pair ratios for the duets (seed 000 §3, seed 004 §4.3.2; ``auto`` for duet and aduet), its mean for
+  pair ratios for the duets (Bulej et al. 2020 §3, Drozdík 2023 §4.3.2; ``auto`` for duet and aduet), its mean for
   sequential;
 - ``hierarchical``: resamples runs, then iterations (pairs, for the duets) within each drawn run (Kalibera
   & Jones; ``auto`` for sequential);
@@ -77,7 +77,7 @@ def _side_runs(rows: IterationTable, side: str, run_ids: np.ndarray) -> list[np.
 
 
 def _winsorized(runs: list[np.ndarray], on: bool) -> list[np.ndarray]:
-    """Each run winsorized (seed 000 §4; it needs >= 3 values) when `on`."""
+    """Each run winsorized (Bulej et al. 2020 §4; it needs >= 3 values) when `on`."""
     return [winsorize_run(x) if on and x.size >= 3 else x for x in runs]
 
 

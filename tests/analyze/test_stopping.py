@@ -1,4 +1,4 @@
-"""Stopping criteria of Laaber et al. 2020 (seed 001 §4): hand-computed windows, KLD, known shapes."""
+"""Stopping criteria of Laaber et al. 2020 §4: hand-computed windows, KLD, known shapes."""
 from __future__ import annotations
 
 import math

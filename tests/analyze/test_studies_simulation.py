@@ -77,7 +77,7 @@ def test_aa_false_positive_rate_near_alpha(aa_campaign) -> None:  # type: ignore
     for method, rate in fp.items():
         assert rate.benchmarks == 150
         assert rate.ci_rate <= want + 3 * binomial_se(want, 150), (method, rate)
-    # The U test on all iterations ignores run effects: seed 004 §5.2.3 found it far too eager on
+    # The U test on all iterations ignores run effects: Drozdík 2023 §5.2.3 found it far too eager on
     # sequential data. Here half of an iteration's variance is the run effect (ICC ≈ 0.5), so 10
     # iterations per run inflate the rank sum's variance ≈ 1 + 9·0.5 = 5.5-fold and it alarms when
     # |Z| > 1.96/√5.5 ≈ 0.84: ≈ 40% of A/A benchmarks (SE 4%); require > 25%, five times α. In the

@@ -1,5 +1,5 @@
 """A busy process running beside a campaign is named by `duet run`'s summary and by `duet analyze`
-(EMP noise attribution, seed 002 §3.3): the activity stored with every run, read back per benchmark."""
+(EMP noise attribution, Suh et al. (EMP) §3.3): the activity stored with every run, read back per benchmark."""
 from __future__ import annotations
 
 import os

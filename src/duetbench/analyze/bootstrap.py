@@ -2,7 +2,7 @@
 
 Replicates are drawn as index matrices (replicates × n) in chunks of about `_GATHER_CHUNK`
 indices, small enough that the indices and the gathered values stay in cache. Indices are uniform
-(`Generator.integers`), unlike `pa`'s normal-draws-mod-n resampler (notes/seed_tools.md §3.2),
+(`Generator.integers`), unlike `pa`'s normal-draws-mod-n resampler (docs/notes/seed_tools.md §3.2),
 which over-samples middle indices, and drawn in the narrowest unsigned type that holds them
 (`draw_indices`): drawing them is most of a bootstrap's time, and numpy's bounded generator
 makes two 16-bit draws from one 32-bit word.
@@ -63,7 +63,7 @@ def draw_indices(rng: np.random.Generator, n: int, shape: tuple[int, ...], *, na
 
 def percentile_interval(distribution: ArrayLike, confidence_level: float) -> tuple[float, float]:
     """The (α/2, 1 − α/2) quantiles of a bootstrap distribution: the percentile interval of
-    Bulej et al. 2020 (seed 000) §3 step 5 (after Hesterberg).
+    Bulej et al. 2020 §3 step 5 (after Hesterberg).
 
     Quantiles are linearly interpolated, as `scipy.stats.bootstrap(method="percentile")` does.
     """
@@ -87,7 +87,7 @@ def bootstrap_distribution(
     Sharing indices keeps rows of several arrays together (e.g. weights and weighted values of
     one unit), like `scipy.stats.bootstrap(paired=True)`. `statistic(*resampled, axis=-1)` gets
     2-D arrays (replicates × n) and must return one value per replicate.
-    Standard nonparametric bootstrap (Efron), as used by Bulej et al. 2020 (seed 000) §3 step 5.
+    Standard nonparametric bootstrap (Efron), as used by Bulej et al. 2020 §3 step 5.
     `narrow_indices=False` reproduces `rng.integers(0, n, (n_resamples, n))` draw for draw (see
     `draw_indices`).
     """
@@ -151,7 +151,7 @@ def mean_distributions(values: ArrayLike, *, n_resamples: int, rng: np.random.Ge
     """Bootstrap replicates of the mean of every row of `values` (rows × n → rows × n_resamples).
 
     All rows share one set of resamples, as `scipy.stats.bootstrap` does for batched data
-    (`axis=-1`): each row gets an ordinary bootstrap (seed 000 §3 step 5), only their Monte Carlo
+    (`axis=-1`): each row gets an ordinary bootstrap (Bulej et al. 2020 §3 step 5), only their Monte Carlo
     errors are correlated. The mean is linear, so with many rows the replicates are one product
     of the data with the resampling counts instead of a gather of rows × replicates × n values.
     """
@@ -188,7 +188,7 @@ def mean_cis(
 ) -> BootstrapCIs:
     """Percentile bootstrap CIs of the mean of every row of `values` (rows × n), in one pass.
 
-    The batched form of `percentile_ci(x, np.mean)`: what the duet ratio CI (seed 000 §3) needs for
+    The batched form of `percentile_ci(x, np.mean)`: what the duet ratio CI (Bulej et al. 2020 §3) needs for
     every benchmark of a campaign, or every re-pairing of the shuffle analysis (§4.2), at once.
     Rows must be finite and equally long (pad nothing: a shorter sample is a different bootstrap).
     """
@@ -214,7 +214,7 @@ def percentile_ci(
 
     `statistic(x, axis=-1)` must accept a 2-D array (replicates × n) and reduce along the last
     axis (np.mean, np.median and scipy.stats.gmean qualify). The sample must be finite.
-    Generic engine behind Bulej et al. 2020 (seed 000) §3 step 5 and the standard method of §4.1.
+    Generic engine behind Bulej et al. 2020 §3 step 5 and the standard method of §4.1.
     """
     x = as_sample(data, "data")
     cl = check_confidence_level(confidence_level)
@@ -245,8 +245,8 @@ def hierarchical_mean_distribution(
     `values` holds the iterations run after run, `lengths[r]` of them for run r. Each replicate
     draws R runs with replacement, then, inside each drawn run, as many iterations as it has,
     with replacement; the statistic is the mean of the resampled run means. Used by the
-    sequential ("standard") method of Bulej et al. 2020 (seed 000) §4.1 and DESIGN §4.
-    Every level is resampled uniformly, unlike `pa` (notes/seed_tools.md §3.2).
+    sequential ("standard") method of Bulej et al. 2020 §4.1 and docs/methods.md.
+    Every level is resampled uniformly, unlike `pa` (docs/notes/seed_tools.md §3.2).
     """
     n_resamples = check_n_resamples(n_resamples)
     values = np.asarray(values, dtype=np.float64)

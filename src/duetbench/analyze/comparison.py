@@ -206,18 +206,18 @@ def compare(
 ) -> ComparisonResult:
     """Compare B against A measured with `method`; the analysis behind `duet compare`.
 
-    - "duet" (Bulej et al. 2020 (seed 000) §3): a[i], b[i] paired (1-D, or per-run arrays paired
+    - "duet" (Bulej et al. 2020 §3): a[i], b[i] paired (1-D, or per-run arrays paired
       iteration by iteration); with `robust` our `robust_pair_filter` first drops isolated pair
       outliers (notes say how many); then `duet_ratio_ci`.
-    - "aduet" (Drozdík 2023 (seed 004) §3.3.2, §4.3.2): a, b are per-iteration metric values,
+    - "aduet" (Drozdík 2023 §3.3.2, §4.3.2): a, b are per-iteration metric values,
       paired by overlap of [a_start, a_end] and [b_start, b_end] (ns); with `a_run_ids` and
       `b_run_ids` (our addition) pairing happens within runs and the bootstrap goes over runs,
       else over pairs. `robust` applies the same pair filter (our extension: the asymmetric
       noise it targets hits the async duet as much as the sync one). Then `aduet_ratio_ci`.
-    - "sequential" (seed 000 §4.1 standard method, DESIGN §4): `ratio_of_means_ci` and
+    - "sequential" (Bulej et al. 2020 §4.1 standard method, docs/methods.md): `ratio_of_means_ci` and
       `difference_of_means_ci`, sharing their replicates where both resample run means
       (`sequential_cis`); a and b are independent (1-D: one value per run; or per-run arrays).
-    The Mann–Whitney U test (seed 004 §4.3.3) runs on all raw A vs B values; `u_test=False` skips it
+    The Mann–Whitney U test (Drozdík 2023 §4.3.3) runs on all raw A vs B values; `u_test=False` skips it
     (u_test_p is then nan), for live estimates that only steer stopping.
 
     `interval`: "t" (default) the Student-t family of `analyze.interval` — Yuen's interval over a

@@ -1,4 +1,4 @@
-"""EMP's disciplined outlier removal and sample-size determination for one program (seed 002 §4.5, §4.6).
+"""EMP's disciplined outlier removal and sample-size determination for one program (Suh et al. (EMP) §4.5, §4.6).
 
 Suh, Snodgrass, Kececioglu, Downey, Maier, Yi: *EMP: Execution Time Measurement Protocol for
 Compute-Bound Programs* (Softw. Pract. Exper., 2017). Pure functions on arrays: no I/O.
@@ -59,7 +59,7 @@ class Stats:
 
 
 def stats(values: Sequence[float] | np.ndarray) -> Stats:
-    """Minimum, maximum, average, standard deviation and relative error, as in seed 002 Table VII.
+    """Minimum, maximum, average, standard deviation and relative error, as in Suh et al. (EMP) Table VII.
 
     The standard deviation is the sample one (ddof=1; the paper does not say which), and the relative
     error is std/mean, which reproduces the paper's Table VII and XVIII figures."""

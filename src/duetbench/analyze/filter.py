@@ -11,7 +11,7 @@ from ._inputs import FloatArray, as_sample
 
 
 def winsorize_run(x: ArrayLike, *, threshold: float = 0.2) -> FloatArray:
-    """Winsorize one run: Bulej et al. 2020 (seed 000) §4 and appendix §7.1.
+    """Winsorize one run: Bulej et al. 2020 §4 and appendix §7.1.
 
     "Replacing at most one observation in a run with its nearest neighbor when that observation
     is further than 20% away from the min-max range of the remaining observations." Only the
@@ -51,7 +51,7 @@ def winsorize_run(x: ArrayLike, *, threshold: float = 0.2) -> FloatArray:
 
 
 def winsorize_runs(runs: Sequence[ArrayLike], *, threshold: float = 0.2) -> list[FloatArray]:
-    """Apply `winsorize_run` to every run separately — Bulej et al. 2020 (seed 000) §4.
+    """Apply `winsorize_run` to every run separately — Bulej et al. 2020 §4.
 
     `runs` is a sequence of per-run arrays (or a 2-D array, rows = runs). Returns new arrays.
     """
@@ -64,7 +64,7 @@ def discard_warmup(x: ArrayLike, count_or_fraction: int | float) -> FloatArray:
     """Drop the first iterations of a run as warm-up.
 
     An int drops that many; a float in [0, 1) drops floor(fraction · n) (0.5 reproduces the
-    "first half of iterations" of Bulej et al. 2020 (seed 000) §4 and Drozdík 2023 (seed 004)
+    "first half of iterations" of Bulej et al. 2020 §4 and Drozdík 2023
     §4.2). Raises when nothing would remain.
     """
     run = as_sample(x, "run")

@@ -2,9 +2,9 @@
 
 The bridge between the iteration table (issue 4) and the array statistics of `comparison.compare`:
 it pairs the rows the way each method pairs them and picks the unit the bootstrap resamples.
-Estimators (DESIGN §4):
-  run_means     runs are the units: the papers' choice (Bulej et al. 2020 (seed 000) §3 and §4.1,
-                Drozdík 2023 (seed 004) §4.3.2 "run means");
+Estimators (docs/methods.md):
+  run_means     runs are the units: the papers' choice (Bulej et al. 2020 §3 and §4.1,
+                Drozdík 2023 §4.3.2 "run means");
   merged        every iteration (sequential) or pair (duet, aduet) is its own unit; ignores run
                 effects, so its CI is too narrow whenever runs differ — offered for comparison;
   hierarchical  runs, then iterations within the drawn runs (Kalibera & Jones); for the sequential
@@ -108,7 +108,7 @@ def rebased_timeline(table: IterationTable) -> tuple[np.ndarray, np.ndarray]:
 
 
 def aduet_pairs(measured: IterationTable, min_overlap_rate: float = 0.4) -> AduetPairs:
-    """Pair the measured iterations of an async duet within runs (Drozdík 2023 (seed 004) §3.3.2)."""
+    """Pair the measured iterations of an async duet within runs (Drozdík 2023 §3.3.2)."""
     start, end = rebased_timeline(measured)
     is_a = measured.side == "A"
     is_b = measured.side == "B"

@@ -1,7 +1,7 @@
 """Similarity of two samples from the Kullback–Leibler divergence of their kernel densities.
 
-The KLD stability criterion of Laaber et al. 2020 (seed 001) §4.2.3 (after He et al.), computed the
-way notes/seed_tools.md §3.1 describes the reference JMH fork, minus its resampling noise.
+The KLD stability criterion of Laaber et al. 2020 §4.2.3 (after He et al.), computed the
+way docs/notes/seed_tools.md §3.1 describes the reference JMH fork, minus its resampling noise.
 """
 from __future__ import annotations
 
@@ -70,7 +70,7 @@ def kld_similarity(p_sample: FloatArray, q_sample: FloatArray) -> float:
     Both densities are Gaussian KDEs with the Silverman bandwidth, evaluated on 1000 equally
     spaced points over the union of the two IQR-fenced ranges; KL sums p·ln(p/q) over grid
     points where both densities are non-zero (+∞, so similarity 0, if there are none).
-    Differences from the reference (notes/seed_tools.md §3.1): no random 1000-value resample of
+    Differences from the reference (docs/notes/seed_tools.md §3.1): no random 1000-value resample of
     each sample (the result is a function of the data; large samples are evaluated through
     256 quantiles), and the densities are normalized to
     sum to 1 over the grid, so each KL is a true discrete divergence ≥ 0 and the similarity

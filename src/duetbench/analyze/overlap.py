@@ -73,7 +73,7 @@ def overlap_pairs(
     *,
     min_overlap_rate: float = 0.4,
 ) -> OverlapPairs:
-    """Pair A and B iterations of one asynchronous duet run by overlap — Drozdík 2023 (seed 004)
+    """Pair A and B iterations of one asynchronous duet run by overlap — Drozdík 2023
     §3.3.2 and eq. 4.1.
 
     overlap = min(end) − max(start), kept when > 0; overlap_rate = min(overlap/len_A,
@@ -140,7 +140,7 @@ def overlap_pairs_by_run(
     """`overlap_pairs` applied within each run; returns the pairs (indices into the full
     arrays) and the run id of each pair, ready for `aduet_ratio_ci(run_ids=...)`.
 
-    Drozdík 2023 (seed 004) §3.3.2 pairs iterations of the A and B runs of one duet run; this
+    Drozdík 2023 §3.3.2 pairs iterations of the A and B runs of one duet run; this
     helper only does the bookkeeping for many runs at once. Runs present on one side only
     contribute no pairs.
     """
@@ -184,17 +184,17 @@ def aduet_ratio_ci(
     random_state: RandomState = None,
     interval: IntervalKind = "t",
 ) -> RatioResult:
-    """CI of the B/A ratio of an asynchronous duet — Drozdík 2023 (seed 004) §4.3.2, on the
-    ratio scale of Bulej et al. 2020 (seed 000) §3.
+    """CI of the B/A ratio of an asynchronous duet — Drozdík 2023 §4.3.2, on the
+    ratio scale of Bulej et al. 2020 §3.
 
     `a_times[i]`, `b_times[j]`: the metric of each iteration (wall or CPU time); `pairs` from
     `overlap_pairs`. Per pair v = log(b/a).
     - "paired": with `run_ids` (run of each pair) the per-run mean of v (log of the per-run
       geometric mean ratio), percentile bootstrap over runs ("run means" sampling, §4.3.2);
       without, bootstrap over pairs. The thesis used differences in ns; ratios are scale-free
-      (notes/seed_tools.md §1.11 item 11).
-    - "weighted": D3S's overlap-weighted log ratio (DESIGN §4): estimate exp(Σ w·v / Σ w) with
-      w = overlap time; bootstrap over runs (sums kept per run) or over pairs. DESIGN writes
+      (docs/notes/seed_tools.md §1.11 item 11).
+    - "weighted": D3S's overlap-weighted log ratio (docs/methods.md): estimate exp(Σ w·v / Σ w) with
+      w = overlap time; bootstrap over runs (sums kept per run) or over pairs. Our design notes wrote
       log(iA/iB); we use log(b/a) so that the ratio reads B/A like every other method.
     interval="t" (default): a Student-t interval over runs, or over pairs in time order with a
     variance that counts the covariance of pairs up to 2 apart (`interval.hac_t`), because

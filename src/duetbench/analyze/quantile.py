@@ -4,7 +4,7 @@ A percentile bootstrap CI needs two order statistics near each end of 10 000 rep
 them with `np.partition` costs ~10 ns per replicate and dominated our batched CIs; here each row is
 first cut down to the few hundred replicates beyond a cheap normal-theory threshold (one compare pass,
 <1 ns per replicate), and only those are sorted. The result is exactly `np.quantile(..., axis=-1)`
-with linear interpolation (the percentile interval of Bulej et al. 2020, seed 000 §3 step 5, and of
+with linear interpolation (the percentile interval of Bulej et al. 2020, Bulej et al. 2020 §3 step 5, and of
 `scipy.stats.bootstrap(method="percentile")`): a row whose cut keeps too few replicates to contain
 the wanted order statistics — a skewed or lumpy distribution — falls back to `np.quantile`.
 """

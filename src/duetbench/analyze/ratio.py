@@ -102,7 +102,7 @@ def paired_log_ratios(
     a: RunsLike, b: RunsLike, *, names: tuple[str, str] = ("a", "b")
 ) -> tuple[Runs, Runs, FloatArray]:
     """Validate paired A/B times; return both run structures and log(b/a) for every pair —
-    the speedup samples s_(r,i) of Bulej et al. 2020 (seed 000) §3 step 2, as B/A and in logs."""
+    the speedup samples s_(r,i) of Bulej et al. 2020 §3 step 2, as B/A and in logs."""
     na, nb = names
     ra = as_runs(a, na)
     rb = as_runs(b, nb)
@@ -129,7 +129,7 @@ def duet_ratio_ci(
     random_state: RandomState = None,
     interval: IntervalKind = "t",
 ) -> RatioResult:
-    """CI of the B/A ratio from a synchronous duet — Bulej et al. 2020 (seed 000) §3.
+    """CI of the B/A ratio from a synchronous duet — Bulej et al. 2020 §3.
 
     `a`, `b`: 1-D arrays of paired times (each pair its own run, s_r = b_r/a_r), or sequences of
     per-run arrays paired iteration by iteration (runs may differ in length). Per run the
@@ -212,7 +212,7 @@ def ratio_of_means_ci(
 ) -> RatioResult:
     """CI of mean(B)/mean(A) for the sequential method (independent, randomly interleaved runs).
 
-    DESIGN §4 "Sequential (standard method)", after Kalibera & Jones: with 1-D inputs (one value
+    docs/methods.md "Sequential (standard method)", after Kalibera & Jones: with 1-D inputs (one value
     per run) an ordinary bootstrap of each mean; with per-run arrays a hierarchical bootstrap
     (runs, then iterations within each drawn run) of the mean of run means. A and B are
     resampled independently and the replicate ratios mean(B*)/mean(A*) give the percentile CI.
@@ -240,9 +240,9 @@ def difference_of_means_ci(
 ) -> DifferenceResult:
     """CI of mean(B) − mean(A) over run means, also relative to mean(A).
 
-    The "standard method" of Bulej et al. 2020 (seed 000) §4.1 (bootstrap CI for the difference
+    The "standard method" of Bulej et al. 2020 §4.1 (bootstrap CI for the difference
     of means, random interleaving). Per-run arrays are first reduced to run means ("run means"
-    sampling, Drozdík 2023 (seed 004) §4.3.2); A and B run means are resampled independently.
+    sampling, Drozdík 2023 §4.3.2); A and B run means are resampled independently.
     The paper divides by the mean of all samples because its runs are A/A; for A/B we divide by
     mean(A), so the relative figures read as "fraction of the baseline". interval="t" (default):
     Welch's interval over run means (`interval.welch_difference`); "bootstrap": the paper's.
@@ -269,7 +269,7 @@ def sequential_cis(
     interval: IntervalKind | str = "t",
 ) -> tuple[RatioResult, DifferenceResult]:
     """`ratio_of_means_ci` and `difference_of_means_ci` of the same data, as the sequential method
-    reports them (Bulej et al. 2020 (seed 000) §4.1; DESIGN §4).
+    reports them (Bulej et al. 2020 §4.1; docs/methods.md).
 
     When both resample run means (1-D inputs, or runs of one iteration each) they are two
     functionals of one bootstrap, so A's and B's replicates are drawn once and serve both: half the
@@ -304,7 +304,7 @@ def robust_pair_filter(
 
     Why: on a 2-vCPU VM a duet leaves no spare CPU, so whatever wakes (the orchestrator, kernel
     threads, another job) lands on one side only and shifts single pair ratios by ±5–15%;
-    the ratio does not cancel such asymmetric noise (notes/duet_on_2cpus.md, point 1).
+    the ratio does not cancel such asymmetric noise (docs/notes/duet_on_2cpus.md, point 1).
     Rule: drop a pair when |log_ratio − median| > max(k · 1.4826 · MAD, floor). The MAD
     scaling makes k "standard deviations" for normal noise, so clean data loses ~nothing
     (k = 5: about 6 in 10 million pairs); `floor` (log units, 0.005 ≈ 0.5%) keeps very quiet

@@ -1,4 +1,4 @@
-"""Shuffle analysis — Bulej et al. 2020 (seed 000) §4.2 (Figures 4 and 5).
+"""Shuffle analysis — Bulej et al. 2020 §4.2 (Figures 4 and 5).
 
 How much of a duet's narrow CI comes from synchronized interference? Keep every measurement, but
 pair each A iteration with a random B iteration (across runs and iterations) before computing the
@@ -146,7 +146,7 @@ def shuffle_analysis(
 
 def shuffle_summary(results: Iterable[ShuffleResult]) -> dict[str, float]:
     """Geometric mean over benchmarks of the width ratio, per method — the "analogue of Table 1
-    without synchronized interference" of seed 000 §4.2, read the other way round (shuffled over
+    without synchronized interference" of Bulej et al. 2020 §4.2, read the other way round (shuffled over
     original)."""
     by_method: dict[str, list[float]] = {}
     for r in results:

@@ -8,7 +8,7 @@ asynchronous duet their starts drift apart and share the factor only while they 
 sequential A run and B run happen at different times and never share it. With
 `synchronized=False` the duet sides get independent interference processes and run effects of
 the same size: everything else about the duet stays, only the synchronization is gone — the
-counterfactual of the shuffle analysis (Bulej et al. 2020 (seed 000) §4.2).
+counterfactual of the shuffle analysis (Bulej et al. 2020 §4.2).
 
 Truth: B's base time is `ratio` × A's, and all noise is lognormal with log-mean 0, so the
 geometric-mean ratio B/A (what the duet methods estimate) is exactly `ratio`; the ratio of

@@ -1,4 +1,4 @@
-"""Minimal detectable slowdown — Drozdík 2023 (seed 004) §4.4 and §5.2.4, after Laaber et al.
+"""Minimal detectable slowdown — Drozdík 2023 §4.4 and §5.2.4, after Laaber et al.
 
 An A/A measurement is turned into A/B measurements with a known slowdown s by multiplying every B
 iteration's time by (1 + s); for the async duet B's timestamps are recomputed keeping the gaps
@@ -125,7 +125,7 @@ def _u_pvalues(a: np.ndarray, b: np.ndarray, factors: np.ndarray) -> np.ndarray:
 def aduet_run_units(group: IterationTable, factors: np.ndarray, min_overlap_rate: float, robust: bool
                     ) -> np.ndarray | None:
     """Per slowdown factor (rows), each run's mean log ratio B/A over its overlap pairs (columns): the
-    units the async duet's run-means CI resamples (`grouped.compare_group`, seed 004 §4.3.2), with
+    units the async duet's run-means CI resamples (`grouped.compare_group`, Drozdík 2023 §4.3.2), with
     B's timestamps recomputed (`slow_down`) and the pairs found again for every factor.
 
     None when the factors do not all leave the same runs with pairs (or fewer than 2 runs or pairs):
@@ -227,7 +227,7 @@ def minimal_detectable_slowdown(
 
 @dataclass(frozen=True)
 class SlowdownCurve:
-    """Share of a campaign's benchmarks still judged equal at each slowdown (seed 004 Fig. 5.8/5.9)."""
+    """Share of a campaign's benchmarks still judged equal at each slowdown (Drozdík 2023 Fig. 5.8/5.9)."""
 
     method: str
     estimator: str

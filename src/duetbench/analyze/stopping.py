@@ -1,9 +1,9 @@
 """Dynamic reconfiguration: stop warmup and runs once the measurements are stable.
 
-Laaber et al. 2020 (seed 001) §4: after every warmup iteration (Algorithm 1 line 7) and after every
+Laaber et al. 2020 §4: after every warmup iteration (Algorithm 1 line 7) and after every
 run ("fork", line 10) a stability criterion — CV, RCIW or KLD (§4.2.3) — is computed over a sliding
 window, and the phase stops once it is stable, within minimum and maximum counts. Pure functions:
-arrays in, frozen results out. The reference implementation (JMH fork, notes/seed_tools.md §3.1)
+arrays in, frozen results out. The reference implementation (JMH fork, docs/notes/seed_tools.md §3.1)
 differs from the paper in places; we follow the paper and fix the fork's bugs, and each docstring
 says where.
 
@@ -40,7 +40,7 @@ Steps = Sequence[ArrayLike]
 
 @dataclass(frozen=True)
 class StoppingParams:
-    """Parameters of dynamic reconfiguration with the defaults of seed 001 §4 / notes §3.1.
+    """Parameters of dynamic reconfiguration with the defaults of Laaber et al. 2020 §4 / notes §3.1.
 
     wi_min/wi_max: warmup iterations per run (the effective minimum is raised to the iteration
     window, as in the reference: 5, or 6 for KLD); mi: measurement iterations after warmup;
@@ -264,7 +264,7 @@ def cv_criterion(
     steps: Steps, *, window: int = 5, threshold: float = 0.01, basis: Basis = "window",
     outlier_factor: float | None = 10.0,
 ) -> CriterionTrace:
-    """CV criterion (seed 001 §4.2.3): sc = stdev/mean (ddof 1) of the pooled values of a union
+    """CV criterion (Laaber et al. 2020 §4.2.3): sc = stdev/mean (ddof 1) of the pooled values of a union
     of steps; stable iff max(v) − min(v) ≤ threshold over the window's values v.
 
     The reference (notes §3.1) instead tests max_k |cov(i−k) − cov(i)| < t, always over
@@ -278,7 +278,7 @@ def rciw_criterion(
     confidence_level: float = 0.99, n_resamples: int = 1000, outlier_factor: float | None = 10.0,
     random_state: int = 0,
 ) -> CriterionTrace:
-    """RCIW criterion (seed 001 §4.2.3): sc = (CI high − CI low)/mean, the percentile CI of the
+    """RCIW criterion (Laaber et al. 2020 §4.2.3): sc = (CI high − CI low)/mean, the percentile CI of the
     mean of step means from a hierarchical bootstrap (steps, then values within each drawn step,
     uniformly — not pa's normal-draws-mod-n resampler, notes §3.2); stable iff max − min ≤ t.
 
@@ -295,7 +295,7 @@ def kld_criterion(
     steps: Steps, *, window: int = 6, threshold: float = 0.99, basis: Basis = "window",
     outlier_factor: float | None = 10.0,
 ) -> CriterionTrace:
-    """KLD criterion (seed 001 §4.2.3): for each step x of the window, the similarity
+    """KLD criterion (Laaber et al. 2020 §4.2.3): for each step x of the window, the similarity
     2^−KL(P‖Q)·2^−KL(Q‖P) of the union without step x (P) and with it (Q) — `kld.kld_similarity`;
     stable iff the mean of the window's window − 1 similarities > threshold.
 
@@ -429,7 +429,7 @@ def _pair_judges(
 def warmup_end(
     values: Steps, params: StoppingParams = StoppingParams(), *, random_state: int = 0, live: bool = False
 ) -> WarmupDecision:
-    """Where warmup ends in one run's iterations (seed 001 §4.2.1, Algorithm 1 line 7).
+    """Where warmup ends in one run's iterations (Laaber et al. 2020 §4.2.1, Algorithm 1 line 7).
 
     Scans iterations wi_min..min(len, wi_max) for the first at which the criterion holds over
     the window of the last sW iterations (unions inside the window, Eq. 1). Past wi_max without
@@ -478,7 +478,7 @@ def _runs(judges: list[Judge], n: int, params: StoppingParams, live: bool, what:
 def run_stop(
     runs: Steps, params: StoppingParams = StoppingParams(), *, random_state: int = 0, live: bool = False
 ) -> RunDecision:
-    """Stop launching runs? (seed 001 §4.2.2, Algorithm 1 line 10). `runs`: each run's
+    """Stop launching runs? (Laaber et al. 2020 §4.2.2, Algorithm 1 line 10). `runs`: each run's
     measurement iterations. Checked from f_min on, over the last window_runs cumulative unions
     (Eq. 2: runs 1..x); at f_max without stability: stop with a warning. The reference compares
     its warning count with the *minimum* forks and crashes (NPE) with fewer warmup forks than

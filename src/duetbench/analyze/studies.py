@@ -1,12 +1,12 @@
 """The papers' method studies on any campaign (issue 4 item 2): pure functions, frozen results.
 
 - `aa_false_positive_rate`   share of A/A benchmarks with a verdict other than "no difference"
-                             (Drozdík 2023 (seed 004) §5.2.3, Figures 5.6/5.7);
-- `minimal_detectable_slowdown`, `slowdown_curves`  (slowdown.py; seed 004 §4.4, §5.2.4);
-- `shuffle_analysis`         (shuffle.py; Bulej et al. 2020 (seed 000) §4.2);
-- `runtime_saving`           seed 004 §5.2.1, eq. 5.1;
-- `overlap_statistics`       seed 004 §5.2.2, eq. 5.2;
-- `ci_width_reduction`       seed 000 Table 1;
+                             (Drozdík 2023 §5.2.3, Figures 5.6/5.7);
+- `minimal_detectable_slowdown`, `slowdown_curves`  (slowdown.py; Drozdík 2023 §4.4, §5.2.4);
+- `shuffle_analysis`         (shuffle.py; Bulej et al. 2020 §4.2);
+- `runtime_saving`           Drozdík 2023 §5.2.1, eq. 5.1;
+- `overlap_statistics`       Drozdík 2023 §5.2.2, eq. 5.2;
+- `ci_width_reduction`       Bulej et al. 2020 Table 1;
 - `run_studies`              all of them on one table, as `bench/analysis.py` times them.
 """
 from __future__ import annotations
@@ -71,7 +71,7 @@ class FalsePositiveRate:
 
 def aa_false_positive_rate(results: Iterable[Any], *, alpha: float = 0.05) -> dict[str, FalsePositiveRate]:
     """Per method, the share of A/A benchmarks whose CI verdict is not "no difference" and whose
-    U test has p < `alpha` — seed 004 §5.2.3 (there as "A/A detection accuracy" = 1 − rate)."""
+    U test has p < `alpha` — Drozdík 2023 §5.2.3 (there as "A/A detection accuracy" = 1 − rate)."""
     from scipy.stats import binomtest  # deferred: importing scipy.stats costs ~0.3 s
 
     by_method: dict[str, list[_Judged]] = {}
@@ -102,7 +102,7 @@ class RuntimeSaving:
     aduet_s: np.ndarray
 
     def speedup(self, method: str) -> np.ndarray:
-        """mean(runtime_seqn) / mean(runtime_duet) per benchmark: seed 004 eq. 5.1."""
+        """mean(runtime_seqn) / mean(runtime_duet) per benchmark: Drozdík 2023 eq. 5.1."""
         return self.sequential_s / self._of(method)
 
     def saving(self, method: str) -> np.ndarray:
@@ -124,7 +124,7 @@ class RuntimeSaving:
 
 
 def runtime_saving(table: IterationTable) -> RuntimeSaving:
-    """Runtime saving of the duets over sequential — Drozdík 2023 (seed 004) §5.2.1.
+    """Runtime saving of the duets over sequential — Drozdík 2023 §5.2.1.
 
     From raw timestamps, warm-ups included (the thesis: "raw measurements"): per run the
     sequential runtime is (end − start of A) + (end − start of B), a duet's is max(end) −
@@ -179,14 +179,14 @@ class OverlapStatistics:
 
     benchmark: str
     m: np.ndarray
-    relative_overlap_time: np.ndarray  # seed 004 eq. 5.2, in [0, 1]
+    relative_overlap_time: np.ndarray  # Drozdík 2023 eq. 5.2, in [0, 1]
     pairs: np.ndarray  # number of pairs with rate > m
     paired_share_a: np.ndarray  # share of A iterations in at least one pair
     paired_share_b: np.ndarray
 
 
 def overlap_statistics(group: IterationTable, m: ArrayLike = DEFAULT_OVERLAP_RATES) -> OverlapStatistics:
-    """Relative overlap time against m — Drozdík 2023 (seed 004) §5.2.2, eq. 5.2.
+    """Relative overlap time against m — Drozdík 2023 §5.2.2, eq. 5.2.
 
     relative_overlap_time(m) = Σ over pairs with overlap rate > m of 2·overlap / Σ of all A and B
     iteration durations (end − start). Measured iterations only (warm-ups dropped, as for the CI
@@ -228,14 +228,14 @@ class WidthReduction:
         return self.sequential / (self.duet if method == "duet" else self.aduet)
 
     def geomean_reduction(self, method: str) -> float:
-        """Geometric mean of `reduction` over the benchmarks that have both: seed 000 Table 1."""
+        """Geometric mean of `reduction` over the benchmarks that have both: Bulej et al. 2020 Table 1."""
         v = self.reduction(method)
         v = v[np.isfinite(v) & (v > 0)]
         return float(np.exp(np.log(v).mean())) if v.size else math.nan
 
 
 def ci_width_reduction(results: Iterable[Any]) -> WidthReduction:
-    """Per benchmark, relative CI width sequential → duet/aduet — Bulej et al. 2020 (seed 000) Table 1.
+    """Per benchmark, relative CI width sequential → duet/aduet — Bulej et al. 2020 Table 1.
 
     `results`: one `GroupResult` (or analysis row, see `_judged`) per benchmark and method (one
     estimator); a missing method is nan.

@@ -28,7 +28,7 @@ class Summary:
 def describe(x: ArrayLike) -> Summary:
     """Summarize a sample; `cv` = stdev/mean with the sample stdev (ddof=1).
 
-    The coefficient of variation is the figure of merit of Drozdík 2023 (seed 004) §4.3.1.
+    The coefficient of variation is the figure of merit of Drozdík 2023 §4.3.1.
     With fewer than two values the stdev (and so cv) is nan rather than a misleading 0.
     """
     arr = as_sample(x, "sample")
@@ -43,10 +43,10 @@ def describe(x: ArrayLike) -> Summary:
 
 
 def relative_ci_width(low: float, high: float, estimate: float) -> float:
-    """(high − low) / estimate: the accuracy measure of Bulej et al. 2020 (seed 000) §4.1.
+    """(high − low) / estimate: the accuracy measure of Bulej et al. 2020 §4.1.
 
     For a ratio CI the estimate is near 1, so this is the width in "fractions of the baseline";
-    Drozdík 2023 (seed 004) eq. 4.2 uses the same quantity for difference CIs divided by the mean.
+    Drozdík 2023 eq. 4.2 uses the same quantity for difference CIs divided by the mean.
     """
     if high == math.inf and math.isfinite(low) and math.isfinite(estimate):
         return math.inf  # an unbounded interval (Fieller's, with an uncertain denominator)

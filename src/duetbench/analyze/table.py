@@ -91,7 +91,7 @@ def discard_leading(table: IterationTable, count: int = 0, fraction: float = 0.0
     """Mark the first `count` (or floor(fraction·n), or rule(n)) measured iterations of every run side as
     warmup, n being that run side's measured iterations.
 
-    The fixed warmup policy of DESIGN §4 (seed 004 drops the first half of JVM iterations)."""
+    The fixed warmup policy of docs/methods.md (Drozdík 2023 drops the first half of JVM iterations)."""
     if count <= 0 and fraction <= 0 and rule is None:
         return table
     warm = table.warmup.copy()

@@ -57,7 +57,7 @@ def _exact_sf(u: int, m: int, n: int) -> float:
 
 
 def mann_whitney_u(a: ArrayLike, b: ArrayLike) -> UTestResult:
-    """Two-sided Mann–Whitney U test of A's times against B's — Drozdík 2023 (seed 004) §4.3.3.
+    """Two-sided Mann–Whitney U test of A's times against B's — Drozdík 2023 §4.3.3.
 
     The same test as `scipy.stats.mannwhitneyu(a, b, alternative="two-sided")` (checked against it
     in tests): U of A from average ranks; the exact null distribution when one sample has at most 8

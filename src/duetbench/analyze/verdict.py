@@ -13,8 +13,8 @@ def verdict(low: float, high: float) -> Verdict:
     """Return "slower" if the B/A CI lies entirely above 1, "faster" if entirely below, else
     "no difference".
 
-    The CI test of Bulej et al. 2020 (seed 000) §3 ("when the confidence interval straddles 1.0
-    we consider the performance equal") and Drozdík 2023 (seed 004) §4.3.2. A bound exactly at
+    The CI test of Bulej et al. 2020 §3 ("when the confidence interval straddles 1.0
+    we consider the performance equal") and Drozdík 2023 §4.3.2. A bound exactly at
     1 counts as straddling. An unbounded upper end (Fieller's interval when A's mean is itself
     uncertain: [0, inf)) is allowed; NaN is not.
     """
@@ -69,7 +69,7 @@ def describe_change(ratio: RatioResult, name_a: str = "A", name_b: str = "B") ->
 def exceeds_threshold(ratio: RatioResult, pct: float) -> bool:
     """True when the whole CI lies above 1 + pct/100: B is slower by more than `pct` percent
     with the CI's confidence (for --fail-if-slower). Our own extension of the CI test of
-    Bulej et al. 2020 (seed 000) §3 to a tolerated slowdown."""
+    Bulej et al. 2020 §3 to a tolerated slowdown."""
     if not math.isfinite(pct):
         raise ValueError(f"threshold must be a finite percentage, got {pct}")
     return ratio.low > 1.0 + pct / 100.0

@@ -323,7 +323,7 @@ PositiveInt = Annotated[int, Field(ge=1)]
 
 
 class StoppingModel(_Level):
-    """Adaptive measurement (seed 001; docs/campaign-format.md "stopping"): all optional."""
+    """Adaptive measurement (Laaber et al. 2020; docs/campaign-format.md "stopping"): all optional."""
 
     warmup: Criterion | None = None  # dynamic warmup inside each run, by this criterion
     runs: Criterion | None = None  # stop launching runs once they are stable, by this criterion

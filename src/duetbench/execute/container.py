@@ -5,7 +5,7 @@ barrier page lives there), the side's output directory and working directory mou
 paths (so ``{outdir}`` and ``DUET_ITERATION_LOG`` mean the same inside and out), and the side's
 environment. CLOCK_MONOTONIC is not namespaced, so the iteration logs of two containers compare.
 
-Machine facts (notes/machine_probe.md §8): podman's default runtime crun refuses hybrid cgroup
+Machine facts (docs/notes/machine_probe.md §8): podman's default runtime crun refuses hybrid cgroup
 layouts, runc works, so podman uses runc when it is installed; the engine's default ulimits exceed
 what an unprivileged sandbox may set, so we pass the limits this process has.
 """
@@ -53,7 +53,7 @@ def find_engine(name: str) -> ContainerEngine:
 #: Engines ask the runtime for large process limits by default (nofile 1048576 with podman), which an
 #: unprivileged or sandboxed host may refuse ("setrlimit ... operation not permitted"). We pass this
 #: process's own limits instead, capping nproc where hosts were seen to refuse more
-#: (notes/machine_probe.md §8: 32768 passed, 50000 failed). A campaign's own --ulimit options come later
+#: (docs/notes/machine_probe.md §8: 32768 passed, 50000 failed). A campaign's own --ulimit options come later
 #: on the command line and win.
 NPROC_CAP = 32768
 

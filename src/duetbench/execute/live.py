@@ -1,4 +1,4 @@
-"""Following a run's iteration logs while it runs: dynamic warmup stopping inside a run (seed 001 §4.2.1).
+"""Following a run's iteration logs while it runs: dynamic warmup stopping inside a run (Laaber et al. 2020 §4.2.1).
 
 The hooks append one line per iteration to each side's log (docs/hooks.md). The orchestrator sleeps
 in poll() on the launchers' pidfds and an inotify descriptor watching the sides' output directories,

@@ -49,7 +49,7 @@ class RunSettings:
     show_output: bool = False
     use_cgroups: bool = True
     # Keep the side that finished first busy with unmeasured re-runs until its partner finishes, so the
-    # longer side never runs alone (seed 000 §4.4, the remedy for uneven resource utilization).
+    # longer side never runs alone (Bulej et al. 2020 §4.4, the remedy for uneven resource utilization).
     fill: bool = False
     # Number of the first pair (duet) or round (sequential): a comparison continued by another runner
     # (--method auto after re-deciding) keeps its pairs apart from the earlier runner's.
@@ -282,7 +282,7 @@ class Runner:
             round_ += 1
 
     def _run_aduet(self, cgroups: dict[str, SideCgroup | None]) -> Invocation | None:
-        """Both sides invoke back to back on their own CPU, never waiting for each other (seed 004 §3).
+        """Both sides invoke back to back on their own CPU, never waiting for each other (Drozdík 2023 §3).
 
         Invocations come in segments of ADUET_SEGMENT per side. At a segment's end the CPUs are drawn
         again, so that a fixed difference between the two CPUs averages out as in the synchronous duet;
@@ -423,7 +423,7 @@ def _ensured(group: SideCgroup | None) -> SideCgroup | None:
 
 
 def _activity_json(window: ActivityWindow) -> str | None:
-    """The busiest other processes since ``window.start()`` (EMP's procDiff, seed 002 §3.3), as JSON.
+    """The busiest other processes since ``window.start()`` (EMP's procDiff, Suh et al. (EMP) §3.3), as JSON.
     For aduet the window is a whole segment: its invocations overlap."""
     try:
         return json.dumps(top_activity(window.stop()))

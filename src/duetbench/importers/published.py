@@ -5,7 +5,7 @@
   (cloud-benchmark-conductor, analysis_scripts/perf_analysis_median_ratio_mb.py).
 - `faasterbench_change`: Grambow et al., WoSC '23, "Efficiently Detecting Performance Changes in FaaS
   Application Releases" (faasterBench, analysis/{aws,google}/analysis_calc.ipynb).
-- `runtime_speedup`: Drozdík 2023 (seed 004) §5.2.1, thesis Fig. runtime_speedup (notebooks/rq1.ipynb).
+- `runtime_speedup`: Drozdík 2023 §5.2.1, thesis Fig. runtime_speedup (notebooks/rq1.ipynb).
 """
 from __future__ import annotations
 
@@ -119,7 +119,7 @@ def faasterbench_change(table: IterationTable, benchmark: str, *, paired: bool, 
 
 def runtime_speedup(table: IterationTable, *, duet_method: str = "aduet") -> dict[str, float]:
     """Per benchmark: mean(sequential run values) / mean(duet run values) − 1 — the run-time speedup of
-    duets over sequential runs, Drozdík 2023 (seed 004) §5.2.1 (thesis: "5 %, 73 %, and 53 %"
+    duets over sequential runs, Drozdík 2023 §5.2.1 (thesis: "5 %, 73 %, and 53 %"
     median speedup of the async duet in the cloud, on bare metal and in a shared VM). Each value is
     one run's time per iteration; benchmarks lacking either method are left out."""
     out: dict[str, float] = {}

@@ -1,9 +1,9 @@
-"""CPU activity of every other process on the machine during a run (EMP, seed 002 §3.3, Figure 5).
+"""CPU activity of every other process on the machine during a run (EMP, Suh et al. (EMP) §3.3, Figure 5).
 
 EMP takes an image of every process before and after each run and keeps the difference, so that a
 slow sample can later be explained by the daemons that ran during it. The image here is
 ``/proc/*/task/*/schedstat`` (run ns, runqueue-wait ns, timeslices per thread): nanosecond run time,
-where ``/proc/<pid>/stat`` has 10 ms ticks that miss short daemon bursts (notes/machine_probe.md §7).
+where ``/proc/<pid>/stat`` has 10 ms ticks that miss short daemon bursts (docs/notes/machine_probe.md §7).
 ``/proc/<pid>/schedstat`` alone covers only the main thread, hence the per-task reads.
 
 Limits, stated because they shape what a report may claim:

@@ -3,7 +3,7 @@
 wait4 with a subreaper already counts daemonized grandchildren; the cgroup is a second, independent
 source (it also sees processes that escape the process group) and gives ``cgroup.kill`` for clean-up.
 Layouts differ between machines (pure v2 at /sys/fs/cgroup, or hybrid with v2 at
-/sys/fs/cgroup/unified — notes/machine_probe.md §2), so detect, don't assume. The v1 *memory*
+/sys/fs/cgroup/unified — docs/notes/machine_probe.md §2), so detect, don't assume. The v1 *memory*
 hierarchy belongs to the sandbox and is never written to; only our own ``duetbench-<pid>-…`` directories
 that podman left there are removed once their orchestrator is dead (``sweep_stale_cgroups``).
 """

@@ -1,6 +1,6 @@
 """System-wide counters from /proc that explain a measurement: steal time per CPU.
 
-Steal is time the hypervisor ran something else while this VM's vCPU wanted to run (EMP, seed 002
+Steal is time the hypervisor ran something else while this VM's vCPU wanted to run (EMP, Suh et al. (EMP)
 §3: the machine's own noise is recorded beside every run so that a result can be explained later).
 """
 from __future__ import annotations

@@ -6,7 +6,7 @@ made once, from a recorded seed, and stored before anything is measured, so that
 cluster backend later) executes exactly the same runs in exactly the same order.
 
 Schedules:
-- ``rmit``: randomized multiple interleaved trials (Abedi & Brecht 2017; seed 004 §3) across the
+- ``rmit``: randomized multiple interleaved trials (Abedi & Brecht 2017; Drozdík 2023 §3) across the
   whole campaign: all runs of all benchmarks and methods are shuffled together, so a slow period of
   the machine spreads over everything instead of landing on one benchmark or one method.
 - ``ordered``: benchmarks in file order, methods in the order sequential, duet, aduet, repetitions

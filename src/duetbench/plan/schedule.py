@@ -2,8 +2,8 @@
 
 Randomizing which CPU each side gets and which side is launched first, per pair, turns any fixed
 asymmetry (one vCPU busier than the other, the first-launched side starting earlier) into noise that
-averages out, instead of a bias (notes/duet_on_2cpus.md, point 3). The sequential method interleaves A
-and B in a random order in every round: RMIT (Abedi & Brecht 2017; seed 004 §3).
+averages out, instead of a bias (docs/notes/duet_on_2cpus.md, point 3). The sequential method interleaves A
+and B in a random order in every round: RMIT (Abedi & Brecht 2017; Drozdík 2023 §3).
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """EMP results for one program: the seed's tables in the terminal, as JSON, and the dual-execution plot as SVG.
 
-Only presentation: every number comes from ``analyze.emp`` (seed 002 §4.5–4.6).
+Only presentation: every number comes from ``analyze.emp`` (Suh et al. (EMP) §4.5–4.6).
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Live progress bars refreshed only between measurements, for `duet compare` and `duet run`.
 
 Auto-refresh is off on purpose: a refresh thread would wake up during measurements and land on one
-side of a duet (notes/duet_on_2cpus.md point 1).
+side of a duet (docs/notes/duet_on_2cpus.md point 1).
 """
 from __future__ import annotations
 

@@ -43,7 +43,7 @@ def studies_dict(st: CampaignStudies) -> dict[str, Any]:
 
 def print_studies(console: Console, st: CampaignStudies) -> None:
     d = studies_dict(st)
-    console.print("[bold]Method studies[/bold] (seed 000 §4.2 and Table 1; seed 004 §4.4, §5.2)")
+    console.print("[bold]Method studies[/bold] (Bulej et al. 2020 §4.2 and Table 1; Drozdík 2023 §4.4, §5.2)")
 
     def line(label: str, values: dict[str, Any], fmt: str) -> None:
         shown = ", ".join(f"{m} {format(v, fmt)}" for m, v in values.items() if v is not None)

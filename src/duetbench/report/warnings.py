@@ -51,7 +51,7 @@ def teaching_warnings(method: str, results: dict[str, ComparisonResult], invocat
                    "when it hits both sides alike; sequential results will be noisier.")
     noise = slowest_runs_noise(measured)
     if noise:
-        out.append(f"During the slowest runs other processes were busy: {noise}. EMP (seed 002) attributes "
+        out.append(f"During the slowest runs other processes were busy: {noise}. EMP (Suh et al.) attributes "
                    "outliers to such daemons; `duet measure` removes the samples they disturbed.")
     if method in ("duet", "aduet") and wall is not None and cpu is not None:
         wall_width = wall.ratio.high - wall.ratio.low
@@ -94,7 +94,7 @@ def slowest_runs_noise(invocations: list[Invocation], fraction: float = 0.1, top
 
 def name_noise(rows: list[Any], runs: list[Any]) -> None:
     """Append to each row's ``notes`` the other processes that were busy during that benchmark's slowest
-    runs (EMP, seed 002 §3.3), from the activity stored with every campaign run. A row has ``benchmark``,
+    runs (EMP, Suh et al. (EMP) §3.3), from the activity stored with every campaign run. A row has ``benchmark``,
     ``method`` and ``notes``; a harness run may hold several benchmarks, named "<run benchmark>/<inner>"."""
     for row in rows:
         sides = [inv for run in runs if run.method == row.method and run.status == "ok"

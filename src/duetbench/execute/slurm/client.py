@@ -1,4 +1,4 @@
-"""Slurm through its command-line tools, the interface every site has (notes/distributed.md §2.6).
+"""Slurm through its command-line tools, the interface every site has (docs/notes/distributed.md §2.6).
 
 No Python binding (pyslurm must match the site's Slurm release exactly) and no ``--json`` output (its
 schema changes between releases and ``squeue --json`` ignores ``-j``). Job state comes from ``squeue``

@@ -2,7 +2,7 @@
 
 Two snapshots of /proc taken an interval apart. Per-process CPU time comes from every thread's
 ``schedstat`` (ns run time): ``/proc/<pid>/stat`` counts 10 ms ticks and misses short bursts of
-kworkers and daemons (notes/machine_probe.md §7). Time is /proc/uptime, so a copy of /proc works too.
+kworkers and daemons (docs/notes/machine_probe.md §7). Time is /proc/uptime, so a copy of /proc works too.
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The processor: virtualization, frequency scaling and turbo (EMP §4.3), SMT, isolation, IRQs, idle, power.
 
 Frequency controls are invisible inside most VMs; there the answer is "not observable", never "off"
-(notes/machine_probe.md §1): the host may still scale the frequency behind the guest's back.
+(docs/notes/machine_probe.md §1): the host may still scale the frequency behind the guest's back.
 """
 from __future__ import annotations
 

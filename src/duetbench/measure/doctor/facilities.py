@@ -1,7 +1,7 @@
 """What this machine lets duetbench measure with: cgroups and cpu.stat, hardware counters, taskstats, containers.
 
 Layouts differ (pure cgroup v2, v1, or hybrid with v2 at /sys/fs/cgroup/unified), so they are read
-from the mount table, never assumed (notes/machine_probe.md §2).
+from the mount table, never assumed (docs/notes/machine_probe.md §2).
 """
 from __future__ import annotations
 

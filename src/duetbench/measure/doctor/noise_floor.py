@@ -12,7 +12,7 @@ import numpy as np
 
 def relative_std(values: Sequence[float]) -> float:
     """Sample standard deviation over the mean (ddof = 1): EMP's measure of PT/ET variation
-    (Suh et al., seed 002, §4.1 Tables II–III report std and mean; this is their ratio). nan below 2 values."""
+    (Suh et al., Suh et al. (EMP), §4.1 Tables II–III report std and mean; this is their ratio). nan below 2 values."""
     x = np.asarray(values, dtype=float)
     if x.size < 2 or not np.all(np.isfinite(x)) or x.mean() <= 0:
         return float("nan")
@@ -21,7 +21,7 @@ def relative_std(values: Sequence[float]) -> float:
 
 def ci_half_width(low: float, high: float, estimate: float) -> float:
     """Half the CI width relative to the estimate: the smallest relative difference that would move the CI
-    of an A/A ratio off 1 (DESIGN §4: the verdict is "no difference" while the CI contains 1)."""
+    of an A/A ratio off 1 (docs/methods.md: the verdict is "no difference" while the CI contains 1)."""
     if not (estimate > 0 and high >= low):
         raise ValueError(f"need estimate > 0 and high >= low, got {estimate}, [{low}, {high}]")
     return (high - low) / 2.0 / estimate
