@@ -71,7 +71,15 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sims", type=int, default=2000)
     parser.add_argument("--quick", action="store_true", help="fewer sample sizes")
+    parser.add_argument("--from-log", type=Path, help="write the results from the JSON lines a run printed "
+                        "(all the cells it finished), without simulating")
     args = parser.parse_args()
+    if args.from_log:
+        rows = [json.loads(line) for line in args.from_log.read_text().splitlines() if line.startswith("{")]
+        RESULTS.mkdir(exist_ok=True)
+        (RESULTS / "honesty.json").write_text(json.dumps({"sims": args.sims, "cells": rows}, indent=1))
+        (RESULTS / "honesty.md").write_text(markdown(rows, args.sims))
+        return 0
     RESULTS.mkdir(exist_ok=True)
     rows = []
     t0 = time.monotonic()

@@ -154,16 +154,22 @@ def _aduet(
     removed = int(len(pairs) - keep.sum())
     notes += _robust_notes(robust, len(pairs), removed)
     kept = pairs.subset(keep)
-    ratio = aduet_ratio_ci(
-        x,
-        y,
-        kept,
-        run_ids=None if pair_runs is None else pair_runs[keep],
-        confidence_level=cl,
-        n_resamples=n_resamples,
-        random_state=rng,
-        interval="t" if interval == "t" else "bootstrap",
-    )
+    if interval == "t" and pair_runs is None and removed:
+        # Over pairs, the t interval accounts for the pairs the filter set aside (as Yuen's does for the
+        # sync duet): all pairs go in, with the mask. Simulated: 1.7-2.0 % A/A misses at a nominal 1 %
+        # when the kept pairs were treated as all there was.
+        ratio = aduet_ratio_ci(x, y, pairs, keep=keep, confidence_level=cl, interval="t")
+    else:
+        ratio = aduet_ratio_ci(
+            x,
+            y,
+            kept,
+            run_ids=None if pair_runs is None else pair_runs[keep],
+            confidence_level=cl,
+            n_resamples=n_resamples,
+            random_state=rng,
+            interval="t" if interval == "t" else "bootstrap",
+        )
     ratio_cv = describe(np.exp(log_ratio[keep])).cv
     return ratio, len(kept), removed, ratio_cv, notes
 

@@ -183,6 +183,7 @@ def aduet_ratio_ci(
     n_resamples: int = 10_000,
     random_state: RandomState = None,
     interval: IntervalKind = "t",
+    keep: ArrayLike | None = None,
 ) -> RatioResult:
     """CI of the B/A ratio of an asynchronous duet — Drozdík 2023 §4.3.2, on the
     ratio scale of Bulej et al. 2020 §3.
@@ -200,6 +201,9 @@ def aduet_ratio_ci(
     variance that counts the covariance of pairs up to 2 apart (`interval.hac_t`), because
     neighbouring overlap pairs share an iteration and are not independent; the weighted estimator's through its linearization
     (Σ w (v − estimate) / mean w per unit). interval="bootstrap": the thesis's percentile bootstrap.
+    `keep` (interval="t" over pairs only): which of `pairs` the robust filter kept; the estimate is the
+    kept pairs' mean and the variance that of all pairs with the removed ones winsorized to the kept
+    range (`interval.hac_t(..., keep=)`, Yuen's idea on a dependent series).
     `n` of the result is the number of units (runs or pairs).
     """
     cl = check_confidence_level(confidence_level)
@@ -231,6 +235,14 @@ def aduet_ratio_ci(
         unit_w = np.bincount(unit, weights=w, minlength=n_units).astype(np.float64)
         unit_wv = np.bincount(unit, weights=w * v, minlength=n_units).astype(np.float64)
 
+    if keep is not None:
+        if interval != "t" or run_ids is not None or estimator != "paired":
+            raise ValueError("keep= is for the paired t interval over pairs only")
+        mask = np.asarray(keep, dtype=bool)
+        kept_pairs = pairs.subset(mask)
+        distinct = min(np.unique(kept_pairs.a_index).size, np.unique(kept_pairs.b_index).size)
+        iv = hac_t(v, cl, keep=mask, df=min(distinct - 1, int(mask.sum()) - 1))
+        return exp_interval(iv, cl, int(mask.sum()))
     if check_interval(interval) == "t":
         # Pairs share iterations: they carry about as many degrees of freedom as the side with fewer
         # distinct iterations among them, not one per pair.
