@@ -71,11 +71,19 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sims", type=int, default=2000)
     parser.add_argument("--quick", action="store_true", help="fewer sample sizes")
-    parser.add_argument("--from-log", type=Path, help="write the results from the JSON lines a run printed "
-                        "(all the cells it finished), without simulating")
+    parser.add_argument("--from-log", type=Path, nargs="+", help="write the results from the JSON lines runs "
+                        "printed (all the cells they finished; a later log's cell replaces an earlier one's), "
+                        "without simulating")
+    parser.add_argument("--only", default="", help="comma-separated KIND or KIND:METHOD (e.g. fixed:aduet,campaign)")
     args = parser.parse_args()
     if args.from_log:
-        rows = [json.loads(line) for line in args.from_log.read_text().splitlines() if line.startswith("{")]
+        by_cell: dict[str, dict[str, object]] = {}
+        for log in args.from_log:
+            for line in log.read_text().splitlines():
+                if line.startswith("{"):
+                    row = json.loads(line)
+                    by_cell[_label({**row, "kind": row["kind"]}) + str(row["kind"])] = row
+        rows = list(by_cell.values())
         RESULTS.mkdir(exist_ok=True)
         (RESULTS / "honesty.json").write_text(json.dumps({"sims": args.sims, "cells": rows}, indent=1))
         (RESULTS / "honesty.md").write_text(markdown(rows, args.sims))
@@ -83,7 +91,10 @@ def main() -> int:
     RESULTS.mkdir(exist_ok=True)
     rows = []
     t0 = time.monotonic()
+    only = [x.split(":") for x in args.only.split(",") if x]
     for k, cell in enumerate(cells(args.quick)):
+        if only and not any(o[0] == cell["kind"] and (len(o) == 1 or o[1] == cell["method"]) for o in only):
+            continue
         t = time.monotonic()
         r = run(cell, args.sims, seed=10_000 + k)
         rows.append({**cell, "misses": r.misses, "sims": r.sims, "rate": r.rate, "wilson_upper": r.upper(),

@@ -22,7 +22,7 @@ def campaign_dir(tmp_path_factory: pytest.TempPathFactory, native_dir: Path) -> 
     py = sys.executable
     (d / "campaign.yml").write_text(f"""campaign: an
 seed: 9
-methods: {{sequential: 3, duet: 4, aduet: 3}}
+methods: {{sequential: 5, duet: 5, aduet: 5}}
 parser: {{name: regex, pattern: 'iteration \\d+: (?P<value>[0-9.]+) s'}}
 timeout: 60
 benchmarks:
@@ -67,7 +67,7 @@ def test_default_analysis_of_the_latest_campaign(measured: Path, duet_env: dict[
     rows = {(x["benchmark"], x["method"]): x for x in data["rows"]}
     assert set(rows) == {("slow-b", "sequential"), ("slow-b", "duet"), ("slow-b", "aduet"), ("same", "duet")}
     assert rows[("slow-b", "duet")]["verdict"] == "slower" and rows[("slow-b", "duet")]["ratio"] > 1.2
-    assert rows[("slow-b", "duet")]["runs"] == 4 and rows[("slow-b", "duet")]["iterations_a"] == 48
+    assert rows[("slow-b", "duet")]["runs"] == 5 and rows[("slow-b", "duet")]["iterations_a"] == 60
     for x in rows.values():
         assert x["problem"] == "" and x["ci_low"] <= x["ratio"] <= x["ci_high"], x
         assert x["confidence_level"] == 0.99
@@ -82,7 +82,7 @@ def test_filters_and_options(measured: Path, duet_env: dict[str, str]) -> None:
     assert r.returncode == 0, r.stderr
     rows = json.loads((measured / "b.json").read_text())["rows"]
     assert [(x["benchmark"], x["method"]) for x in rows] == [("slow-b", "duet")]
-    assert rows[0]["iterations_a"] == 4 * 9  # 12 per run, the first 25% (3) dropped
+    assert rows[0]["iterations_a"] == 5 * 9  # 12 per run, the first 25% (3) dropped
     assert rows[0]["confidence_level"] == 0.95
 
 
@@ -90,7 +90,7 @@ def test_cpu_metric_uses_each_runs_process_time(measured: Path, duet_env: dict[s
     r = analyze(duet_env, measured, "--metric", "cpu", "--benchmark", "slow-b", "--export-json", "c.json")
     assert r.returncode == 0, r.stderr
     rows = {x["method"]: x for x in json.loads((measured / "c.json").read_text())["rows"]}
-    assert rows["aduet"]["iterations_a"] == 3  # one value per run
+    assert rows["aduet"]["iterations_a"] == 5  # one value per run
     # diluted by interpreter start-up, which is the same for both
     assert rows["aduet"]["ratio"] > 1.02 and rows["sequential"]["ratio"] > 1.02
     # the faster side of a sync duet spins at the barrier: its CPU time is not its work

@@ -42,7 +42,7 @@ def test_compare_then_show(pg_server: PgServer, pg_url: str, tmp_path: Path, due
     rows = pg_server.query(pg_url, "SELECT options, host, uid FROM comparisons")
     assert len(rows) == 1 and rows[0][2]
     (n,) = pg_server.query(pg_url, "SELECT COUNT(*) FROM invocations WHERE NOT warmup")[0]
-    assert n == 8
+    assert n == 12  # 6 pairs
     assert_no_password(pg_server, r.stdout, r.stderr, listing.stdout, one.stdout, json.dumps(rows),
                        (tmp_path / "out.json").read_text())
 
