@@ -171,8 +171,9 @@ def matrix_cell(ms: float, cond: str, budget: float, reps: int, seed: int) -> di
             for m in order:
                 r = (hyperfine_width(a, b, budget, ms) if m == "hyperfine"
                      else duet_compare(a, b, ["--method", m, *fixed], seed + k))
-                out["rows"].append({"method": m, **r})
-                print(json.dumps({"ms": ms, "condition": cond, "method": m, **r}), flush=True)
+                # "method" is the one asked for; "measured_by" what duet ran (auto's choice).
+                out["rows"].append({**r, "measured_by": r.get("method", m), "method": m})
+                print(json.dumps({"ms": ms, "condition": cond, **out["rows"][-1]}), flush=True)
     for m in ("auto", "duet", "aduet", "sequential", "hyperfine"):
         ws = [r["rciw"] for r in out["rows"] if r["method"] == m and "rciw" in r]
         out["widths"][m] = statistics.median(ws) if ws else math.nan
@@ -201,6 +202,23 @@ def goals_cell(reps: int, seed: int) -> dict[str, Any]:
     return out
 
 
+def relabel(result: dict[str, Any], seed: int) -> None:
+    """Restore each matrix row's requested method from the schedule (a run before the fix above stored
+    the method duet measured with, so auto's rows read "duet" or "sequential"), and recompute the widths."""
+    for cell in result["matrix"]:
+        reps = len(cell["rows"]) // 5
+        for k in range(reps):
+            order = ["auto", "duet", "aduet", "sequential", "hyperfine"]
+            random.Random(seed + k).shuffle(order)
+            for j, m in enumerate(order):
+                row = cell["rows"][5 * k + j]
+                row["measured_by"] = row.get("measured_by", row["method"])
+                row["method"] = m
+        for m in ("auto", "duet", "aduet", "sequential", "hyperfine"):
+            ws = [r["rciw"] for r in cell["rows"] if r["method"] == m and "rciw" in r]
+            cell["widths"][m] = statistics.median(ws) if ws else math.nan
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--aa", type=int, default=100, help="A/A comparisons per cell (0: skip)")
@@ -212,7 +230,14 @@ def main() -> int:
     p.add_argument("--budget", type=float, default=6.0)
     p.add_argument("--seed", type=int, default=20261124)
     p.add_argument("--goals", type=int, default=0, help="repetitions of the evident-difference speed goals")
+    p.add_argument("--relabel", action="store_true", help="fix the matrix rows of an existing trust.json (see relabel)")
     args = p.parse_args()
+    if args.relabel:
+        result = json.loads((RESULTS / "trust.json").read_text())
+        relabel(result, args.seed)
+        (RESULTS / "trust.json").write_text(json.dumps(result, indent=1))
+        (RESULTS / "trust.md").write_text(markdown(result))
+        return 0
     RESULTS.mkdir(exist_ok=True)
     result: dict[str, Any] = {"load_before": os.getloadavg(), "aa": [], "matrix": [], "goals": {}}
     if args.goals:
