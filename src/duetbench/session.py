@@ -142,8 +142,6 @@ class _DeferredComparison:
     def set_activity(self, invocations: list[Invocation]) -> None:
         self.open().set_activity(self.id, invocations)
 
-# Live CI estimates use fewer replicates: they only steer stopping and the progress line.
-LIVE_RESAMPLES = 2000
 # The live CI is recomputed once the runs grew by this share (_LiveCiSchedule).
 LIVE_CI_GROWTH = 0.05
 

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._inputs import FloatArray
+from .ratio import MAD_TO_SIGMA
 
-MAD_TO_SIGMA = 1.4826
 #: CPU time must promise at least this much narrower an interval before the choice says so.
 CPU_HINT_FACTOR = 3.0
 

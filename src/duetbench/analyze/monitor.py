@@ -70,18 +70,19 @@ def monitor(n: int, relative_ci_width: float, log_units: FloatArray | None, *, m
 
 def watch(method: str, a: ArrayLike, b: ArrayLike, *, min_units: int, target_rciw: float, confidence_level: float,
           evidence: bool = True, robust: bool = True, interval: str = "t", min_overlap_rate: float = 0.4,
-          stamps: Mapping[str, ArrayLike | None] | None = None) -> tuple[MonitorDecision, ComparisonResult | None]:
+          stamps: Mapping[str, ArrayLike | None] | None = None, n_resamples: int = 2000) -> tuple[MonitorDecision, ComparisonResult | None]:
     """The decision `duet compare` makes after each run (pair) of an adaptive comparison, from the values
     measured so far: the live comparison (fixed-n interval) and `monitor`. The CLI and the simulations
     that prove its error rates (`analyze.honesty`) both call this, so what is proven is what runs.
-    Budget and count limits are the caller's. The async duet has no evidence rule (`anytime_units`)."""
+    Budget and count limits are the caller's. The async duet has no evidence rule (`anytime_units`).
+    `n_resamples` matters only for interval="bootstrap": a live estimate needs fewer replicates."""
     n_a, n_b = np.size(a), np.size(b)
     n = min(n_a, n_b)
     if n < 3:
         return MonitorDecision(False, "", ""), None
     st = stamps or {}
     try:
-        live = compare(method, a, b, confidence_level=confidence_level, n_resamples=2000, random_state=0,
+        live = compare(method, a, b, confidence_level=confidence_level, n_resamples=n_resamples, random_state=0,
                        robust=robust, u_test=False, interval=interval, min_overlap_rate=min_overlap_rate,
                        a_start=st.get("a_start"), a_end=st.get("a_end"), b_start=st.get("b_start"),
                        b_end=st.get("b_end"))

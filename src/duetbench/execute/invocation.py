@@ -117,11 +117,7 @@ class RunningInvocation:
         return self.process.pid
 
     def terminate(self) -> None:
-        if self.process.poll() is None:
-            try:
-                self.process.send_signal(signal.SIGTERM)
-            except ProcessLookupError:
-                pass
+        _signal_if_running(self.process, signal.SIGTERM)
 
     def discard(self) -> None:
         """Forget an invocation that was not measured (a filler): remove its files."""
@@ -354,19 +350,11 @@ class LauncherServer:
 
     def cancel(self) -> None:
         """Stop the invocation in progress (reported as interrupted); the launcher stays."""
-        if self.process.poll() is None:
-            try:
-                self.process.send_signal(signal.SIGUSR1)
-            except ProcessLookupError:
-                pass
+        _signal_if_running(self.process, signal.SIGUSR1)
 
     def terminate(self) -> None:
         """Stop the invocation in progress and end the launcher."""
-        if self.process.poll() is None:
-            try:
-                self.process.send_signal(signal.SIGTERM)
-            except ProcessLookupError:
-                pass
+        _signal_if_running(self.process, signal.SIGTERM)
 
     def close(self) -> None:
         """End the launcher: EOF on its requests (or SIGTERM, if it is still running something)."""
@@ -414,3 +402,12 @@ class ServedInvocation:
                 cgroup_cpu = (after - self._cgroup_before) / 1e6
         tail = _stderr_tail(self._stderr_path) if self._stderr_path is not None else ""
         return invocation_from_result(self.spec, raw, cgroup_cpu, tail)
+
+
+def _signal_if_running(process: subprocess.Popen[bytes], signum: int) -> None:
+    """Send `signum` unless the process has ended (and do not mind if it ends meanwhile)."""
+    if process.poll() is None:
+        try:
+            process.send_signal(signum)
+        except ProcessLookupError:
+            pass
