@@ -157,7 +157,7 @@ def overlap_stats(conn: sqlite3.Connection) -> dict[str, float]:
 def method_stats(db: Path, seed: int) -> dict[str, dict[str, object]]:
     from duetbench.store.campaigns import CampaignStore, iteration_table
     from duetbench.store.db import Store
-    from duetbench.table_analysis import AnalysisOptions, analyze_table
+    from duetbench.analyze.tables import AnalysisOptions, analyze_table
 
     store = Store(db)
     campaigns = CampaignStore(store)

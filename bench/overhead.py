@@ -240,16 +240,16 @@ def _campaign_profile(tree: Tree, directory: Path) -> dict[str, float]:
     def cumulative(file_end: str, function: str) -> float:
         return sum(v[3] for (f, _, name), v in stats.items() if f.endswith(file_end) and name == function)
 
-    loop = cumulative("campaign_session.py", "execute_plan")
+    loop = cumulative("usecases/campaign.py", "execute_plan")
     parts = {
         "launch_and_wait_s": cumulative("campaign_run.py", "execute_run"),
-        "parse_s": cumulative("campaign_session.py", "to_record"),
+        "parse_s": cumulative("usecases/campaign.py", "to_record"),
         "store_s": cumulative("store/campaigns.py", "add_run"),
-        "stop_rules_s": cumulative("campaign_session.py", "_stop_reason"),
+        "stop_rules_s": cumulative("usecases/campaign.py", "_stop_reason"),
     }
     parts["other_in_loop_s"] = max(0.0, loop - sum(parts.values()))
     parts["run_loop_s"] = loop
-    parts["whole_process_s"] = cumulative("campaign_session.py", "run_campaign")
+    parts["whole_process_s"] = cumulative("usecases/campaign.py", "run_campaign")
     return parts
 
 

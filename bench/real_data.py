@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from duetbench.analyze.comparison import compare
-from duetbench.analyze.table import IterationTable
+from duetbench.model.table import IterationTable
 from duetbench.importers import read_csv
 from duetbench.importers.datasets import CONDUCTOR, FAASTERBENCH, THESIS_RQ1
 from duetbench.importers.published import faasterbench_change, median_ratio_study, runtime_speedup

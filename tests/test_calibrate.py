@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from duetbench.measure.doctor.noise_floor import (
+from duetbench.host.doctor.noise_floor import (
     best_method,
     ci_half_width,
     relative_std,
@@ -42,7 +42,7 @@ def test_half_width_and_sqrt_n_scaling() -> None:
 
 
 def test_answer_is_decided_by_the_hardest_workload() -> None:
-    from duetbench.calibrate_cli import WorkloadRow, plan_for, summarize
+    from duetbench.cli.calibrate import WorkloadRow, plan_for, summarize
 
     def row(kind: str, method: str, half: float, t: float, runs: int) -> WorkloadRow:
         return WorkloadRow(kind, method, "wall", 50, 13.6, 1.0, 1 - half, 1 + half, half, None, True, t, runs)

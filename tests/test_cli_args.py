@@ -8,7 +8,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from duetbench.cli import main
+from duetbench.cli.main import main
 
 NUMERIC_OPTIONS = ["--runs", "--min-runs", "--max-runs", "--warmup", "--time-budget", "--confidence", "--timeout",
                    "--seed", "--target-width", "--fail-if-slower", "--min-overlap"]

@@ -1,4 +1,4 @@
-"""The reusable GitHub Action's script (duetbench.github_action, called by action.yml): real
+"""The reusable GitHub Action's script (duetbench.cli.github_action, called by action.yml): real
 comparisons and a real campaign in a fake Actions environment ($GITHUB_STEP_SUMMARY, $GITHUB_OUTPUT)."""
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def _action(tmp_path: Path, duet_env: dict[str, str], **inputs: str) -> tuple[su
         summary.write_text("## an earlier step's summary\n\n")
     env = dict(duet_env, GITHUB_STEP_SUMMARY=str(summary), GITHUB_OUTPUT=str(output))
     env.update({f"DUETBENCH_ACTION_{k.upper()}": v for k, v in inputs.items()})
-    result = subprocess.run([sys.executable, "-m", "duetbench.github_action"], cwd=tmp_path, env=env,
+    result = subprocess.run([sys.executable, "-m", "duetbench.cli.github_action"], cwd=tmp_path, env=env,
                             capture_output=True, text=True, timeout=600)
     assert "Traceback" not in result.stderr, result.stderr
     lines = output.read_text().splitlines() if output.exists() else []
@@ -93,7 +93,7 @@ def test_bad_inputs_are_one_line_errors(duet_env: dict[str, str], tmp_path: Path
 def test_action_yml_maps_every_input_the_script_reads() -> None:
     action = yaml.safe_load((ROOT / "action.yml").read_text())
     assert action["runs"]["using"] == "composite"
-    script = (ROOT / "src" / "duetbench" / "github_action.py").read_text()
+    script = (ROOT / "src" / "duetbench" / "cli" / "github_action.py").read_text()
     read = set(re.findall(r'"(DUETBENCH_ACTION_[A-Z_]+)"', script))
     step = next(s for s in action["runs"]["steps"] if s.get("id") == "duet")
     mapped = set(step["env"])

@@ -13,7 +13,7 @@ import pytest
 
 from duetbench.execute.barrier import BarrierPage
 from duetbench.execute.runner import Runner, RunSettings
-from duetbench.measure.cgroup import SideCgroup
+from duetbench.host.cgroup import SideCgroup
 
 BURN = "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done"  # ~0.2-0.5 s of CPU in dash
 
@@ -163,7 +163,7 @@ def _dead_pid() -> int:
 def test_stale_cgroups_of_dead_orchestrators_are_swept(tmp_path: Path) -> None:
     """An orchestrator killed with SIGKILL leaves its cgroups (and podman's conmon child in them); the next
     run removes them, and never those of a live orchestrator or anything not ours."""
-    from duetbench.measure.cgroup import sweep_stale_cgroups
+    from duetbench.host.cgroup import sweep_stale_cgroups
 
     dead, alive = _dead_pid(), os.getpid()
     for name in (f"duetbench-{dead}-c1-0-A/conmon", f"duetbench-{dead}-A", f"duetbench-{alive}-A",
@@ -178,7 +178,7 @@ def test_stale_cgroups_of_dead_orchestrators_are_swept(tmp_path: Path) -> None:
 
 
 def test_stale_cgroup_is_swept_on_this_machine() -> None:
-    from duetbench.measure.cgroup import find_cgroup2_root, sweep_stale_cgroups
+    from duetbench.host.cgroup import find_cgroup2_root, sweep_stale_cgroups
 
     root = find_cgroup2_root()
     if root is None:
@@ -196,7 +196,7 @@ def test_stale_cgroup_is_swept_on_this_machine() -> None:
 def test_a_cgroup_removed_between_invocations_is_made_again(duet, tmp_path: Path) -> None:
     """Something removes the side's cgroup between two invocations (here --prepare, as a clean-up tool
     might): the comparison goes on, and the next invocations are still measured through a cgroup."""
-    from duetbench.measure.cgroup import find_cgroup2_root
+    from duetbench.host.cgroup import find_cgroup2_root
 
     root = find_cgroup2_root()
     if root is None:

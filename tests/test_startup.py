@@ -23,7 +23,7 @@ def _imported_after(code: str) -> list[str]:
 
 @pytest.mark.parametrize("args", [["--version"], ["--help"], ["compare", "--help"]])
 def test_version_and_help_import_nothing_heavy(args: list[str]) -> None:
-    code = (f"from duetbench.cli import main\ntry:\n    main({args!r})\nexcept SystemExit as e:\n"
+    code = (f"from duetbench.cli.main import main\ntry:\n    main({args!r})\nexcept SystemExit as e:\n"
             "    assert e.code in (0, None), e.code")
     assert _imported_after(code) == []
 
@@ -31,12 +31,12 @@ def test_version_and_help_import_nothing_heavy(args: list[str]) -> None:
 def test_the_compare_session_imports_statistics_and_store_on_first_use() -> None:
     # pydantic validates the options and rich draws the progress line before the first invocation;
     # numpy (statistics) and SQLAlchemy (the store) come after it.
-    imported = _imported_after("import duetbench.session, duetbench.execute.runner")
+    imported = _imported_after("import duetbench.usecases.compare, duetbench.execute.runner")
     assert [m for m in imported if not m.startswith(("pydantic", "rich"))] == []
 
 
 def test_help_lists_every_lazy_command_as_the_command_itself_would() -> None:
-    from duetbench.cli import _LAZY, main
+    from duetbench.cli.main import _LAZY, main
 
     ctx = click.Context(main)
     for name, (module, attribute, short, hidden) in _LAZY.items():
@@ -46,13 +46,15 @@ def test_help_lists_every_lazy_command_as_the_command_itself_would() -> None:
             placeholder = click.Command(name, help=short)
             for limit in (30, 45, 80):
                 assert placeholder.get_short_help_str(limit) == real.get_short_help_str(limit), (name, limit)
-    assert main.get_command(ctx, "doctor") is importlib.import_module("duetbench.doctor_cli").doctor
+    assert main.get_command(ctx, "doctor") is importlib.import_module("duetbench.cli.doctor").doctor
 
 
 def test_constants_kept_apart_to_stay_light_match_their_originals() -> None:
-    from duetbench import cli, evaluation, session
+    from duetbench.analyze import invocations
+    import duetbench.cli.main as cli
     from duetbench.store import db
+    from duetbench.usecases import compare as session
 
     assert cli.DEFAULT_DB == db.DEFAULT_DB
-    assert session.METRICS == evaluation.METRICS
+    assert session.METRICS == invocations.METRICS
     assert inspect.signature(session.build_report)  # the lazy stand-ins resolve

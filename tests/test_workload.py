@@ -234,7 +234,7 @@ def test_help_exits_0(binary: Path) -> None:
 @pytest.fixture
 def no_exec(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, list[str]]]:
     """Replaces os.execv in the CLI module, so an in-process invocation can never replace pytest itself."""
-    from duetbench import workload_cli
+    from duetbench.cli import workload as workload_cli
 
     calls: list[tuple[str, list[str]]] = []
 
@@ -247,7 +247,7 @@ def no_exec(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, list[str]]]:
 
 
 def test_which_prints_an_executable_path(native_env: Path, no_exec: list) -> None:
-    from duetbench.workload_cli import workload
+    from duetbench.cli.workload import workload
 
     result = CliRunner().invoke(workload, ["--which"])
     assert result.exit_code == 0, result.output
@@ -259,7 +259,7 @@ def test_which_prints_an_executable_path(native_env: Path, no_exec: list) -> Non
 
 
 def test_which_with_missing_binary_is_one_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from duetbench.workload_cli import workload
+    from duetbench.cli.workload import workload
 
     monkeypatch.setenv("DUETBENCH_NATIVE_DIR", str(tmp_path))
     result = CliRunner().invoke(workload, ["--which"])
@@ -269,7 +269,7 @@ def test_which_with_missing_binary_is_one_clear_error(tmp_path: Path, monkeypatc
 
 
 def test_cli_execs_the_native_program_with_the_same_arguments(native_env: Path, no_exec: list) -> None:
-    from duetbench.workload_cli import workload
+    from duetbench.cli.workload import workload
 
     result = CliRunner().invoke(workload, ["memory", "--ops", "10", "--scale", "1.05", "--report"])
     assert result.exit_code == 0, result.output
@@ -300,7 +300,7 @@ def test_cli_execs_the_native_program_with_the_same_arguments(native_env: Path, 
     ],
 )
 def test_cli_usage_errors_exit_2(native_env: Path, no_exec: list, args: list[str]) -> None:
-    from duetbench.workload_cli import workload
+    from duetbench.cli.workload import workload
 
     result = CliRunner().invoke(workload, args)
     assert result.exit_code == 2, result.output
@@ -309,7 +309,7 @@ def test_cli_usage_errors_exit_2(native_env: Path, no_exec: list, args: list[str
 
 
 def test_help_teaches_scale_and_which() -> None:
-    from duetbench.workload_cli import workload
+    from duetbench.cli.workload import workload
 
     text = CliRunner().invoke(workload, ["--help"]).output
     assert "--scale 1.05" in text and "5% slowdown" in text
@@ -320,7 +320,7 @@ def test_python_entry_point_execs_the_native_program(build: tuple[Path, subproce
     env = dict(os.environ)
     env["DUETBENCH_NATIVE_DIR"] = str(build[0])
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO / "src"), env.get("PYTHONPATH")]))
-    code = "from duetbench.workload_cli import workload; workload()"
+    code = "from duetbench.cli.workload import workload; workload()"
     result = subprocess.run(
         [sys.executable, "-c", code, "integer", "--ops", "10", "--report"],
         capture_output=True,

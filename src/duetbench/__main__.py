@@ -1,3 +1,3 @@
-from duetbench.cli import main
+from duetbench.cli.main import main
 
 main()

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from duetbench.report.warnings import name_noise as _name_noise
 from duetbench.execute.invocation import Invocation
-from duetbench.table_analysis import AnalysisRow
+from duetbench.analyze.tables import AnalysisRow
 
 
 def _side(side: str, pair: int, wall: float, busy: list[tuple[str, float]]) -> Invocation:

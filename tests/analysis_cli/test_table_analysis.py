@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from duetbench.analyze.table import IterationTable, discard_leading
-from duetbench.table_analysis import AnalysisOptions, analyze_table
+from duetbench.model.table import IterationTable, discard_leading
+from duetbench.analyze.tables import AnalysisOptions, analyze_table
 
 TRUTH = 1.04
 

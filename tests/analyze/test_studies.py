@@ -23,7 +23,7 @@ from duetbench.analyze.studies import (
     run_studies,
     runtime_saving,
 )
-from duetbench.analyze.table import IterationTable
+from duetbench.model.table import IterationTable
 
 
 def group_of(table: IterationTable, method: str, bench: str = "bench000") -> IterationTable:

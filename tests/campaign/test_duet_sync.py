@@ -175,7 +175,7 @@ benchmarks:
 
 
 def test_judge_reads_each_kind_of_evidence() -> None:
-    from duetbench.sync_check import BARRIER, COUNTS, NO_LOG, judge
+    from duetbench.analyze.sync import BARRIER, COUNTS, NO_LOG, judge
 
     ok = judge(log_counts={"A": 7, "B": 7}, parsed_counts={"A": 6, "B": 6}, releases=7, harness_sync={})
     assert ok.synchronized and "7 logged iterations" in ok.detail
@@ -195,7 +195,7 @@ def test_judge_reads_each_kind_of_evidence() -> None:
 
 
 def test_status_survives_the_stored_note() -> None:
-    from duetbench.sync_check import SyncStatus, from_notes
+    from duetbench.analyze.sync import SyncStatus, from_notes
 
     for status in (SyncStatus(True, "", "the barrier released for every one of the 7 logged iterations"),
                    SyncStatus(False, "iteration counts differ", "A has 7 logged iterations and B 10")):
@@ -204,7 +204,7 @@ def test_status_survives_the_stored_note() -> None:
 
 
 def _table(with_times: bool):  # type: ignore[no-untyped-def]
-    from duetbench.analyze.table import IterationTable
+    from duetbench.model.table import IterationTable
 
     rng = np.random.default_rng(4)
     cols: dict[str, list] = {k: [] for k in ("benchmark", "method", "run", "side", "index", "value", "start_ns",
@@ -223,8 +223,8 @@ def _table(with_times: bool):  # type: ignore[no-untyped-def]
 
 @pytest.mark.parametrize("with_times", [True, False])
 def test_mixed_runs_are_paired_by_overlap_or_reduced_to_the_synchronized(with_times: bool) -> None:
-    from duetbench.sync_check import SyncStatus
-    from duetbench.table_analysis import AnalysisOptions, analyze_table
+    from duetbench.analyze.sync import SyncStatus
+    from duetbench.analyze.tables import AnalysisOptions, analyze_table
 
     good = SyncStatus(True, "", "x")
     bad = SyncStatus(False, "no hook iteration log", "y")

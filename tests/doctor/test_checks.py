@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 from doctor_fixtures import FIXTURES, MACHINES
 
-from duetbench.measure.doctor import STATUSES, run_checks
-from duetbench.measure.doctor.report import DoctorReport
+from duetbench.host.doctor import STATUSES, run_checks
+from duetbench.host.doctor.report import DoctorReport
 
 EXPECTED_NAMES = ["virtualization", "cpu-frequency", "turbo", "smt", "isolated-cpus", "irq-affinity", "cpuidle",
                   "power", "clocksource", "ntp", "kernel", "aslr", "perf-sampling", "load", "daemons", "steal",

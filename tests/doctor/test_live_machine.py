@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from duetbench.measure.doctor import STATUSES, run_checks
-from duetbench.measure.doctor.live import SystemProbe
+from duetbench.host.doctor import STATUSES, run_checks
+from duetbench.host.doctor.live import SystemProbe
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 

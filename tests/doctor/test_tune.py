@@ -9,9 +9,9 @@ import pytest
 from click.testing import CliRunner
 from doctor_fixtures import FIXTURES
 
-from duetbench.cli import main
+from duetbench.cli.main import main
 from duetbench.errors import DuetError
-from duetbench.measure.doctor import SysRoot, run_checks, tune
+from duetbench.host.doctor import SysRoot, run_checks, tune
 
 
 def _copy(name: str, tmp_path: Path) -> Path:

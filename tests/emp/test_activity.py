@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from duetbench.measure.activity import (
+from duetbench.host.activity import (
     ProcessActivity, ProcessReading, Snapshot, ThreadReading, activity_delta, snapshot, top_activity,
 )
 

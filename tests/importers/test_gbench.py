@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from duetbench.errors import DuetError
-from duetbench.import_cli import import_
+from duetbench.cli.importing import import_
 from duetbench.importers import read_gbench
 
 HERE = Path(__file__).resolve().parent

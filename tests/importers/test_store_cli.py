@@ -7,9 +7,9 @@ from pathlib import Path
 import numpy as np
 from click.testing import CliRunner
 
-from duetbench.analyze.table import IterationTable
-from duetbench.table_analysis import AnalysisOptions, analyze_table
-from duetbench.import_cli import import_
+from duetbench.model.table import IterationTable
+from duetbench.analyze.tables import AnalysisOptions, analyze_table
+from duetbench.cli.importing import import_
 from duetbench.importers import read_csv, read_duetprocess, store_imported
 from duetbench.importers.datasets import FAASTERBENCH
 from duetbench.store.campaigns import CampaignStore, iteration_table

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from duetbench.analyze.comparison import ComparisonResult
-from duetbench.analyze.table import IterationTable
+from duetbench.model.table import IterationTable
 from duetbench.report.html import _estimate
 
 Rows = list[tuple[str, str, ComparisonResult | None, str]]

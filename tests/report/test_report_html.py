@@ -161,7 +161,7 @@ def test_problem_rows_and_missing_timestamps(make_table, make_results) -> None:
 
 
 def test_studies_are_charted_or_listed() -> None:
-    from duetbench.analyze.table import IterationTable
+    from duetbench.model.table import IterationTable
 
     empty = IterationTable.from_columns(benchmark=[], method=[], run=[], side=[], value=[])
     studies = {"mds": {"duet": [(0.0, 1.0), (0.02, 0.4), (0.05, 0.0)]},

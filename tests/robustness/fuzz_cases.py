@@ -316,7 +316,7 @@ def prepare_base(directory: Path) -> None:
 
 
 def _main() -> Any:
-    from duetbench.cli import main
+    from duetbench.cli.main import main
 
     return main
 

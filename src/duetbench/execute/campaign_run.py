@@ -24,8 +24,8 @@ from duetbench.analyze.stopping import StoppingParams
 from duetbench.execute.invocation import Invocation, LaunchSpec, RunningInvocation
 from duetbench.execute.live import Inotify, LiveWarmup
 from duetbench.execute.runner import _activity_json, _wait_any
-from duetbench.measure.activity import ActivityWindow
-from duetbench.measure.cgroup import SideCgroup
+from duetbench.host.activity import ActivityWindow
+from duetbench.host.cgroup import SideCgroup
 from duetbench.plan.layout import env_offset
 from duetbench.plan.campaign import PlannedRun
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from duetbench.errors import DuetError
-from duetbench.measure.cgroup import SideCgroup
+from duetbench.host.cgroup import SideCgroup
 
 ENGINES = ("podman", "docker")
 

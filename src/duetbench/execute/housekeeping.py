@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 
 from duetbench.execute.barrier import sweep_stale_pages
-from duetbench.measure.cgroup import stale_cgroups, sweep_stale_cgroups
+from duetbench.host.cgroup import stale_cgroups, sweep_stale_cgroups
 
 #: How long to let a dead orchestrator's benchmarks finish exiting before their cgroups are removed.
 SETTLE_S = 1.0

@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from duetbench.execute.native import native_binary
-from duetbench.measure.cgroup import SideCgroup
+from duetbench.host.cgroup import SideCgroup
 
 STDERR_TAIL_LINES = 20
 

@@ -19,9 +19,9 @@ from pathlib import Path
 from duetbench.execute.barrier import ABORT_USER, BarrierPage
 from duetbench.execute.invocation import (Invocation, LaunchSpec, LauncherServer, ReleaseGate, ServedInvocation,
                                            forget_cgroup_usage)
-from duetbench.measure.activity import ActivityWindow, Snapshot, activity_delta, snapshot, top_activity
-from duetbench.measure.cgroup import SideCgroup
-from duetbench.measure.procstat import read_steal_seconds, steal_delta
+from duetbench.host.activity import ActivityWindow, Snapshot, activity_delta, snapshot, top_activity
+from duetbench.host.cgroup import SideCgroup
+from duetbench.host.procstat import read_steal_seconds, steal_delta
 from duetbench.plan.layout import env_offset
 from duetbench.plan.schedule import Schedule
 

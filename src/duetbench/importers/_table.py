@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from duetbench.analyze.table import METHODS, NO_TIME, IterationTable
+from duetbench.model.table import METHODS, NO_TIME, IterationTable
 from duetbench.errors import DuetError
 
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from duetbench.analyze._inputs import RandomState, as_generator
 from duetbench.analyze.bootstrap import bootstrap_distribution, percentile_interval
-from duetbench.analyze.table import IterationTable
+from duetbench.model.table import IterationTable
 
 
 def median(x: np.ndarray, axis: int = -1) -> np.ndarray:

@@ -23,7 +23,7 @@ from duetbench.store.db import Store, invocation_from_row, process_columns
 from duetbench.store.location import scrub_credentials
 
 if TYPE_CHECKING:
-    from duetbench.analyze.table import IterationTable
+    from duetbench.model.table import IterationTable
 
 class RunAlreadyStored(DuetError):
     """`CampaignStore.add_run` of a run key the campaign already has."""
@@ -205,7 +205,7 @@ def iteration_table(store: CampaignStore, campaign_id: int, *, include_failed: b
     harness-internal name, "<campaign benchmark>/<name>". Failed runs are left out unless asked for."""
     import numpy as np
 
-    from duetbench.analyze.table import NO_TIME, IterationTable
+    from duetbench.model.table import NO_TIME, IterationTable
 
     r, i = schema.runs, schema.iterations
     query = (select(r.c.benchmark, r.c.method, r.c.repetition, i.c.side, i.c.seq, i.c.name, i.c.value_s, i.c.start_ns,
@@ -230,7 +230,7 @@ def iteration_table(store: CampaignStore, campaign_id: int, *, include_failed: b
 def process_cpu_table(store: CampaignStore, campaign_id: int) -> "IterationTable":
     """One row per run side: the process tree's CPU time (user+sys, wait4 with subreaper) of the whole
     run — the `cpu` metric of a campaign. Harness iterations have no CPU time of their own."""
-    from duetbench.analyze.table import IterationTable
+    from duetbench.model.table import IterationTable
 
     r, s = schema.runs, schema.run_sides
     rows = store._rows(select(r.c.benchmark, r.c.method, r.c.repetition, s.c.side, s.c.cpu_s, s.c.start_ns, s.c.end_ns)

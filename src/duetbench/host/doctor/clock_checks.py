@@ -1,9 +1,9 @@
 """Clocks: which clocksource the kernel reads, and whether NTP disciplines the clock (EMP §4.2)."""
 from __future__ import annotations
 
-from duetbench.measure.doctor.live import CLOCK_STATES, STA_PLL, LiveProbe, Timex
-from duetbench.measure.doctor.model import Check, Setting
-from duetbench.measure.doctor.sysroot import SysRoot
+from duetbench.host.doctor.live import CLOCK_STATES, STA_PLL, LiveProbe, Timex
+from duetbench.host.doctor.model import Check, Setting
+from duetbench.host.doctor.sysroot import SysRoot
 
 CLOCKSOURCE = "/sys/devices/system/clocksource/clocksource0"
 #: Clocksources read without a trap to the hypervisor or a slow bus access.

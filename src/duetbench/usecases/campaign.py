@@ -24,25 +24,25 @@ from rich.markup import escape
 
 from duetbench import __version__
 from duetbench.analyze.stopping import StoppingParams, pair_run_stop, ratio_precision_stop
-from duetbench.analyze.table import discard_leading
+from duetbench.model.table import discard_leading
 from duetbench.errors import DuetError
 from duetbench.execute.barrier import ABORT_EXITED, ABORT_TIMEOUT
 from duetbench.execute.campaign_run import (ITERATION_LOG, STDERR, STDOUT, RunExecution, _Interrupted, execute_run,
                                             side_argv)
 from duetbench.execute.container import ContainerEngine, find_engine
 from duetbench.execute.lock import MeasurementLock
-from duetbench.measure.host import host_facts, usable_cpus
+from duetbench.host.host import host_facts, usable_cpus
 from duetbench.plan.campaign import METHOD_ORDER, PlannedRun, RunRequest, make_plan
 from duetbench.plan.schedule import choose_cpus
 from duetbench.report.campaign import BenchmarkRow, CampaignProgress, print_plan, print_summary
 from duetbench.report.warnings import name_noise
 from duetbench.store.campaigns import CampaignRecord, CampaignStore, RunRecord, StoredIteration, iteration_table
 from duetbench.store.db import Store
-from duetbench.sync_check import judge as judge_sync
-from duetbench.sync_check import run_sync_statuses
+from duetbench.analyze.sync import judge as judge_sync
+from duetbench.analyze.sync import run_sync_statuses
 from duetbench.store.option import db_argument
 from duetbench.store.orchestrators import claim, with_owner
-from duetbench.table_analysis import AnalysisOptions, analyze_table
+from duetbench.analyze.tables import AnalysisOptions, analyze_table
 
 EXECUTORS = ("auto", "local", "podman", "docker")
 

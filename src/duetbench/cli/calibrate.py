@@ -92,7 +92,7 @@ def _ops_for(kind: str, ms: float) -> int:
 def _measure(method: str, argv: list[str], cpus: tuple[int, int], seed: int, plan: Plan, stage_s: float
              ) -> tuple[list, float]:
     """An A/A run of ``argv`` by ``method`` through the compare runner, stopped on time after min_runs."""
-    from duetbench.evaluation import measured_runs
+    from duetbench.analyze.invocations import measured_runs
     from duetbench.execute.runner import Runner, RunSettings
 
     def should_continue(measured: list, elapsed: float) -> bool:
@@ -110,16 +110,16 @@ def _measure(method: str, argv: list[str], cpus: tuple[int, int], seed: int, pla
 
 
 def run_calibration(plan: Plan, *, seed: int, confidence: float, progress: Console | None = None) -> dict[str, object]:
-    from duetbench.evaluation import evaluate, usable
+    from duetbench.analyze.invocations import evaluate, usable
     from duetbench.execute.lock import MeasurementLock
     from duetbench.execute.native import native_binary
-    from duetbench.measure.doctor.noise_floor import (
+    from duetbench.host.doctor.noise_floor import (
         ci_half_width,
         relative_std,
         runs_to_resolve,
         time_to_resolve,
     )
-    from duetbench.measure.host import host_facts, usable_cpus
+    from duetbench.host.host import host_facts, usable_cpus
     from duetbench.plan.schedule import choose_cpus
 
     cpus_available = usable_cpus()
@@ -167,7 +167,7 @@ def run_calibration(plan: Plan, *, seed: int, confidence: float, progress: Conso
 
 def summarize(plan: Plan, inc_rows: list[IncRow], rows: list[WorkloadRow], *, confidence: float, seed: int,
               host: dict[str, object], elapsed_s: float) -> dict[str, object]:
-    from duetbench.measure.doctor.noise_floor import best_method
+    from duetbench.host.doctor.noise_floor import best_method
 
     summary: dict[str, dict[str, object]] = {}
     for metric in ("wall", "cpu"):

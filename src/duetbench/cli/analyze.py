@@ -87,7 +87,7 @@ def _rows(campaign: int | None, benchmarks: tuple[str, ...], methods: tuple[str,
           confidence: float, resamples: int, warmup: str | None, winsorize: bool, min_overlap: float,
           estimator: str, seed: int, db: Path):  # type: ignore[no-untyped-def]
     from duetbench.store.campaigns import iteration_table, process_cpu_table
-    from duetbench.table_analysis import AnalysisOptions, analyze_table
+    from duetbench.analyze.tables import AnalysisOptions, analyze_table
 
     if not 0.5 <= confidence < 1:
         raise DuetError(f"--confidence must be in [0.5, 1), got {confidence}", hint="e.g. --confidence 0.95")
@@ -108,7 +108,7 @@ def _rows(campaign: int | None, benchmarks: tuple[str, ...], methods: tuple[str,
     opts = AnalysisOptions(confidence_level=confidence, n_resamples=resamples, seed=seed, warmup_count=count,
                            warmup_fraction=fraction, winsorize=winsorize, min_overlap_rate=min_overlap,
                            estimator=estimator, benchmarks=benchmarks, methods=methods)
-    from duetbench.sync_check import run_sync_statuses
+    from duetbench.analyze.sync import run_sync_statuses
 
     rows = analyze_table(table, opts, sync=run_sync_statuses(runs))
     if metric == "cpu":

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from duetbench.measure.activity import Snapshot, activity_delta, snapshot
-from duetbench.measure.doctor.model import Check
-from duetbench.measure.doctor.sysroot import SysRoot
+from duetbench.host.activity import Snapshot, activity_delta, snapshot
+from duetbench.host.doctor.model import Check
+from duetbench.host.doctor.sysroot import SysRoot
 
 
 @dataclass

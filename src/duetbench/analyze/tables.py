@@ -26,8 +26,8 @@ from duetbench.analyze.comparison import ComparisonResult, compare
 from duetbench.analyze.filter import winsorize_run
 from duetbench.analyze.grouped import paired_runs
 from duetbench.analyze.summary import describe
-from duetbench.analyze.table import METHODS, IterationTable, discard_leading
-from duetbench.sync_check import GroupSync, SyncStatus, plan_pairing
+from duetbench.model.table import METHODS, IterationTable, discard_leading
+from duetbench.analyze.sync import GroupSync, SyncStatus, plan_pairing
 
 ESTIMATORS = ("auto", "run-means", "hierarchical", "merged")
 

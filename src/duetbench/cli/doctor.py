@@ -45,9 +45,9 @@ def doctor(as_json: bool, interval: float, fix: bool, apply: bool, reset: bool, 
       sudo duet doctor --reset       # and back
     Exit code 0 whatever the machine's state; non-zero only when the tool itself fails.
     """
-    from duetbench.measure.doctor import report as doctor_report
-    from duetbench.measure.doctor import tune
-    from duetbench.measure.doctor.sysroot import SysRoot
+    from duetbench.host.doctor import report as doctor_report
+    from duetbench.host.doctor import tune
+    from duetbench.host.doctor.sysroot import SysRoot
 
     console = Console(highlight=False, soft_wrap=False)
     sysroot = SysRoot(root)
@@ -90,7 +90,7 @@ def doctor(as_json: bool, interval: float, fix: bool, apply: bool, reset: bool, 
 
 
 def _print_table(console: Console, result: object) -> None:
-    from duetbench.measure.doctor.report import DoctorReport
+    from duetbench.host.doctor.report import DoctorReport
 
     assert isinstance(result, DoctorReport)
     table = Table(title=f"duet doctor · {escape(result.root)} · sampled {result.interval_s:g} s",
@@ -110,7 +110,7 @@ def _print_table(console: Console, result: object) -> None:
 
 
 def _print_fix(console: Console, result: object, outcomes: list | None, state: Path) -> None:
-    from duetbench.measure.doctor.report import DoctorReport
+    from duetbench.host.doctor.report import DoctorReport
 
     assert isinstance(result, DoctorReport)
     hidden = [c for c in result.checks if c.status == "not-observable"]

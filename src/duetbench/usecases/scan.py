@@ -14,7 +14,7 @@ from duetbench.errors import DuetError
 from duetbench.report.export import Exports
 from duetbench.report.model import ComparisonReport
 from duetbench.report.scan import ScanEntry, render_scan
-from duetbench.session import run_compare
+from duetbench.usecases.compare import run_compare
 
 #: Options whose text may hold {name} placeholders.
 _TEXT = ("command_a", "command_b", "name_a", "name_b")

@@ -1,7 +1,7 @@
 """The reusable GitHub Action (action.yml): one comparison or one campaign, the step summary, the
 outputs, and a failing step on a regression.
 
-The composite action installs duetbench and runs ``python -m duetbench.github_action``; everything
+The composite action installs duetbench and runs ``python -m duetbench.cli.github_action``; everything
 it does is here, driven by environment variables (the action maps its inputs onto them), so that it
 is tested like any other code, with a fake $GITHUB_STEP_SUMMARY and $GITHUB_OUTPUT:
 

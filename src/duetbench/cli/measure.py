@@ -61,10 +61,10 @@ def measure(command: str | None, runs: int | None, warmup: int, find_sample_size
     """
     from duetbench.analyze.emp import DaemonCutoff, attributable_windows, emp_v5, prorate_to_run, sample_size
     from duetbench.config.compare import split_command
-    from duetbench.emp_session import (
+    from duetbench.usecases.measure import (
         MeasureSample, default_samples_path, load_samples, new_header, pick_cpu,
     )
-    from duetbench.emp_session import measure as run_measure
+    from duetbench.usecases.measure import measure as run_measure
     from duetbench.report.emp import emp_to_dict, print_emp, scatter_svg
 
     console = Console(highlight=False)

@@ -10,16 +10,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from duetbench.errors import DuetError
-from duetbench.measure.doctor import (
+from duetbench.host.doctor import (
     activity,
     clock_checks,
     cpu_checks,
     facilities,
     kernel_checks,
 )
-from duetbench.measure.doctor.live import LiveProbe, SystemProbe, probe_for
-from duetbench.measure.doctor.model import Check, Setting
-from duetbench.measure.doctor.sysroot import SysRoot
+from duetbench.host.doctor.live import LiveProbe, SystemProbe, probe_for
+from duetbench.host.doctor.model import Check, Setting
+from duetbench.host.doctor.sysroot import SysRoot
 
 #: A copy of /proc and /sys may hold a second snapshot of /proc taken later (sampling checks), here:
 LATER = "later"

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from duetbench.errors import DuetError
-from duetbench.measure.doctor.model import Setting
-from duetbench.measure.doctor.sysroot import SysRoot
+from duetbench.host.doctor.model import Setting
+from duetbench.host.doctor.sysroot import SysRoot
 
 STATE_ENV = "DUETBENCH_TUNE_STATE"
 DEFAULT_STATE = Path("/var/lib/duetbench/tune-state.json")

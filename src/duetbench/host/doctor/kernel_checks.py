@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import re
 
-from duetbench.measure.doctor.model import Check, Setting
-from duetbench.measure.doctor.sysroot import SysRoot
+from duetbench.host.doctor.model import Check, Setting
+from duetbench.host.doctor.sysroot import SysRoot
 
 #: pidfd_open (precise waiting) needs 5.3, cgroup.kill 5.14: older kernels work, with fallbacks.
 RECENT = (5, 14)

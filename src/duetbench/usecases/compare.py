@@ -15,7 +15,7 @@ from duetbench.errors import CommandFailed, DuetError
 from duetbench.execute.invocation import Invocation
 from duetbench.execute.lock import MeasurementLock
 from duetbench.execute.runner import Runner, RunSettings, ShellCommandFailed, run_shell
-from duetbench.measure.host import host_facts, usable_cpus
+from duetbench.host.host import host_facts, usable_cpus
 from duetbench.plan.schedule import choose_cpus
 from duetbench.report.export import Exports
 from duetbench.report.model import ComparisonReport
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
     from duetbench.analyze.choice import Candidate, MethodChoice
     from duetbench.analyze.comparison import ComparisonResult
-    from duetbench.evaluation import Samples
+    from duetbench.analyze.invocations import Samples
     from duetbench.store.db import ComparisonRecord, Store
 
 
@@ -39,7 +39,7 @@ METRICS = ("wall", "cpu")  # = evaluation.METRICS (tests/test_startup.py)
 
 
 def evaluate(*args: Any, **kwargs: Any) -> Any:
-    from duetbench.evaluation import evaluate as evaluate_
+    from duetbench.analyze.invocations import evaluate as evaluate_
 
     return evaluate_(*args, **kwargs)
 
@@ -62,7 +62,7 @@ class _RunCounter:
         self._pairs = 0
 
     def __call__(self, method: str, invocations: list[Invocation]) -> int:
-        from duetbench.evaluation import usable
+        from duetbench.analyze.invocations import usable
 
         if invocations is not self._list or method != self._method or len(invocations) < self._seen:
             self._reset(invocations, method)
@@ -82,7 +82,7 @@ measured_runs = _RunCounter()
 
 
 def samples(*args: Any, **kwargs: Any) -> Any:
-    from duetbench.evaluation import samples as samples_
+    from duetbench.analyze.invocations import samples as samples_
 
     return samples_(*args, **kwargs)
 

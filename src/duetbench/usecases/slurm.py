@@ -31,7 +31,7 @@ from rich.markup import escape
 
 from duetbench import __version__
 from duetbench.analyze.stopping import StoppingParams
-from duetbench.campaign_session import (
+from duetbench.usecases.campaign import (
     RunOptions,
     artifact_commands,
     measured_cpus,
@@ -50,7 +50,7 @@ from duetbench.execute.lock import MeasurementLock
 from duetbench.execute.slurm.client import UNSUCCESSFUL, SlurmClient, TaskState
 from duetbench.execute.slurm.job import DB_ENV, Attempt, JobSpec
 from duetbench.execute.slurm.split import split_plan
-from duetbench.measure.host import host_facts, usable_cpus
+from duetbench.host.host import host_facts, usable_cpus
 from duetbench.plan.campaign import PlannedRun, RunRequest, make_plan
 from duetbench.plan.schedule import choose_cpus
 from duetbench.report.campaign import CampaignProgress, print_plan, print_summary

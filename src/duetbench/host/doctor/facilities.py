@@ -8,9 +8,9 @@ from __future__ import annotations
 import errno as errno_mod
 import os
 
-from duetbench.measure.doctor.live import LiveProbe
-from duetbench.measure.doctor.model import Check
-from duetbench.measure.doctor.sysroot import SysRoot
+from duetbench.host.doctor.live import LiveProbe
+from duetbench.host.doctor.model import Check
+from duetbench.host.doctor.sysroot import SysRoot
 
 
 def cgroup_mounts(root: SysRoot) -> list[tuple[str, str, str]]:

@@ -19,8 +19,8 @@ from typing import Any
 from duetbench.errors import CommandFailed, DuetError
 from duetbench.execute.invocation import LaunchSpec, RunningInvocation
 from duetbench.execute.lock import MeasurementLock
-from duetbench.measure.activity import ProcessActivity, activity_delta, snapshot
-from duetbench.measure.host import host_facts
+from duetbench.host.activity import ProcessActivity, activity_delta, snapshot
+from duetbench.host.host import host_facts
 
 FORMAT = "duetbench-measure"
 VERSION = 1

@@ -5,8 +5,8 @@ Frequency controls are invisible inside most VMs; there the answer is "not obser
 """
 from __future__ import annotations
 
-from duetbench.measure.doctor.model import Check, Setting
-from duetbench.measure.doctor.sysroot import (
+from duetbench.host.doctor.model import Check, Setting
+from duetbench.host.doctor.sysroot import (
     SysRoot,
     format_cpu_list,
     kernel_cmdline_params,

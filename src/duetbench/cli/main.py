@@ -87,22 +87,22 @@ DB_PATH_OR_URL = _DatabaseParam()
 #: help, hidden). The help is what `duet --help` lists without importing the module
 #: (tests/test_startup.py checks it against the real commands).
 _LAZY: dict[str, tuple[str, str, str, bool]] = {
-    "analyze": ("duetbench.analyze_cli", "analyze",
+    "analyze": ("duetbench.cli.analyze", "analyze",
                 "Per benchmark and method: the ratio B/A with its CI, verdict, U-test, CV, CI width.", False),
-    "calibrate": ("duetbench.calibrate_cli", "calibrate",
+    "calibrate": ("duetbench.cli.calibrate", "calibrate",
                   "This machine's noise floor: can it resolve a 1 % difference, and with which method?", False),
-    "doctor": ("duetbench.doctor_cli", "doctor",
+    "doctor": ("duetbench.cli.doctor", "doctor",
                "What on this machine disturbs timing: each item with its status, evidence and fix.", False),
-    "import": ("duetbench.import_cli", "import_",
+    "import": ("duetbench.cli.importing", "import_",
                "Import measurements of A and B made by another tool as a campaign; prints its id.", False),
-    "measure": ("duetbench.measure_cli", "measure",
+    "measure": ("duetbench.cli.measure", "measure",
                 "Measure COMMAND's process time (user+sys) and elapsed time with EMP (Suh et al.).", False),
-    "merge": ("duetbench.merge_cli", "merge",
+    "merge": ("duetbench.cli.merge", "merge",
               "Merge the results in SOURCES (SQLite files, e.g. one per cluster task) into --db.", False),
-    "report": ("duetbench.analyze_cli", "report",
+    "report": ("duetbench.cli.analyze", "report",
                "Write one self-contained HTML report (works offline) of a campaign.", False),
-    "slurm-task": ("duetbench.slurm_session", "slurm_task", "Run one Slurm array task's share of a campaign.", True),
-    "workload": ("duetbench.workload_cli", "workload",
+    "slurm-task": ("duetbench.usecases.slurm", "slurm_task", "Run one Slurm array task's share of a campaign.", True),
+    "workload": ("duetbench.cli.workload", "workload",
                  "Run an artificial workload with a known amount of work, for checking a comparison against "
                  "ground truth.", False),
 }
@@ -290,7 +290,7 @@ def compare(command_a: str, command_b: str | None, db: Path, no_progress: bool, 
     from duetbench.config.compare import validated
     from duetbench.config.scan import parameter_grid
     from duetbench.report.export import Exports
-    from duetbench.session import run_compare
+    from duetbench.usecases.compare import run_compare
 
     if command_b is None:
         raise DuetError("duet compare needs two commands, A and B",
@@ -305,7 +305,7 @@ def compare(command_a: str, command_b: str | None, db: Path, no_progress: bool, 
         options[key] = list(options[key])  # type: ignore[call-overload]
     console = Console(highlight=False)
     if grid:
-        from duetbench.scan_session import run_scan
+        from duetbench.usecases.scan import run_scan
 
         sys.exit(run_scan({"command_a": command_a, "command_b": command_b, **options}, grid, db_path=db,
                           exports=Exports(export_json, export_csv, export_markdown, export_hyperfine), console=console,
@@ -328,7 +328,7 @@ def show(comparison_id: int | None, db: Path, limit: int, export_json: Path | No
     from rich.console import Console
 
     from duetbench.report.export import Exports
-    from duetbench.session import show as show_comparison
+    from duetbench.usecases.compare import show as show_comparison
 
     exports = Exports(export_json, export_csv, export_markdown, export_hyperfine)
     sys.exit(show_comparison(db, comparison_id, exports=exports, console=Console(highlight=False), limit=limit))
@@ -403,7 +403,7 @@ def run(campaign_file: Path, dry_run: bool, resume: bool, executor: str, seed: i
     """
     from rich.console import Console
 
-    from duetbench.campaign_session import RunOptions, run_campaign
+    from duetbench.usecases.campaign import RunOptions, run_campaign
 
     if not 0.5 <= confidence < 1:
         raise DuetError(f"--confidence must be in [0.5, 1), got {confidence}", hint="e.g. --confidence 0.95")
@@ -434,7 +434,7 @@ def run(campaign_file: Path, dry_run: bool, resume: bool, executor: str, seed: i
                       min_runs=min_runs, time_budget=time_budget, warmup_params=warmup_params,
                       run_params=run_params)
     if backend == "slurm":
-        from duetbench.slurm_session import SlurmOptions, run_campaign_slurm
+        from duetbench.usecases.slurm import SlurmOptions, run_campaign_slurm
 
         sys.exit(run_campaign_slurm(campaign_file, opts, SlurmOptions(
             partition=partition, nodes=nodes, split=split, sbatch_args=list(sbatch_args), shared_dir=shared_dir),
