@@ -5,7 +5,14 @@ import numpy as np
 import pytest
 
 from duetbench.analyze import honesty
-from duetbench.analyze.choice import Candidate, choose, duet_candidate, robust_variance, sequential_candidate
+from duetbench.analyze.choice import (
+    Candidate,
+    choose,
+    choose_from_runs,
+    duet_candidate,
+    robust_variance,
+    sequential_candidate,
+)
 
 
 def test_cost_is_variance_times_seconds() -> None:
@@ -52,3 +59,31 @@ def test_auto_stays_honest(shared: float) -> None:
     assert rate.rate <= 0.02, (rate, chosen)
     if shared:  # whole-machine interference: only the duet cancels it, and the pilot sees that
         assert chosen["duet"] >= 0.95 * 400, chosen
+
+
+def test_campaign_choice_from_one_run_of_each() -> None:
+    rng = np.random.default_rng(1)
+    n = 30
+    # A CPU hog beside the duet: its two sides disturb each other, pair ratios spread 5 %; sequential 0.5 %.
+    duet = (np.exp(rng.normal(0, 0.035, n)), np.exp(rng.normal(0, 0.035, n)))
+    seq = (np.exp(rng.normal(0, 0.0035, n)), np.exp(rng.normal(0, 0.0035, n)))
+    c = choose_from_runs([duet], 1.0, [seq], 2.0)
+    assert c.method == "sequential" and c.candidates[0].units == n
+    # Interference both sides of the duet meet alike: it cancels in the duet's pairs only.
+    shared = rng.normal(0, 0.05, n)
+    duet = (np.exp(shared + rng.normal(0, 0.002, n)), np.exp(shared + rng.normal(0, 0.002, n)))
+    seq = (np.exp(rng.normal(0, 0.05, n)), np.exp(rng.normal(0, 0.05, n)))
+    assert choose_from_runs([duet], 1.0, [seq], 2.0).method == "duet"
+    # Several benchmarks in one harness run (a JMH jar): variances averaged, units counted over all.
+    c = choose_from_runs([duet, duet], 1.0, [seq, seq], 2.0)
+    assert c.candidates[0].units == 2 * n
+
+
+@pytest.mark.parametrize("runs", [5, 10, 30])
+@pytest.mark.parametrize("duet_sigma", [0.005, 0.01, 0.02])
+def test_campaign_auto_keeps_the_level(runs: int, duet_sigma: float) -> None:
+    """The chosen method's pilot run stays in its interval; at the defaults both methods cost about the same
+    at duet_sigma 0.01, so the choice flips most and would bend the interval most if it could."""
+    rate, chosen = honesty.campaign_auto(runs, 20, duet_sigma=duet_sigma, noise="outliers", sims=2000, seed=runs)
+    assert rate.misses / rate.sims <= 0.02, (rate, chosen)
+    assert min(chosen.values()) > 0 or duet_sigma != 0.01  # the choice really varies where it matters

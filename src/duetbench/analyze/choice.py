@@ -121,3 +121,36 @@ def choose(duet: Candidate, sequential: Candidate, *, metric: str = "wall",
             hint = (f"CPU time would answer this about {math.sqrt(best.cost / cpu_best):.0f}× more precisely "
                     "(--metric cpu: user+sys of the process tree; right when the commands are CPU-bound)")
     return MethodChoice(best.method, reason, (duet, sequential), hint)
+
+
+
+def choose_from_runs(duet: list[tuple[FloatArray, FloatArray]], duet_seconds: float,
+                     sequential: list[tuple[FloatArray, FloatArray]], sequential_seconds: float) -> MethodChoice:
+    """`duet run` with `methods: {auto: N}`: the choice from one duet run and one sequential repetition.
+
+    The units are iterations: a duet run's measured iterations paired by index (A's k-th with B's k-th,
+    as the barrier started them), and the sequential repetition's A and B runs taken as rounds. A run's
+    iterations give the choice dozens of degrees of freedom where two or three runs would give one or
+    two (an F(1, 1) ratio of variances decides nothing). What the iterations cannot show — how much run
+    means vary from run to run (JIT, memory layout) — adds the same to both methods per run; a
+    sequential repetition takes two runs' time, so ignoring it can only favour sequential where the duet
+    would be at least as good, which is the cheaper mistake (the interval stays honest either way).
+
+    One (A, B) pair of arrays per benchmark inside the harness run (a JMH jar holds several); their
+    variances are averaged, the units counted over all. `duet_seconds`: the duet run's elapsed time;
+    `sequential_seconds`: A's run plus B's run.
+
+    The chosen method's pilot run stays in its interval: the choice sees only spreads inside runs, not
+    the run means the interval is made of; `honesty.campaign_auto` checks by simulation that the interval
+    keeps its level (tests/analyze/test_choice.py). The other method's pilot run is kept, never analysed.
+    """
+    def candidate(method: str, pairs: list[tuple[FloatArray, FloatArray]], seconds: float) -> Candidate:
+        cut = [(a[: min(a.size, b.size)], b[: min(a.size, b.size)]) for a, b in pairs]
+        cut = [(a, b) for a, b in cut if a.size >= 2]
+        units = sum(a.size for a, _ in cut)
+        if not cut:
+            return Candidate(method, 0, math.inf, math.inf)
+        variance = float(np.mean([unit_sd(method, a, b) ** 2 for a, b in cut]))
+        return Candidate(method, units, math.sqrt(variance), seconds / units)
+
+    return choose(candidate("duet", duet, duet_seconds), candidate("sequential", sequential, sequential_seconds))

@@ -203,3 +203,40 @@ def auto(*, ratio: float = 1.0, noise: str = "normal", sigma: float = 0.01, shar
         misses += r.misses
         stops.append(r.median_n)
     return Rate(misses, sims, float(np.median(stops))), chosen
+
+
+def campaign_auto(runs: int, iterations: int, *, ratio: float = 1.0, noise: str = "normal", sigma: float = 0.01,
+                  shared_sigma: float = 0.0, duet_sigma: float = 0.01, run_sigma: float = 0.005, sims: int = 2000,
+                  seed: int = 0, confidence_level: float = 0.99) -> tuple[Rate, dict[str, int]]:
+    """`duet run` with `methods: {auto: runs}`: one duet run and one sequential repetition as the pilot
+    (`choice.choose_from_runs` on their iterations), then `runs` runs of the chosen method — its pilot run
+    among them — analysed as `duet run` summarises (analyze.tables, default options). `shared_sigma`:
+    interference both sides of a duet meet alike (it favours the duet); `duet_sigma`: what the duet's two
+    sides do to each other (it favours sequential). At the defaults (duet_sigma = sigma, no shared
+    interference) both methods cost the same per machine-second, so the choice flips most often and would
+    bend the interval most if it could."""
+    from .choice import choose_from_runs
+    from .tables import AnalysisOptions, analyze_group
+
+    rng = np.random.default_rng(seed)
+    chosen = {"duet": 0, "sequential": 0}
+    misses = 0
+    opts = AnalysisOptions(confidence_level=confidence_level, n_resamples=2000, seed=seed)
+    for _ in range(sims):
+        sims_of = {}
+        for method in ("duet", "sequential"):
+            shape = (runs, iterations)
+            s = math.hypot(sigma, duet_sigma) if method == "duet" else sigma
+            own_a = side_noise(noise, s, rng, shape) + run_sigma * rng.standard_normal((runs, 1))
+            own_b = side_noise(noise, s, rng, shape) + run_sigma * rng.standard_normal((runs, 1))
+            shared = shared_sigma * rng.standard_normal(shape)
+            other = shared if method == "duet" else shared_sigma * rng.standard_normal(shape)
+            sims_of[method] = (np.exp(shared + own_a), ratio * np.exp(other + own_b))
+        (da, db), (qa, qb) = sims_of["duet"], sims_of["sequential"]
+        # A duet run takes one side's time, a sequential repetition both sides' time.
+        method = choose_from_runs([(da[0], db[0])], float(iterations), [(qa[0], qb[0])], 2.0 * iterations).method
+        chosen[method] += 1
+        a, b = sims_of[method]
+        r = analyze_group(_table(method, a, b), method, opts)
+        misses += not (r.ratio.low <= ratio <= r.ratio.high)
+    return Rate(misses, sims, float(runs)), chosen

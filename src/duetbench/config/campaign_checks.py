@@ -9,7 +9,7 @@ import shlex
 from collections.abc import Iterator
 from typing import Any
 
-from .campaign_model import METHODS
+from .campaign_model import AUTO, METHODS
 from .campaign_problems import Issue
 from .campaign_schema import did_you_mean
 from .yaml_locations import DataPath
@@ -99,9 +99,9 @@ def _parser_issues(path: DataPath, value: Any) -> list[Issue]:
 def _methods_issues(data: dict[str, Any], benchmark: Level) -> list[Issue]:
     found = _inherited([benchmark, ((), data)], "methods")
     path, methods = found if found else (("benchmarks", benchmark[0][1]), DEFAULT_METHODS)
-    if not isinstance(methods, dict) or any(m not in METHODS for m in methods):
+    if not isinstance(methods, dict) or any(m not in (*METHODS, AUTO) for m in methods):
         return []  # unknown method names are reported by pydantic, with a suggestion
-    counts = [methods.get(m) for m in METHODS if m in methods]
+    counts = [methods.get(m) for m in (*METHODS, AUTO) if m in methods]
     if all(isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in counts) and sum(counts) == 0:  # type: ignore[arg-type]
         where = "this benchmark" if path[:1] == ("benchmarks",) else "the benchmarks inheriting this"
         return [Issue(path, f"no runs at all for {where}",

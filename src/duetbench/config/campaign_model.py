@@ -15,6 +15,9 @@ from pydantic import BaseModel, ConfigDict
 Schedule = Literal["rmit", "ordered"]
 METHODS: tuple[str, ...] = ("sequential", "duet", "aduet")
 """In the order a benchmark's ``methods`` mapping is given to the planner."""
+AUTO = "auto"
+"""Not a method of its own: `duet run` measures one duet run and one sequential repetition first, then
+runs only the method that gives the narrower interval per machine-second (analyze/choice.py)."""
 
 
 class _Frozen(BaseModel):
@@ -66,7 +69,7 @@ class BenchmarkSpec(_Frozen):
     aa: bool
     """B was not given: it is a copy of A (an A/A benchmark, which measures the noise floor)."""
     methods: dict[str, int]
-    """Method -> runs, only methods with at least one run, in the order of METHODS."""
+    """Method -> runs, only methods with at least one run, in the order of METHODS; or {"auto": runs}."""
     parser: ParserSpec
     results: list[str]
     """Files the harness writes (templates); relative ones are relative to each side's cwd."""

@@ -21,7 +21,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationIn
 from pydantic_core import PydanticCustomError
 
 from . import placeholders
-from .campaign_model import METHODS
+from .campaign_model import AUTO, METHODS
 
 NAME_PATTERN = re.compile(r"[A-Za-z0-9._-]+")
 #: A name becomes one path component (run directories, ``<id>-<campaign>``): far below the usual 255 bytes.
@@ -298,8 +298,18 @@ class MethodsModel(_Level):
     sequential: RunCount = None
     duet: RunCount = None
     aduet: RunCount = None
+    auto: RunCount = None
+
+    @model_validator(mode="after")
+    def _auto_alone(self) -> "MethodsModel":
+        if self.auto and any(getattr(self, m) for m in METHODS):
+            raise bad("auto chooses between duet and sequential by itself: give it alone",
+                      "e.g. methods: {auto: 10}, or name the methods yourself: {duet: 10, sequential: 5}")
+        return self
 
     def runs(self) -> dict[str, int]:
+        if self.auto:
+            return {AUTO: self.auto}
         return {m: getattr(self, m) or 0 for m in METHODS}
 
 

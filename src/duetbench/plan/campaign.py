@@ -13,6 +13,10 @@ Schedules:
   in order (useful to debug a campaign; not recommended for measuring).
 In both, which CPU each side gets and which side is launched first are randomized, balanced per
 benchmark and method (see make_plan), so fixed asymmetries cancel instead of biasing the ratio.
+
+A benchmark with ``methods: {auto: N}`` is planned with N duet runs *and* N sequential repetitions; its
+*pilot* — duet run 0 and sequential repetition 0 — takes the benchmark's first three places, so that
+`duet run` can choose the method before any other run of it, and skip the other method's remaining runs.
 """
 from __future__ import annotations
 
@@ -23,6 +27,12 @@ from dataclasses import asdict, dataclass
 from duetbench.plan.schedule import SIDES
 
 METHOD_ORDER = ("sequential", "duet", "aduet")
+AUTO_CANDIDATES = ("duet", "sequential")
+
+
+def is_pilot(run: "PlannedRun", methods: dict[str, int]) -> bool:
+    """Whether `run` is one of its `auto` benchmark's pilot runs (duet run 0, sequential repetition 0)."""
+    return "auto" in methods and run.method in AUTO_CANDIDATES and run.repetition == 0
 
 
 @dataclass(frozen=True)
@@ -69,6 +79,20 @@ def _balanced(n: int, rng: random.Random) -> list[bool]:
     return flips
 
 
+def _pilot_first(units: list[tuple[str, str, int, tuple[str, ...], dict[str, int]]], benchmark: str
+                 ) -> list[tuple[str, str, int, tuple[str, ...], dict[str, int]]]:
+    """The benchmark's pilot runs moved to its earliest places (in their shuffled order), its other runs to
+    the places after them (in theirs); other benchmarks' runs keep their places."""
+    places = [i for i, u in enumerate(units) if u[0] == benchmark]
+    mine = [units[i] for i in places]
+    pilot = [u for u in mine if u[1] in AUTO_CANDIDATES and u[2] == 0]
+    rest = [u for u in mine if not (u[1] in AUTO_CANDIDATES and u[2] == 0)]
+    out = list(units)
+    for i, u in zip(places, pilot + rest):
+        out[i] = u
+    return out
+
+
 def make_plan(requests: Iterable[RunRequest], *, schedule: str, seed: int, cpus: tuple[int, int]) -> list[PlannedRun]:
     """Expand benchmarks × methods × repetitions into the ordered list of runs (pure; seeded).
 
@@ -81,9 +105,12 @@ def make_plan(requests: Iterable[RunRequest], *, schedule: str, seed: int, cpus:
         raise ValueError(f"schedule must be 'rmit' or 'ordered', got {schedule!r}")
     rng = random.Random(seed)
     units: list[tuple[str, str, int, tuple[str, ...], dict[str, int]]] = []
+    auto = {r.benchmark for r in requests if "auto" in r.methods}
     for request in requests:
+        wanted = ({m: request.methods["auto"] for m in AUTO_CANDIDATES} if request.benchmark in auto
+                  else request.methods)
         for method in METHOD_ORDER:
-            n = request.methods.get(method, 0)
+            n = wanted.get(method, 0)
             if n <= 0:
                 continue
             if method == "sequential":
@@ -102,5 +129,7 @@ def make_plan(requests: Iterable[RunRequest], *, schedule: str, seed: int, cpus:
                                   placement))
     if schedule == "rmit":
         rng.shuffle(units)
+    for name in auto:
+        units = _pilot_first(units, name)
     return [PlannedRun(position, benchmark, method, rep, sides, placement)
             for position, (benchmark, method, rep, sides, placement) in enumerate(units)]

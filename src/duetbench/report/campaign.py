@@ -55,10 +55,10 @@ class CampaignProgress(ManualProgress):
         self._describe(run)
         self._plain_line(run, status)
 
-    def skipped(self, run: PlannedRun) -> None:
+    def skipped(self, run: PlannedRun, why: str) -> None:
         self.progress.advance(self.task)
         self.refresh()
-        self._plain_line(run, "skipped (precise enough)")
+        self._plain_line(run, f"skipped ({why})")
 
     def note(self, text: str) -> None:
         self.console.print(f"[cyan]{escape(text)}[/cyan]", soft_wrap=True, highlight=False)

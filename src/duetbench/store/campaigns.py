@@ -70,7 +70,7 @@ class RunRecord:
     method: str
     repetition: int
     launch_order: str
-    status: str  # "ok" | "failed" | "interrupted"
+    status: str  # "ok" | "failed" | "interrupted" | "skipped" | "pilot" (measured to choose the method, never analysed)
     error: str
     started: float
     finished: float
@@ -110,6 +110,22 @@ class CampaignStore:
 
     def set_status(self, campaign_id: int, status: str) -> None:
         self._update(campaign_id, status=status, finished=time.time() if status != "running" else None)
+
+    def set_auto_choice(self, campaign_id: int, benchmark: str, choice: dict[str, Any]) -> None:
+        """Record `methods: {auto: N}`'s choice for a benchmark in the campaign's options (under "auto")."""
+        record = self.campaign(campaign_id)
+        assert record is not None
+        options = dict(record.options)
+        options["auto"] = {**options.get("auto", {}), benchmark: choice}
+        self._update(campaign_id, options=json.dumps(scrub_credentials(options)))
+
+    def set_pilot(self, campaign_id: int, keys: list[str]) -> None:
+        """Mark the runs with these keys as a pilot of the method auto did not choose: kept, never analysed
+        (iteration_table reads status "ok" only)."""
+        t = schema.runs
+        with self.store.errors(), write_transaction(self.engine) as conn:
+            conn.execute(t.update().where((t.c.campaign_id == campaign_id) & t.c.key.in_(keys) & (t.c.status == "ok"))
+                         .values(status="pilot"))
 
     def add_run(self, campaign_id: int, run: RunRecord) -> int:
         """Store a finished run with its sides and iterations, all or nothing."""

@@ -32,7 +32,8 @@ from duetbench.execute.campaign_run import (ITERATION_LOG, STDERR, STDOUT, RunEx
 from duetbench.execute.container import ContainerEngine, find_engine
 from duetbench.execute.lock import MeasurementLock
 from duetbench.host.host import host_facts, usable_cpus
-from duetbench.plan.campaign import METHOD_ORDER, PlannedRun, RunRequest, make_plan
+from duetbench.plan.campaign import AUTO_CANDIDATES, METHOD_ORDER, PlannedRun, RunRequest, make_plan
+from duetbench.usecases import campaign_auto
 from duetbench.plan.schedule import choose_cpus
 from duetbench.report.campaign import BenchmarkRow, CampaignProgress, print_plan, print_summary
 from duetbench.report.warnings import name_noise
@@ -280,6 +281,12 @@ def run_campaign(path: Path, opts: RunOptions, console: Console) -> int:
     if opts.dry_run and not opts.resume:
         plan = make_plan(requests, schedule=campaign.schedule, seed=seed, cpus=cpus)
         print_plan(console, campaign.name, seed, campaign.schedule, plan, artifact_commands(campaign))
+        for bench in campaign.benchmarks:
+            if campaign_auto.is_auto(bench):
+                first = [p.position + 1 for p in plan if p.benchmark == bench.name][:3]
+                console.print(f"  {escape(bench.name)}: method auto — runs {', '.join(map(str, first))} are its pilot "
+                              "(a duet run, a sequential repetition); the other method's runs are then skipped",
+                              highlight=False)
         console.print(f"dry run: nothing was measured ({len(plan)} runs planned)")
         return 0
 
@@ -336,6 +343,10 @@ def run_campaign(path: Path, opts: RunOptions, console: Console) -> int:
                          n_resamples=opts.n_resamples)
         print_summary(console, rows, opts.confidence)
         print_stopping(console, campaigns, campaign_id)
+        for name, choice in (campaigns.campaign(campaign_id).options.get("auto") or {}).items():  # type: ignore[union-attr]
+            console.print(f"  {escape(name)}: method auto → {escape(choice['reason'])}", highlight=False)
+            if choice.get("cpu_hint"):
+                console.print(f"  {escape(name)}: note: {escape(choice['cpu_hint'])}", highlight=False)
         failed = sum(r.runs_failed for r in rows)
         if failed:
             console.print(f"[yellow]{failed} run(s) failed[/yellow]; their exit codes and stderr are stored, raw "
@@ -405,7 +416,7 @@ def _runs_stable(campaigns: CampaignStore, campaign_id: int, bench, method: str,
     a_runs, b_runs = ([x for x in mine.runs_of(side) if x.size] for side in ("A", "B"))
     if not a_runs or not b_runs:
         return None
-    params = replace(run_params, f_max=max(bench.methods.get(method, 0), run_params.f_min))
+    params = replace(run_params, f_max=max(campaign_auto.planned_runs(bench, method), run_params.f_min))
     decision = pair_run_stop(a_runs, b_runs, params, live=True)
     if decision.stop and decision.stable:
         return f"stopped early: both sides' runs are stable by {params.criterion} after {decision.runs} runs"
@@ -438,7 +449,7 @@ def _precision(campaigns: CampaignStore, campaign_id: int, bench, method: str, o
                          sync=run_sync_statuses(campaigns.runs(campaign_id, with_iterations=False)))
     widths = [r.result.relative_ci_width for r in rows if r.result is not None]
     width = max(widths) if widths and len(widths) == len(rows) else math.nan
-    decision = ratio_precision_stop(width, target, min(sides), min_runs, max(bench.methods.get(method, 0), min_runs),
+    decision = ratio_precision_stop(width, target, min(sides), min_runs, max(campaign_auto.planned_runs(bench, method), min_runs),
                                     0.0, None)
     if decision.reason != "precision":
         return None
@@ -456,6 +467,12 @@ def execute_plan(plan: list[PlannedRun], done: set[str], by_name, campaigns: Cam
              run_root: Path, engine: ContainerEngine | None, opts: RunOptions, console: Console) -> str:
     todo = [p for p in plan if p.key not in done]
     stopped: dict[tuple[str, str], str] = {}
+    for bench in by_name.values():  # methods: {auto: N}, resumed: the choice made before (or now, if due)
+        if campaign_auto.is_auto(bench):
+            choice = campaign_auto.recorded(campaigns, campaign_id, bench) or campaign_auto.decide(
+                campaigns, campaign_id, bench)
+            if choice:
+                stopped[(bench.name, campaign_auto.loser(choice))] = f"method auto chose {choice['method']}"
     if done:  # resuming: which methods were already precise or stable enough to stop?
         for bench in by_name.values():
             for method in METHOD_ORDER:
@@ -467,8 +484,9 @@ def execute_plan(plan: list[PlannedRun], done: set[str], by_name, campaigns: Cam
         for run in todo:
             bench = by_name[run.benchmark]
             if (run.benchmark, run.method) in stopped:
-                campaigns.add_run(campaign_id, _skipped(run, stopped[(run.benchmark, run.method)]))
-                progress.skipped(run)
+                why = stopped[(run.benchmark, run.method)]
+                campaigns.add_run(campaign_id, _skipped(run, why))
+                progress.skipped(run, why if why.startswith("method auto") else "stopped early")
                 continue
             if opts.time_budget is not None and time.monotonic() - t0 > opts.time_budget:
                 console.print(f"time budget of {opts.time_budget:g} s used up; continue with --resume", highlight=False)
@@ -495,6 +513,11 @@ def execute_plan(plan: list[PlannedRun], done: set[str], by_name, campaigns: Cam
             record = to_record(bench, execution)
             campaigns.add_run(campaign_id, record)
             progress.finished(run, record.status, record.error)
+            if campaign_auto.is_auto(bench) and not any((bench.name, m) in stopped for m in AUTO_CANDIDATES):
+                choice = campaign_auto.decide(campaigns, campaign_id, bench)
+                if choice:
+                    stopped[(bench.name, campaign_auto.loser(choice))] = f"method auto chose {choice['method']}"
+                    progress.note(f"{bench.name} · method auto → {choice['reason']}")
             if record.status == "ok":
                 reason = _stop_reason(campaigns, campaign_id, bench, run.method, opts)
                 if reason:
@@ -540,7 +563,7 @@ def summarize(campaigns: CampaignStore, campaign_id: int, by_name, *, seed: int,
                                                                        opts, sync)}
         for method in METHOD_ORDER:
             stored = [r for r in runs if r.benchmark == name and r.method == method]
-            if not stored:
+            if all(r.status in ("skipped", "pilot") for r in stored):  # none, or the method auto set aside
                 continue
             ok = sum(1 for r in stored if r.status == "ok")
             failed = sum(1 for r in stored if r.status == "failed")

@@ -231,7 +231,7 @@ def _follow(client: SlurmClient, spec: JobSpec, attempt: Attempt, stores: _Store
                             continue
                         seen.add(record.key)
                         if record.status == "skipped":
-                            progress.skipped(by_key[record.key])
+                            progress.skipped(by_key[record.key], "stopped early")
                         else:
                             progress.finished(by_key[record.key], record.status, record.error)
                     for task, state in states.items():
@@ -304,6 +304,12 @@ def run_campaign_slurm(path: Path, opts: RunOptions, sopts: SlurmOptions, consol
         campaign.seed if campaign.seed is not None else int.from_bytes(os.urandom(4), "big") % 2**31)
     for bench in campaign.benchmarks:
         bench_stopping(bench, opts)  # a bad combination of stopping settings is an error now, not on a node
+        if "auto" in bench.methods:
+            # The choice needs the pilot measured before the other runs start; array tasks run at once.
+            raise DuetError(f"benchmark {bench.name}: methods: auto is not available on Slurm (its pilot must "
+                            "finish before the other runs start, and array tasks run in parallel)",
+                            hint="name the methods, e.g. methods: {duet: 10}; `duet run` without --executor "
+                                 "slurm on one node can choose")
     cpus = _plan_cpus(campaign)
     tasks = sopts.nodes or 1  # --split benchmark ignores it: one task per benchmark, --nodes at once
 
