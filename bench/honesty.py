@@ -50,6 +50,17 @@ def cells(quick: bool) -> list[dict[str, object]]:
         for estimator in ("run_means", "hierarchical"):
             for runs in (3, 5, 10):
                 out.append(dict(kind="campaign", method=method, estimator=estimator, runs=runs, ratio=1.0))
+    # --method auto: the pilot chooses, then the chosen method's adaptive comparison (duet compare), or its
+    # runs with the chosen pilot run among them (duet run, methods: {auto: N}); duet_sigma = sigma is where
+    # both methods cost the same and the choice flips most.
+    for sigma in (0.005, 0.01):
+        for noise in ("normal", "outliers"):
+            out.append(dict(kind="auto", method="auto", sigma=sigma, noise=noise, ratio=1.0))
+    for runs in (5, 10, 30):
+        for duet_sigma in (0.005, 0.01, 0.02):
+            for noise in ("normal", "t3", "outliers"):
+                out.append(dict(kind="campaign_auto", method="auto", runs=runs, duet_sigma=duet_sigma, noise=noise,
+                                ratio=1.0))
     return out
 
 
@@ -63,6 +74,14 @@ def run(cell: dict[str, object], sims: int, seed: int) -> honesty.Rate:
         # Sequential invocations meet interference separately; without the shared part its noise is σ too.
         return honesty.adaptive(m, ratio=ratio, noise=str(cell["noise"]), sigma=float(cell["sigma"]),  # type: ignore[arg-type]
                                 sims=sims, seed=seed, evidence=bool(cell["evidence"]), shared_sigma=0.0)
+    if cell["kind"] == "auto":
+        rate, _ = honesty.auto(ratio=ratio, noise=str(cell["noise"]), sigma=float(cell["sigma"]),  # type: ignore[arg-type]
+                               sims=sims, seed=seed, shared_sigma=0.0)
+        return rate
+    if cell["kind"] == "campaign_auto":
+        rate, _ = honesty.campaign_auto(int(cell["runs"]), 20, ratio=ratio, noise=str(cell["noise"]),  # type: ignore[arg-type]
+                                        duet_sigma=float(cell["duet_sigma"]), sims=sims, seed=seed)  # type: ignore[arg-type]
+        return rate
     return honesty.campaign(m, str(cell["estimator"]), int(cell["runs"]), 10, ratio=ratio,  # type: ignore[arg-type]
                             sims=sims, seed=seed)
 
@@ -100,6 +119,11 @@ def main() -> int:
         rows.append({**cell, "misses": r.misses, "sims": r.sims, "rate": r.rate, "wilson_upper": r.upper(),
                      "median_n": r.median_n, "seconds": round(time.monotonic() - t, 1)})
         print(json.dumps(rows[-1]), flush=True)
+    if only and (RESULTS / "honesty.json").exists():  # a part re-run: its cells replace or join the others
+        fresh = {_label(r) + str(r["kind"]) for r in rows}
+        kept = [r for r in json.loads((RESULTS / "honesty.json").read_text())["cells"]
+                if _label(r) + str(r["kind"]) not in fresh]
+        rows = kept + rows
     (RESULTS / "honesty.json").write_text(json.dumps({"sims": args.sims, "seconds": time.monotonic() - t0,
                                                       "cells": rows}, indent=1))
     (RESULTS / "honesty.md").write_text(markdown(rows, args.sims))
@@ -114,7 +138,9 @@ def markdown(rows: list[dict[str, object]], sims: int) -> str:
     lines += [f"Default intervals: worst cell {float(worst['rate']):.2%} ({_label(worst)}); "  # type: ignore[arg-type]
               f"{len(over)} of {len(t_rows)} cells above 2 %.", ""]
     for kind, title in (("fixed", "Fixed n (`--runs N`)"), ("adaptive", "Adaptive stop (as `duet compare` stops)"),
-                        ("campaign", "Campaign estimators (`duet analyze`)")):
+                        ("campaign", "Campaign estimators (`duet analyze`)"),
+                        ("auto", "`duet compare --method auto` (pilot, choice, then the adaptive comparison)"),
+                        ("campaign_auto", "`duet run` with `methods: {auto: N}` (the chosen pilot run counts)")):
         lines += [f"## {title}", "", "| cell | misses | rate | Wilson 99% upper | median n |", "|---|---:|---:|---:|---:|"]
         for r in rows:
             if r["kind"] == kind:
@@ -125,7 +151,8 @@ def markdown(rows: list[dict[str, object]], sims: int) -> str:
 
 
 def _label(r: dict[str, object]) -> str:
-    keys = [k for k in ("method", "n", "sigma", "noise", "ratio", "interval", "evidence", "estimator", "runs") if k in r]
+    keys = [k for k in ("method", "n", "sigma", "duet_sigma", "noise", "ratio", "interval", "evidence", "estimator",
+                        "runs") if k in r]
     return ", ".join(f"{k}={r[k]}" for k in keys)
 
 

@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 # 200 MB of noise around three values; written in 1 MB pieces, so the benchmark itself stays small.
 BENCH = """
 import sys
@@ -32,11 +34,20 @@ runpy.run_module("duetbench", run_name="__main__")
 """
 
 
-def test_a_benchmark_printing_200_mb_does_not_grow_the_orchestrator(duet_env, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    (tmp_path / "loud.py").write_text(BENCH)
+DACAPO = 'f"===== DaCapo 23.11-chopin fop PASSED in {i + 1} msec =====\\n"'
+PARSERS = {"regex": ("{name: regex, pattern: 'iteration \\d+: (?P<value>[0-9.]+) s'}", BENCH),
+           # a line-by-line parser of the registry (DaCapo's banners), reading the file one line at a time
+           "dacapo": ("{name: dacapo, stream: stdout}",
+                      BENCH.replace('f"iteration {i}: 0.{i + 1:03d} s\\n"', DACAPO))}
+
+
+@pytest.mark.parametrize("parser", sorted(PARSERS))
+def test_a_benchmark_printing_200_mb_does_not_grow_the_orchestrator(duet_env, tmp_path: Path, parser: str) -> None:  # type: ignore[no-untyped-def]
+    spec, bench = PARSERS[parser]
+    assert bench != BENCH or parser == "regex"
+    (tmp_path / "loud.py").write_text(bench)
     (tmp_path / "c.yml").write_text(
-        "campaign: loud\nmethods: {sequential: 1}\n"
-        "parser: {name: regex, pattern: 'iteration \\d+: (?P<value>[0-9.]+) s'}\n"
+        f"campaign: loud\nmethods: {{sequential: 1}}\nparser: {spec}\n"
         f"benchmarks:\n  loud: {{command: '{sys.executable} loud.py'}}\n")
     proc = subprocess.Popen([sys.executable, "-c", ORCHESTRATOR, "run", "c.yml", "--db", "r.db", "--no-progress"],
                             cwd=tmp_path, env=duet_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -97,6 +97,20 @@ class ParserInput:
         except OSError:
             return ""
 
+    def lines(self, stream: str) -> Iterator[str]:
+        """The stream's lines without their line ends, read one at a time from its file (a parser that
+        scans line by line never holds the whole output; `stdout`/`stderr` would)."""
+        path: Path | None = getattr(self, f"{stream}_path")
+        if path is None:
+            yield from str(getattr(self, f"{stream}_text")).splitlines()
+            return
+        try:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                for line in f:
+                    yield line.rstrip("\r\n")
+        except OSError:
+            return
+
     def chunks(self, stream: str) -> Iterator[str]:
         """The stream's text in pieces of about CHUNK_CHARS characters (the whole text when it is in memory)."""
         path: Path | None = getattr(self, f"{stream}_path")

@@ -9,6 +9,7 @@ harness's validation of that iteration failed.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import Literal
 
 from ...errors import DuetError
@@ -30,11 +31,11 @@ class Options(_Base):
     """Where the banners are; "both" accepts either, but not banners in both."""
 
 
-def _scan(text: str, where: str) -> tuple[list[Iteration], str]:
+def _scan(lines: Iterable[str], where: str) -> tuple[list[Iteration], str]:
     iterations: list[Iteration] = []
     per_bench: dict[str, int] = {}
     version = ""
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(lines, start=1):
         failed = _FAILED.match(line)
         if failed:
             raise DuetError(f"{where} line {number}: DaCapo reports {failed['bench']} FAILED "
@@ -56,7 +57,7 @@ def parse(inp: ParserInput, options: Options) -> ParseResult:
     found: dict[str, tuple[list[Iteration], str]] = {}
     for stream in ("stdout", "stderr"):
         if options.stream in (stream, "both"):
-            found[stream] = _scan(getattr(inp, stream), stream)
+            found[stream] = _scan(inp.lines(stream), stream)
     with_banners = [s for s, (its, _) in found.items() if its]
     if len(with_banners) > 1:
         raise DuetError("dacapo: DaCapo banners appear on both stdout and stderr, so their order is unknown",
