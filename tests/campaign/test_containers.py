@@ -120,3 +120,42 @@ benchmarks:
     result = duet("run", "campaign.yml", "--executor", "local")
     assert result.returncode == 2
     assert "names a container image" in result.stderr and "--executor podman" in result.stderr
+
+
+def test_kill_9_leaves_no_container(image: str, duet_env: dict[str, str], tmp_path: Path) -> None:
+    """Issue 16: a `kill -9` of `duet run` skips its clean-up, and a killed `podman run` client leaves its
+    container running; the next `duet` command of any kind removes it."""
+    import os
+    import signal
+    import sys
+    import time
+
+    (tmp_path / "campaign.yml").write_text(f"""campaign: ctr-killed
+methods: {{duet: 1}}
+parser: {{name: regex, pattern: '^(?P<value>\\d+)$', unit: ns}}
+container: {image}
+timeout: 120
+benchmarks:
+  sleepy: /bin/sh -c 'sleep 60'
+""")
+    proc = subprocess.Popen([sys.executable, "-m", "duetbench", "run", "campaign.yml", "--executor", "podman",
+                             "--no-progress"], cwd=tmp_path, env=duet_env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+
+    def ours() -> list[str]:
+        out = subprocess.run(["podman", "ps", "-a", "--filter", f"name=duetbench-{proc.pid}-", "--format",
+                              "{{.Names}}"], capture_output=True, text=True).stdout
+        return out.split()
+
+    deadline = time.monotonic() + 60
+    while len(ours()) < 2 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert len(ours()) == 2, "the two sides' containers never started"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    time.sleep(1.0)
+    nxt = subprocess.run([sys.executable, "-m", "duetbench", "show", "--db", ".duet/results.db"], cwd=tmp_path,
+                         env=duet_env, capture_output=True, text=True, timeout=180)
+    assert "Traceback" not in nxt.stderr
+    assert ours() == []
+    assert not list(Path("/dev/shm").glob(f"duetbench-containers-{proc.pid}-*"))

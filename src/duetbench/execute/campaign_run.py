@@ -19,7 +19,13 @@ from pathlib import Path
 from typing import Protocol
 
 from duetbench.execute.barrier import ABORT_EXITED, ABORT_USER, BarrierPage
-from duetbench.execute.container import ContainerEngine, container_argv, remove_container
+from duetbench.execute.container import (
+    ContainerEngine,
+    container_argv,
+    forget_containers,
+    note_container,
+    remove_container,
+)
 from duetbench.analyze.stopping import StoppingParams
 from duetbench.execute.invocation import Invocation, LaunchSpec, RunningInvocation
 from duetbench.execute.live import Inotify, LiveWarmup
@@ -127,6 +133,7 @@ def execute_run(run: PlannedRun, bench: object, run_dir: Path, *, campaign_id: i
                 if engine is None:
                     raise RuntimeError("a container benchmark needs a container engine")
                 containers.append(f"duetbench-{os.getpid()}-{campaign_id}-{run.position}-{side}")
+                note_container(engine, containers[-1])
                 argv = container_argv(engine, container, argv, cpu=run.cpus[side], cwd=spec.cwd, env=env,
                                       mounts=[outdir], cgroup=cgroups[side], name=containers[-1])
             launch = LaunchSpec(argv=argv, side=side, index=run.repetition, pair=run.position, warmup=False,
@@ -155,6 +162,8 @@ def execute_run(run: PlannedRun, bench: object, run_dir: Path, *, campaign_id: i
             page.close()
         for name in containers:
             remove_container(engine, name)  # type: ignore[arg-type]
+        if containers:
+            forget_containers()
         for group in cgroups.values():
             if group is not None:
                 group.remove()

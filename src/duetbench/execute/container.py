@@ -11,6 +11,8 @@ what an unprivileged sandbox may set, so we pass the limits this process has.
 """
 from __future__ import annotations
 
+import os
+import re
 import resource
 import shutil
 import subprocess
@@ -18,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from duetbench.errors import DuetError
+from duetbench.execute.owner import page_tag, tag_is_dead
 from duetbench.host.cgroup import SideCgroup
 
 ENGINES = ("podman", "docker")
@@ -93,6 +96,72 @@ def container_argv(engine: ContainerEngine, container: object, argv: list[str], 
             # The container's processes then count in the side's cgroup (whole-tree CPU time).
             cmd += [f"--cgroup-parent=/{cgroup.path.name}"]
     return cmd + options + [image, *argv]
+
+
+#: A live orchestrator's containers, one file per orchestrator in /dev/shm (like its barrier pages):
+#: "<engine binary>\t<container name>" per line. `sweep_stale_containers` (run by every `duet` command)
+#: removes the containers of an orchestrator that was killed (`kill -9` skips `remove_container`, and a
+#: killed `podman run` client leaves its container running).
+MARKER_PREFIX = "duetbench-containers-"
+_MARKER = re.compile(rf"^{MARKER_PREFIX}(\d+)-(\d+)$")
+
+
+def marker_path(directory: str = "/dev/shm") -> Path:
+    return Path(directory, f"{MARKER_PREFIX}{page_tag()}")
+
+
+def note_container(engine: ContainerEngine, name: str, directory: str = "/dev/shm") -> None:
+    """Record a container before it is started, so that a killed orchestrator's can be found."""
+    try:
+        with open(marker_path(directory), "a", encoding="utf-8") as f:
+            f.write(f"{engine.binary}\t{name}\n")
+    except OSError:
+        pass  # no /dev/shm: the container is still removed by this orchestrator's own clean-up
+
+
+def forget_containers(directory: str = "/dev/shm") -> None:
+    """This orchestrator has removed all its containers: drop its marker."""
+    try:
+        marker_path(directory).unlink()
+    except OSError:
+        pass
+
+
+def sweep_stale_containers(directory: str = "/dev/shm") -> list[str]:
+    """Remove the containers of orchestrators that no longer run, then their markers; the names removed.
+    Costs a directory listing unless a dead orchestrator left a marker (no engine is started otherwise)."""
+    removed: list[str] = []
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return removed
+    for file in names:
+        match = _MARKER.match(file)
+        if match is None or not tag_is_dead(int(match.group(1)), int(match.group(2))):
+            continue
+        path = Path(directory, file)
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            binary, _, name = line.partition("\t")
+            if name and Path(binary).is_absolute():
+                _remove(binary, name)
+                removed.append(name)
+        try:
+            path.unlink()
+        except OSError:
+            pass
+    return removed
+
+
+def _remove(binary: str, name: str) -> None:
+    try:
+        subprocess.run([binary, "rm", "-f", name], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                       timeout=120, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        pass
 
 
 def remove_container(engine: ContainerEngine, name: str) -> None:

@@ -1,8 +1,9 @@
 """What a killed duet left on this machine, cleared by the next ``duet`` command of any kind.
 
 A `kill -9` of the orchestrator skips its clean-up. The launchers notice (PR_SET_PDEATHSIG) and end
-the benchmarks; what is left is cleared here: barrier pages in /dev/shm whose maker is gone, and side
-cgroups of dead orchestrators (once the processes in them have exited). The records it left
+the benchmarks; what is left is cleared here: barrier pages in /dev/shm whose maker is gone, the
+containers a dead orchestrator started (a killed `podman run` client leaves its container running), and
+side cgroups of dead orchestrators (once the processes in them have exited). The records it left
 ``running`` are marked when a store is opened (store/orchestrators.py).
 """
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import time
 
 from duetbench.execute.barrier import sweep_stale_pages
+from duetbench.execute.container import sweep_stale_containers
 from duetbench.host.cgroup import stale_cgroups, sweep_stale_cgroups
 
 #: How long to let a dead orchestrator's benchmarks finish exiting before their cgroups are removed.
@@ -18,6 +20,7 @@ SETTLE_S = 1.0
 
 def clear_leftovers() -> None:
     sweep_stale_pages()
+    sweep_stale_containers()
     deadline = time.monotonic() + SETTLE_S
     # A cgroup can only go once empty; right after a kill its processes are still being stopped.
     sweep_stale_cgroups()
