@@ -24,5 +24,7 @@ if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
 fi
 [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
 "$VENV/bin/python" -m pip install -q --upgrade pip >/dev/null
+# setuptools reuses ./build: a module moved or deleted in src/ would survive there and hide a broken import.
+rm -rf build
 "$VENV/bin/python" -m pip install -q ".[test]"
 export PATH="$PWD/$VENV/bin:$PATH"
