@@ -42,7 +42,7 @@ def test_half_width_and_sqrt_n_scaling() -> None:
 
 
 def test_answer_is_decided_by_the_hardest_workload() -> None:
-    from duetbench.cli.calibrate import WorkloadRow, plan_for, summarize
+    from duetbench.usecases.calibrate import WorkloadRow, plan_for, summarize
 
     def row(kind: str, method: str, half: float, t: float, runs: int) -> WorkloadRow:
         return WorkloadRow(kind, method, "wall", 50, 13.6, 1.0, 1 - half, 1 + half, half, None, True, t, runs)

@@ -302,6 +302,12 @@ def test_adaptive_warmup_ends_runs_once_warm_and_measured(duet, tmp_path: Path) 
         assert count < 200, (key, side, count)  # the run was ended long before its 400 iterations
     assert time.monotonic() - t0 < 60
     assert "warmup ended by the criterion in" in result.stdout  # which rule ended each phase is reported
+    # How warmup ended is stored as fields (the summary counts them), matching each run's note.
+    for notes, outcome in db_rows(tmp_path, "SELECT notes, adaptive_warmup FROM runs"):
+        warmup = json.loads(outcome)
+        assert warmup["criterion"] == "cv" and warmup["outcome"] in ("stable", "max", "undecided")
+        if warmup["outcome"] == "stable":
+            assert f"stable after {warmup['iteration']} warmup iterations" in notes
 
 
 def test_run_criterion_stops_launching_stable_runs(duet, tmp_path: Path) -> None:

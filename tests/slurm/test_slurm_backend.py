@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from duetbench.execute.slurm.client import parse_scontrol, parse_squeue
-from duetbench.execute.slurm.split import split_plan
+from duetbench.execute.backends.slurm.client import parse_scontrol, parse_squeue
+from duetbench.execute.backends.slurm.split import split_plan
 from duetbench.plan.campaign import RunRequest, make_plan
 
 HERE = Path(__file__).resolve().parent

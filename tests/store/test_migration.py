@@ -133,7 +133,7 @@ def test_a_version_2_file_is_migrated_without_loss(tmp_path: Path) -> None:
     assert "uid" in columns(path, "campaigns") and "uid" in columns(path, "comparisons")
     with sqlite3.connect(path) as conn:
         assert conn.execute("PRAGMA user_version").fetchone()[0] == HEAD
-        assert [r[0] for r in conn.execute("SELECT version FROM schema_migrations ORDER BY version")] == [1, 2, 3]
+        assert [r[0] for r in conn.execute("SELECT version FROM schema_migrations ORDER BY version")] == list(range(1, HEAD + 1))
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     again = Store(path)  # opening again keeps the uids: merging depends on them being stable
     try:

@@ -19,6 +19,7 @@ import click
 
 from duetbench import __version__
 from duetbench.errors import DuetError
+from duetbench.execute.backends.registry import BACKENDS
 
 #: Where results go by default; the same as ``duetbench.store.db.DEFAULT_DB``, which imports SQLAlchemy.
 DEFAULT_DB = Path(".duet/results.db")
@@ -101,7 +102,7 @@ _LAZY: dict[str, tuple[str, str, str, bool]] = {
               "Merge the results in SOURCES (SQLite files, e.g. one per cluster task) into --db.", False),
     "report": ("duetbench.cli.analyze", "report",
                "Write one self-contained HTML report (works offline) of a campaign.", False),
-    "slurm-task": ("duetbench.usecases.slurm", "slurm_task", "Run one Slurm array task's share of a campaign.", True),
+    "slurm-task": ("duetbench.execute.backends.slurm.task", "slurm_task", "Run one Slurm array task's share of a campaign.", True),
     "workload": ("duetbench.cli.workload", "workload",
                  "Run an artificial workload with a known amount of work, for checking a comparison against "
                  "ground truth.", False),
@@ -374,9 +375,10 @@ def show(comparison_id: int | None, db: Path, limit: int, export_json: Path | No
 @click.option("--db", type=DB_PATH_OR_URL, default=str(DEFAULT_DB), show_default=True,
               help="SQLite database where every run is stored as it finishes (raw outputs go next to it), or a "
                    "postgresql:// URL (password from the URL, PGPASSWORD or ~/.pgpass).")
-@click.option("--backend", type=click.Choice(["local", "slurm"]), default="local", show_default=True,
-              help="local: measure on this machine; slurm: submit the campaign as a Slurm array job, one whole node "
-                   "per task, and follow it (docs/slurm.md).")
+@click.option("--backend", type=click.Choice(list(BACKENDS)), default="local", show_default=True,
+              help="local: measure on this machine (in containers when --executor or the campaign asks for them); "
+                   "container: on this machine, each side in its benchmark's container image; slurm: submit the "
+                   "campaign as a Slurm array job, one whole node per task, and follow it (docs/slurm.md).")
 @click.option("--partition", help="With --backend slurm: the partition to submit to.")
 @click.option("--nodes", type=COUNT, help="With --backend slurm: nodes measuring at once (--split slices: the plan is "
                                         "cut into this many tasks; default 1).")
@@ -428,19 +430,14 @@ def run(campaign_file: Path, dry_run: bool, resume: bool, executor: str, seed: i
         from duetbench.analyze.stopping import StoppingParams
 
         run_params = StoppingParams(criterion=run_criterion, f_min=f_min, f_max=max(f_min, 2))
-    opts = RunOptions(db=db, dry_run=dry_run, resume=resume,  # type: ignore[arg-type]  # a Path or a URL's location
-                      executor=executor, seed=seed, confidence=confidence,
+    opts = RunOptions(db=db, dry_run=dry_run, resume=resume, executor=executor, seed=seed, confidence=confidence,
                       show_output=show_output, progress=not no_progress, target_width=target_width,
                       min_runs=min_runs, time_budget=time_budget, warmup_params=warmup_params,
                       run_params=run_params)
-    if backend == "slurm":
-        from duetbench.usecases.slurm import SlurmOptions, run_campaign_slurm
-
-        sys.exit(run_campaign_slurm(campaign_file, opts, SlurmOptions(
-            partition=partition, nodes=nodes, split=split, sbatch_args=list(sbatch_args), shared_dir=shared_dir),
-            Console(highlight=False)))
     slurm_only = [name for name, given in (("--partition", partition), ("--nodes", nodes), ("--sbatch-arg", sbatch_args),
                                            ("--shared-dir", shared_dir)) if given]
-    if slurm_only:
+    if slurm_only and backend != "slurm":
         raise DuetError(f"{slurm_only[0]} applies only to --backend slurm", hint="add --backend slurm, or drop it")
-    sys.exit(run_campaign(campaign_file, opts, Console(highlight=False)))
+    settings = {"partition": partition, "nodes": nodes, "split": split, "sbatch_args": list(sbatch_args),
+                "shared_dir": shared_dir} if backend == "slurm" else {}
+    sys.exit(run_campaign(campaign_file, opts, Console(highlight=False), backend=backend, settings=settings))

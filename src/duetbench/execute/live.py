@@ -130,6 +130,17 @@ class LiveWarmup:
         times = sorted(v for f in self.followers.values() for v in f.durations[-20:])
         return left * (times[len(times) // 2] if times else 0.0)
 
+    def outcome(self) -> dict[str, object]:
+        """How warmup ended, as stored with the run (store: runs.adaptive_warmup): ``outcome`` is
+        "stable" (the criterion held at iteration ``iteration``), "max" (wi_max reached without
+        stability) or "undecided" (the run ended first); ``warmup_iterations`` the warmup length used."""
+        d = self.decision
+        outcome = "undecided" if d is None else ("stable" if d.stable else "max")
+        return {"criterion": self.params.criterion, "outcome": outcome,
+                "iteration": d.iteration if d is not None and d.stable else None,
+                "warmup_iterations": d.warmup_iterations if d is not None else None,
+                "measurement_end": d.measurement_end if d is not None else None}
+
     def note(self) -> str:
         d = self.decision
         if d is None:

@@ -79,6 +79,8 @@ class RunRecord:
     notes: list[str]
     sides: dict[str, Invocation]
     iterations: list[StoredIteration]
+    #: How dynamic warmup ended the run (`LiveWarmup.outcome`: criterion, outcome, iteration); None: it was off.
+    adaptive_warmup: dict[str, Any] | None = None
 
 
 class CampaignStore:
@@ -136,7 +138,8 @@ class CampaignStore:
                     campaign_id=campaign_id, key=run.key, position=run.position, benchmark=run.benchmark,
                     method=run.method, repetition=run.repetition, launch_order=run.launch_order, status=run.status,
                     error=run.error, started=run.started, finished=run.finished, run_dir=run.run_dir,
-                    clock=run.clock, notes=json.dumps(run.notes)))
+                    clock=run.clock, notes=json.dumps(run.notes),
+                    adaptive_warmup=None if run.adaptive_warmup is None else json.dumps(run.adaptive_warmup)))
                 run_id = int(result.inserted_primary_key[0])
                 if run.sides:
                     conn.execute(schema.run_sides.insert(), [
@@ -180,7 +183,8 @@ class CampaignStore:
     def runs(self, campaign_id: int, *, with_iterations: bool = True) -> list[RunRecord]:
         r, s, i = schema.runs, schema.run_sides, schema.iterations
         rows = self._rows(select(*_RUN_COLUMNS).where(r.c.campaign_id == campaign_id).order_by(r.c.position, r.c.id))
-        runs = {row[0]: RunRecord(*row[:13], notes=json.loads(row[13]), sides={}, iterations=[]) for row in rows}
+        runs = {row[0]: RunRecord(*row[:13], notes=json.loads(row[13]), sides={}, iterations=[],
+                                  adaptive_warmup=None if row[14] is None else json.loads(row[14])) for row in rows}
         if not runs:
             return []
         columns = process_columns()
@@ -204,7 +208,7 @@ _CAMPAIGN_COLUMNS = [schema.campaigns.c[name] for name in (
     "run_dir", "options", "host", "artifacts", "tool_version", "uid")]
 _RUN_COLUMNS = [schema.runs.c[name] for name in (
     "id", "key", "position", "benchmark", "method", "repetition", "launch_order", "status", "error", "started",
-    "finished", "run_dir", "clock", "notes")]
+    "finished", "run_dir", "clock", "notes", "adaptive_warmup")]
 
 
 def _campaign(row: Any) -> CampaignRecord:

@@ -120,7 +120,8 @@ def _merge_campaigns(src: Store, dest: Store, report: MergeReport, source_name: 
 def _same_run(a: RunRecord, b: RunRecord) -> bool:
     def content(r: RunRecord) -> tuple[object, ...]:
         return (r.key, r.position, r.benchmark, r.method, r.repetition, r.launch_order, r.status, r.error, r.started,
-                r.finished, r.run_dir, r.clock, r.notes, r.sides, sorted(r.iterations, key=lambda i: (i.side, i.seq)))
+                r.finished, r.run_dir, r.clock, r.notes, r.adaptive_warmup, r.sides,
+                sorted(r.iterations, key=lambda i: (i.side, i.seq)))
     return content(a) == content(b)
 
 

@@ -42,13 +42,18 @@ def _create(*tables: Table) -> Callable[[Connection], None]:
     return apply
 
 
-def _add_uids_and_activity(conn: Connection) -> None:
+def _add_columns(conn: Connection, version: int) -> None:
+    """Add the columns `schema.ADDED_COLUMNS[version]` to tables that lack them."""
     inspector = inspect(conn)
-    for table, column_name in schema.ADDED_COLUMNS[3]:
+    for table, column_name in schema.ADDED_COLUMNS[version]:
         present = {c["name"] for c in inspector.get_columns(table.name)}
         if column_name not in present:
             ddl = CreateColumn(table.c[column_name]).compile(dialect=conn.dialect)
             conn.execute(text(f"ALTER TABLE {conn.dialect.identifier_preparer.format_table(table)} ADD COLUMN {ddl}"))
+
+
+def _add_uids_and_activity(conn: Connection) -> None:
+    _add_columns(conn, 3)
     for table in (schema.campaigns, schema.comparisons):
         ids = conn.execute(select(table.c.id).where(table.c.uid.is_(None))).scalars().all()
         for id_ in ids:
@@ -62,6 +67,7 @@ MIGRATIONS: list[Migration] = [
     Migration(2, "campaigns, runs, run sides, iterations",
               _create(schema.campaigns, schema.runs, schema.run_sides, schema.iterations)),
     Migration(3, "uids of campaigns and comparisons; activity of invocations and run sides", _add_uids_and_activity),
+    Migration(4, "adaptive-warmup outcome of campaign runs", lambda conn: _add_columns(conn, 4)),
 ]
 HEAD = MIGRATIONS[-1].version
 

@@ -84,6 +84,8 @@ runs = Table(
     Column("started", Float, nullable=False), Column("finished", Float, nullable=False),
     Column("run_dir", Text, nullable=False), Column("clock", Text, nullable=False),
     Column("notes", Text, nullable=False),
+    # JSON: how dynamic warmup ended this run (execute/live.py `LiveWarmup.outcome`); NULL: it was off.
+    Column("adaptive_warmup", Text),
     UniqueConstraint("campaign_id", "key"),
     Index("runs_by_campaign", "campaign_id", "benchmark", "method"),
     sqlite_autoincrement=True,
@@ -106,4 +108,5 @@ iterations = Table(
 #: Columns each migration after the first two adds to tables that already exist: (table, column).
 ADDED_COLUMNS: dict[int, list[tuple[Table, str]]] = {
     3: [(campaigns, "uid"), (comparisons, "uid"), (invocations, "activity"), (run_sides, "activity")],
+    4: [(runs, "adaptive_warmup")],
 }

@@ -1,5 +1,12 @@
 """``duet run`` end to end: campaign file → plan → execute run by run → store → analyze → report.
 
+One start-up path for every execution backend (execute/backends/): the campaign is read and checked,
+the seed chosen once and recorded, the plan made once, the campaign recorded with its source hash (or
+found again by ``--resume``), a dry run printed; then the backend executes the planned runs, and the
+summary is read back from the store. The backend only decides where and how runs are measured: in
+this process (local processes or containers), or by workers elsewhere (Slurm array tasks) that
+re-enter this module's per-run loop (`worker_loop`).
+
 Each run is committed to the store the moment it finishes (with its raw outputs kept in its run
 directory), so an interrupted campaign loses nothing finished and ``--resume`` continues with exactly
 the runs that are missing, in the planned order. A failing run is recorded (exit code, stderr) and
@@ -10,13 +17,15 @@ from __future__ import annotations
 import hashlib
 import math
 import random
-import re
 import shlex
 import signal
 import subprocess
 import time
-from dataclasses import dataclass, replace
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from rich.console import Console
@@ -24,33 +33,35 @@ from rich.markup import escape
 
 from duetbench import __version__
 from duetbench.analyze.stopping import StoppingParams, pair_run_stop, ratio_precision_stop
+from duetbench.config.campaign_model import BenchmarkSpec, Campaign
 from duetbench.model.table import discard_leading
 from duetbench.errors import DuetError
+from duetbench.execute.backends.base import Backend, CampaignJob, RunLoop
+from duetbench.execute.backends.registry import create_backend
 from duetbench.execute.barrier import ABORT_EXITED, ABORT_TIMEOUT
 from duetbench.execute.campaign_run import (ITERATION_LOG, STDERR, STDOUT, RunExecution, _Interrupted, execute_run,
                                             side_argv)
-from duetbench.execute.container import ContainerEngine, find_engine
-from duetbench.execute.lock import MeasurementLock
-from duetbench.host.host import host_facts, usable_cpus
+from duetbench.execute.container import ContainerEngine
+from duetbench.execute.invocation import Invocation
+from duetbench.host.host import host_facts
 from duetbench.plan.campaign import AUTO_CANDIDATES, METHOD_ORDER, PlannedRun, RunRequest, make_plan
 from duetbench.usecases import campaign_auto
-from duetbench.plan.schedule import choose_cpus
 from duetbench.report.campaign import BenchmarkRow, CampaignProgress, print_plan, print_summary
 from duetbench.report.warnings import name_noise
 from duetbench.store.campaigns import CampaignRecord, CampaignStore, RunRecord, StoredIteration, iteration_table
 from duetbench.store.db import Store
 from duetbench.analyze.sync import judge as judge_sync
 from duetbench.analyze.sync import run_sync_statuses
+from duetbench.store.location import StoreLocation
 from duetbench.store.option import db_argument
 from duetbench.store.orchestrators import claim, with_owner
 from duetbench.analyze.tables import AnalysisOptions, analyze_table
 
-EXECUTORS = ("auto", "local", "podman", "docker")
-
 
 @dataclass
 class RunOptions:
-    db: Path
+    #: The results database: a SQLite file, or a server's parsed location (`--db postgresql://…`).
+    db: Path | StoreLocation
     dry_run: bool = False
     resume: bool = False
     executor: str = "auto"
@@ -70,52 +81,30 @@ class RunOptions:
     #: Stop launching a method's runs once its runs are stable by this criterion (Laaber et al. 2020 §4.2.2); None: off.
     run_params: StoppingParams | None = None
 
+    def to_json(self) -> dict[str, Any]:
+        """What a worker in another process needs to run its share the same way (not where results go)."""
+        data = {k: v for k, v in asdict(self).items() if k not in ("db", "dry_run", "resume", "progress")}
+        for key in ("warmup_params", "run_params"):
+            if data[key] is not None:
+                data[key] = dict(data[key])
+        return data
 
-def read_campaign(path: Path):  # type: ignore[no-untyped-def]
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], db: Path | StoreLocation) -> RunOptions:
+        values = dict(data)
+        for key in ("warmup_params", "run_params"):
+            if values.get(key) is not None:
+                values[key] = StoppingParams(**values[key])
+        return cls(db=db, progress=False, **values)
+
+
+def read_campaign(path: Path) -> Campaign:
     from duetbench.config.campaign import load_campaign
 
     return load_campaign(path)
 
 
-def measured_cpus(campaign) -> tuple[int, int]:  # type: ignore[no-untyped-def]
-    usable = usable_cpus()
-    pair = choose_cpus(usable)
-    needs_two = any(m in ("duet", "aduet") for b in campaign.benchmarks for m in b.methods)
-    if pair is None:
-        if needs_two:
-            raise DuetError(f"the duet methods need two CPUs, this process may use only {usable}",
-                            hint="use 'sequential' only in methods:, or run on a machine with 2+ CPUs")
-        return usable[0], usable[0]
-    return pair
-
-
-def container_engine(campaign, executor: str) -> ContainerEngine | None:  # type: ignore[no-untyped-def]
-    if executor not in EXECUTORS:
-        raise DuetError(f"unknown executor {executor!r}", hint=f"use one of: {', '.join(EXECUTORS)}")
-    with_image = [b.name for b in campaign.benchmarks if any(s.container for s in b.sides.values())]
-    if executor == "local":
-        if with_image:
-            raise DuetError(f"benchmark {with_image[0]} names a container image, but --executor local was given",
-                            hint="use --executor podman or docker, or remove 'container:' from the campaign")
-        return None
-    if executor in ("podman", "docker"):
-        if not with_image:
-            raise DuetError(f"--executor {executor}: no benchmark in the campaign names a container image",
-                            hint="add 'container: IMAGE' to the campaign or a benchmark")
-        return find_engine(executor)
-    if not with_image:
-        return None
-    problems = []
-    for name in ("podman", "docker"):
-        try:
-            return find_engine(name)
-        except DuetError as exc:
-            problems.append(str(exc))
-    raise DuetError(f"benchmark {with_image[0]} needs a container engine and none works here: "
-                    + "; ".join(problems), hint="install podman (apt-get install podman runc)")
-
-
-def artifact_commands(campaign) -> dict[tuple[str, str], str]:  # type: ignore[no-untyped-def]
+def artifact_commands(campaign: Campaign) -> dict[tuple[str, str], str]:
     out = {}
     for bench in campaign.benchmarks:
         for side, spec in bench.sides.items():
@@ -150,7 +139,7 @@ class _ParsedSide:
     harness_sync: str | None  # the hook's state as the harness recorded it (pyperf's duet_sync), if it did
 
 
-def _parse_side(bench, execution: RunExecution, side: str) -> _ParsedSide:  # type: ignore[no-untyped-def]
+def _parse_side(bench: BenchmarkSpec, execution: RunExecution, side: str) -> _ParsedSide:
     """The side's iterations via its parser, with the hook log's timestamps where they help."""
     from duetbench.harness.iteration_log import read_iteration_log
     from duetbench.harness.model import ParserInput
@@ -177,7 +166,7 @@ def _parse_side(bench, execution: RunExecution, side: str) -> _ParsedSide:  # ty
     return _ParsedSide(its, parsed.clock, notes, len(log_lines), None if sync is None else str(sync))
 
 
-def _failure_text(side: str, inv) -> str:  # type: ignore[no-untyped-def]
+def _failure_text(side: str, inv: Invocation) -> str:
     last = (inv.stderr_tail.strip().splitlines() or [""])[-1]
     what = {"failed": f"exit code {inv.exit_code}", "signaled": f"killed by signal {inv.signal}",
             "timeout": "timed out"}.get(inv.status, inv.status.replace("_", " "))
@@ -185,7 +174,7 @@ def _failure_text(side: str, inv) -> str:  # type: ignore[no-untyped-def]
     return f"{side} {what}" + (f": {detail}" if detail else "")
 
 
-def to_record(bench, execution: RunExecution) -> RunRecord:  # type: ignore[no-untyped-def]
+def to_record(bench: BenchmarkSpec, execution: RunExecution) -> RunRecord:
     """Judge a finished run: ok only if every side exited cleanly and its output parsed."""
     run = execution.run
     errors: list[str] = []
@@ -244,14 +233,15 @@ def to_record(bench, execution: RunExecution) -> RunRecord:  # type: ignore[no-u
         repetition=run.repetition, launch_order="".join(run.sides), status="failed" if errors else "ok",
         error="; ".join(errors), started=execution.started, finished=execution.finished,
         run_dir=str(execution.run_dir), clock=clock, notes=notes,
-        sides={s: r.invocation for s, r in execution.sides.items()}, iterations=iterations)
+        sides={s: r.invocation for s, r in execution.sides.items()}, iterations=iterations,
+        adaptive_warmup=execution.live.outcome() if execution.live is not None else None)
 
 
 def on_interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
-def find_resumable(campaigns: CampaignStore, campaign) -> CampaignRecord:  # type: ignore[no-untyped-def]
+def find_resumable(campaigns: CampaignStore, campaign: Campaign) -> CampaignRecord:
     candidates = [c for c in campaigns.campaigns(campaign.name) if c.path == str(campaign.path)]
     if not candidates:
         raise DuetError(f"--resume: no earlier run of campaign {campaign.name!r} from {campaign.path} in the store",
@@ -267,13 +257,42 @@ def find_resumable(campaigns: CampaignStore, campaign) -> CampaignRecord:  # typ
     return record
 
 
-def run_campaign(path: Path, opts: RunOptions, console: Console) -> int:
-    campaign = read_campaign(path)
-    cpus = measured_cpus(campaign)
-    engine_needed = container_engine(campaign, opts.executor) if not opts.dry_run else None
-    seed = opts.seed if opts.seed is not None else (
-        campaign.seed if campaign.seed is not None else random.SystemRandom().randrange(2**31))
+def choose_seed(opts: RunOptions, campaign: Campaign) -> int:
+    """The command line's seed, else the campaign file's, else a fresh one (recorded with the campaign)."""
+    if opts.seed is not None:
+        return opts.seed
+    if campaign.seed is not None:
+        return campaign.seed
+    return random.SystemRandom().randrange(2**31)
+
+
+def _run_loop(campaign: Campaign, campaigns: CampaignStore, campaign_id: int, run_root: Path, opts: RunOptions,
+              console: Console, note: str | None = None) -> RunLoop:
+    """The per-run loop (`execute_plan`) bound to one store and campaign, as backends call it."""
     by_name = {b.name: b for b in campaign.benchmarks}
+
+    def loop(runs: Sequence[PlannedRun], *, engine: ContainerEngine | None) -> str:
+        done = campaigns.done_keys(campaign_id)
+        return execute_plan(runs, done, by_name, campaigns, campaign_id, run_root, engine, opts, console, note=note)
+
+    return loop
+
+
+def worker_loop(campaign: Campaign, campaigns: CampaignStore, campaign_id: int, run_root: Path,
+                run_options: Mapping[str, Any], db: Path | StoreLocation, console: Console, *, note: str) -> RunLoop:
+    """The per-run loop for a backend's worker in another process (a Slurm task): the campaign's run
+    options as the start-up path recorded them (`RunOptions.to_json`), every run stored with `note`."""
+    return _run_loop(campaign, campaigns, campaign_id, run_root, RunOptions.from_json(run_options, db), console,
+                     note=note)
+
+
+def run_campaign(path: Path, opts: RunOptions, console: Console, *, backend: str = "local",
+                 settings: Mapping[str, Any] | None = None) -> int:
+    """`duet run`: the campaign's one start-up path, then `backend` executes its planned runs."""
+    campaign = read_campaign(path)
+    executor = create_backend(backend, campaign, opts.executor, settings)
+    cpus = executor.plan_cpus()
+    seed = choose_seed(opts, campaign)
     for bench in campaign.benchmarks:
         bench_stopping(bench, opts)  # a bad combination of stopping settings is an error now, not mid-campaign
     requests = [RunRequest(b.name, dict(b.methods)) for b in campaign.benchmarks]
@@ -287,62 +306,91 @@ def run_campaign(path: Path, opts: RunOptions, console: Console) -> int:
                 console.print(f"  {escape(bench.name)}: method auto — runs {', '.join(map(str, first))} are its pilot "
                               "(a duet run, a sequential repetition); the other method's runs are then skipped",
                               highlight=False)
-        console.print(f"dry run: nothing was measured ({len(plan)} runs planned)")
+        console.print(executor.dry_run_text(plan), highlight=False)
         return 0
+    if not opts.dry_run:
+        executor.check()
 
-    store = Store(opts.db)
+    location = StoreLocation.parse(opts.db)
+    store = Store(location)
     campaigns = CampaignStore(store)
+
+    def job_for(campaign_id: int, uid: str, recorded: dict[str, Any], plan: list[PlannedRun], run_root: Path
+                ) -> CampaignJob:
+        return CampaignJob(campaign=campaign, campaign_id=campaign_id, uid=uid, recorded=recorded, plan=plan,
+                           done=campaigns.done_keys(campaign_id), run_root=run_root, store=campaigns,
+                           location=location, run_options=opts.to_json(),
+                           loop=_run_loop(campaign, campaigns, campaign_id, run_root, opts, console),
+                           console=console, progress=opts.progress)
+
     try:
         if opts.resume:
             record = find_resumable(campaigns, campaign)
-            campaign_id, seed = record.id, record.seed
-            plan = [PlannedRun.from_json(p) for p in record.plan]
-            run_root = Path(record.run_dir)
-            done = campaigns.done_keys(campaign_id)
+            _same_family(record, executor, campaign)
+            seed, plan = record.seed, [PlannedRun.from_json(p) for p in record.plan]
+            job = job_for(record.id, record.uid, {k: getattr(record, k) for k in _RECORDED}, plan,
+                          Path(record.run_dir))
+            executor.collect(job)
+            job.done = campaigns.done_keys(job.campaign_id)
             if opts.dry_run:
-                print_plan(console, campaign.name, seed, record.schedule, plan, artifact_commands(campaign), done)
-                console.print(f"dry run: {len(plan) - len(done)} of {len(plan)} runs left to measure")
+                print_plan(console, campaign.name, seed, record.schedule, plan, artifact_commands(campaign), job.done)
+                console.print(f"dry run: {len(job.todo)} of {len(plan)} runs left to {executor.verb}",
+                              highlight=False)
                 return 0
-        else:
-            plan = make_plan(requests, schedule=campaign.schedule, seed=seed, cpus=cpus)
-            done = set()
-        with MeasurementLock(f"duet run {campaign.name} ({campaign.path})"):
-            if not opts.resume:
-                run_root = opts.db.parent / "campaigns"
-                campaign_id = campaigns.begin(
+        with executor.reserve(f"duet run {campaign.name} ({campaign.path})"):
+            if opts.resume:
+                claim(store, "campaigns", job.campaign_id)
+                campaigns.set_status(job.campaign_id, "running")
+            else:
+                plan = make_plan(requests, schedule=campaign.schedule, seed=seed, cpus=cpus)
+                uid = uuid.uuid4().hex
+                recorded: dict[str, Any] = dict(
                     name=campaign.name, path=str(campaign.path),
                     source_sha256=hashlib.sha256(campaign.source_text.encode()).hexdigest(),
                     source_text=campaign.source_text, seed=seed, schedule=campaign.schedule,
-                    plan=[p.to_json() for p in plan], run_dir="", options=with_owner({
-                        "executor": opts.executor, "confidence": opts.confidence, "n_resamples": opts.n_resamples}),
+                    plan=[p.to_json() for p in plan], run_dir="",
+                    options=with_owner({"executor": opts.executor, "confidence": opts.confidence,
+                                        "n_resamples": opts.n_resamples, **executor.recorded_options()}),
                     host=host_facts(), tool_version=__version__)
-                run_root = (run_root / f"{campaign_id}-{campaign.name}").resolve()
+                campaign_id = campaigns.begin(**recorded, uid=uid)
+                run_root = executor.run_root(location.parent, campaign_id, uid)
+                recorded["run_dir"] = str(run_root)
                 campaigns.set_run_dir(campaign_id, str(run_root))
                 campaigns.set_artifacts(campaign_id, record_artifacts(campaign.artifacts, run_root / "artifacts"))
-            else:
-                claim(store, "campaigns", campaign_id)
-            console.print(f"[bold]duet run[/bold] campaign [cyan]{campaign.name}[/cyan] #{campaign_id}: "
-                          f"{len(plan)} runs ({len(plan) - len(done)} to go), schedule {campaign.schedule}, "
-                          f"seed {seed}; raw outputs in {escape(str(run_root))}", highlight=False)
+                job = job_for(campaign_id, uid, recorded, plan, run_root)
+            campaign_id, run_root = job.campaign_id, job.run_root
+            where = f" ({executor.name})" if executor.name != "local" else ""
+            console.print(f"[bold]duet run[/bold] campaign [cyan]{escape(campaign.name)}[/cyan] #{campaign_id}{where}: "
+                          f"{len(plan)} runs ({len(job.todo)} to go), schedule {campaign.schedule}, "
+                          f"seed {seed}; results in {escape(str(location))}, raw outputs in {escape(str(run_root))}",
+                          highlight=False)
             # SIGTERM (a CI timeout, a scheduler) is handled like Ctrl-C: stop the runs, keep what finished.
             previous = signal.signal(signal.SIGTERM, on_interrupt)
             try:
-                status = execute_plan(plan, done, by_name, campaigns, campaign_id, run_root, engine_needed, opts,
-                                  console)
+                outcome = executor.execute(job)
+            except (DuetError, KeyboardInterrupt):
+                campaigns.set_status(campaign_id, "interrupted")  # --resume continues it
+                raise
             finally:
                 signal.signal(signal.SIGTERM, previous)
+            missing = sum(1 for p in plan if p.key not in campaigns.done_keys(campaign_id))
+            status = outcome.status if outcome.status != "finished" or not missing else "interrupted"
             campaigns.set_status(campaign_id, status)
-        if status == "stopped":
+        resume = (f"duet run {escape(shlex.quote(str(path)))} --resume{escape(executor.resume_args())}"
+                  f"{escape(db_argument(opts.db))}")
+        if outcome.status == "stopped":
             console.print(f"[yellow]stopped[/yellow] at the time budget: every finished run is stored; continue "
-                          f"with [bold]duet run {escape(shlex.quote(str(path)))} --resume{escape(db_argument(opts.db))}[/bold]", highlight=False)
-        if status == "interrupted":
+                          f"with [bold]{resume}[/bold]", highlight=False)
+        if outcome.status == "interrupted":
             console.print(f"[yellow]interrupted[/yellow]: every finished run is stored; continue with "
-                          f"[bold]duet run {escape(shlex.quote(str(path)))} --resume{escape(db_argument(opts.db))}[/bold]", highlight=False)
+                          f"[bold]{resume}[/bold]", highlight=False)
             return 130
+        by_name = {b.name: b for b in campaign.benchmarks}
         rows = summarize(campaigns, campaign_id, by_name, seed=seed, confidence=opts.confidence,
                          n_resamples=opts.n_resamples)
-        print_summary(console, rows, opts.confidence)
-        print_stopping(console, campaigns, campaign_id)
+        if rows:
+            print_summary(console, rows, opts.confidence)
+            print_stopping(console, campaigns, campaign_id)
         for name, choice in (campaigns.campaign(campaign_id).options.get("auto") or {}).items():  # type: ignore[union-attr]
             console.print(f"  {escape(name)}: method auto → {escape(choice['reason'])}", highlight=False)
             if choice.get("cpu_hint"):
@@ -351,9 +399,30 @@ def run_campaign(path: Path, opts: RunOptions, console: Console) -> int:
         if failed:
             console.print(f"[yellow]{failed} run(s) failed[/yellow]; their exit codes and stderr are stored, raw "
                           f"outputs in {escape(str(run_root))}", highlight=False)
+        if status == "interrupted":  # the backend finished, yet runs are missing (a worker did not finish)
+            console.print(f"[yellow]{missing} planned run(s) are not stored[/yellow]"
+                          + (f": {escape(outcome.detail)}" if outcome.detail else "")
+                          + f"; {executor.verb} only those with [bold]{resume}[/bold]", highlight=False)
+            return 1
         return 0
     finally:
         store.close()
+
+
+#: The campaign's fields as recorded (`CampaignStore.begin`'s keyword arguments, uid apart).
+_RECORDED = ("name", "path", "source_sha256", "source_text", "seed", "schedule", "plan", "run_dir", "options", "host",
+             "tool_version")
+
+
+def _same_family(record: CampaignRecord, executor: Backend, campaign: Campaign) -> None:
+    """A campaign resumes with the kind of backend it began with: a Slurm campaign's runs are in its task
+    databases and attempts, a local one's on this machine."""
+    began = str(record.options.get("backend", "local"))
+    if began != executor.family:
+        raise DuetError(f"--resume: campaign {campaign.name!r} (#{record.id}) began with --backend {began}, "
+                        f"not {executor.family}",
+                        hint=f"resume it with --backend {began}" if began != "local" else
+                        f"resume it without --backend {executor.name}")
 
 
 # Live precision checks only steer stopping: fewer replicates than the final analysis.
@@ -372,7 +441,7 @@ _PARAM_KEYS = ("mi", "wi_min", "wi_max", "f_min", "cv_threshold", "rciw_threshol
                "window_iterations", "window_runs")
 
 
-def bench_stopping(bench, opts: RunOptions) -> BenchStopping:  # type: ignore[no-untyped-def]
+def bench_stopping(bench: BenchmarkSpec, opts: RunOptions) -> BenchStopping:
     """A benchmark's adaptive-measurement settings: the command line's where given (for every benchmark),
     else the campaign file's `stopping` (campaign, then benchmark)."""
     st = dict(getattr(bench, "stopping", {}) or {})
@@ -397,14 +466,14 @@ def bench_stopping(bench, opts: RunOptions) -> BenchStopping:  # type: ignore[no
     )
 
 
-def _stop_reason(campaigns: CampaignStore, campaign_id: int, bench, method: str, opts: RunOptions  # type: ignore[no-untyped-def]
+def _stop_reason(campaigns: CampaignStore, campaign_id: int, bench: BenchmarkSpec, method: str, opts: RunOptions
                  ) -> str | None:
     """Why this benchmark's method may stop launching runs (precision reached, or its runs are stable)."""
     return _precision(campaigns, campaign_id, bench, method, opts) or _runs_stable(campaigns, campaign_id, bench,
                                                                                    method, opts)
 
 
-def _runs_stable(campaigns: CampaignStore, campaign_id: int, bench, method: str, opts: RunOptions  # type: ignore[no-untyped-def]
+def _runs_stable(campaigns: CampaignStore, campaign_id: int, bench: BenchmarkSpec, method: str, opts: RunOptions
                  ) -> str | None:
     """Run (fork) stopping of Laaber et al. 2020 §4.2.2: both sides' runs stable by the criterion (pair rule)."""
     run_params = bench_stopping(bench, opts).runs
@@ -423,7 +492,7 @@ def _runs_stable(campaigns: CampaignStore, campaign_id: int, bench, method: str,
     return None
 
 
-def _precision(campaigns: CampaignStore, campaign_id: int, bench, method: str, opts: RunOptions  # type: ignore[no-untyped-def]
+def _precision(campaigns: CampaignStore, campaign_id: int, bench: BenchmarkSpec, method: str, opts: RunOptions
                ) -> str | None:
     """Why this benchmark's method may stop launching runs (its ratio is precise enough), or None.
 
@@ -463,8 +532,11 @@ def _skipped(run: PlannedRun, reason: str) -> RunRecord:
                      started=now, finished=now, run_dir="", clock="none", notes=[], sides={}, iterations=[])
 
 
-def execute_plan(plan: list[PlannedRun], done: set[str], by_name, campaigns: CampaignStore, campaign_id: int,  # type: ignore[no-untyped-def]
-             run_root: Path, engine: ContainerEngine | None, opts: RunOptions, console: Console) -> str:
+def execute_plan(plan: Sequence[PlannedRun], done: set[str], by_name: Mapping[str, BenchmarkSpec],
+                 campaigns: CampaignStore, campaign_id: int, run_root: Path, engine: ContainerEngine | None,
+                 opts: RunOptions, console: Console, *, note: str | None = None) -> str:
+    """Measure the runs of `plan` not in `done`, storing each as it finishes (with `note` added to its
+    notes, e.g. which node measured it); "finished", "stopped" (time budget) or "interrupted"."""
     todo = [p for p in plan if p.key not in done]
     stopped: dict[tuple[str, str], str] = {}
     for bench in by_name.values():  # methods: {auto: N}, resumed: the choice made before (or now, if due)
@@ -485,7 +557,8 @@ def execute_plan(plan: list[PlannedRun], done: set[str], by_name, campaigns: Cam
             bench = by_name[run.benchmark]
             if (run.benchmark, run.method) in stopped:
                 why = stopped[(run.benchmark, run.method)]
-                campaigns.add_run(campaign_id, _skipped(run, why))
+                skipped = _skipped(run, why)
+                campaigns.add_run(campaign_id, replace(skipped, notes=[note]) if note else skipped)
                 progress.skipped(run, why if why.startswith("method auto") else "stopped early")
                 continue
             if opts.time_budget is not None and time.monotonic() - t0 > opts.time_budget:
@@ -511,6 +584,8 @@ def execute_plan(plan: list[PlannedRun], done: set[str], by_name, campaigns: Cam
             except KeyboardInterrupt:
                 return "interrupted"
             record = to_record(bench, execution)
+            if note:
+                record.notes.append(note)
             campaigns.add_run(campaign_id, record)
             progress.finished(run, record.status, record.error)
             if campaign_auto.is_auto(bench) and not any((bench.name, m) in stopped for m in AUTO_CANDIDATES):
@@ -534,10 +609,10 @@ def print_stopping(console: Console, campaigns: CampaignStore, campaign_id: int)
     for r in runs:
         groups.setdefault((r.benchmark, r.method), []).append(r)
     for (bench, method), mine in groups.items():
-        live = [n for r in mine for n in r.notes if n.startswith("adaptive warmup")]
+        live = [r.adaptive_warmup for r in mine if r.adaptive_warmup is not None]
         if live:
-            stable = [int(m.group(1)) for n in live if (m := re.search(r"stable after (\d+) warmup", n))]
-            maxed = sum("max reached" in n for n in live)
+            stable = [int(w["iteration"]) for w in live if w["outcome"] == "stable"]
+            maxed = sum(w["outcome"] == "max" for w in live)
             text = (f"warmup ended by the criterion in {len(stable)} of {len(live)} runs"
                     + (f" (median {sorted(stable)[len(stable) // 2]} iterations)" if stable else "")
                     + (f"; [yellow]{maxed} reached the maximum without stability[/yellow]" if maxed else ""))
@@ -548,7 +623,8 @@ def print_stopping(console: Console, campaigns: CampaignStore, campaign_id: int)
                           highlight=False)
 
 
-def summarize(campaigns: CampaignStore, campaign_id: int, by_name, *, seed: int, confidence: float,  # type: ignore[no-untyped-def]
+def summarize(campaigns: CampaignStore, campaign_id: int, by_name: Mapping[str, BenchmarkSpec], *, seed: int,
+              confidence: float,
               n_resamples: int) -> list[BenchmarkRow]:
     """The closing table of `duet run`: `duet analyze`'s analysis with each benchmark's own warmup setting."""
     table = iteration_table(campaigns, campaign_id)
