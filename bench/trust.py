@@ -186,7 +186,7 @@ def goals_cell(reps: int, seed: int) -> dict[str, Any]:
     ops = int(subprocess.run([w, "integer", "--calibrate", "10"], capture_output=True, text=True, check=True).stdout)
     cases = {
         "noisy sleeps (10-50 ms vs 30-70 ms)": ("sleep 0.0$(shuf -i 10-50 -n1)", "sleep 0.0$(shuf -i 30-70 -n1)",
-                                                ["--shell"], 6.0),
+                                                ["--shell", "sh"], 6.0),
         "20% more work, 10 ms command": (f"{w} integer --ops {ops}", f"{w} integer --ops {ops} --scale 1.2", [], 3.0),
     }
     out: dict[str, Any] = {}

@@ -11,8 +11,8 @@
  * and exec) instead of a Python Popen plus a launcher exec per side and pair.
  *
  * Request (serve mode): 8 hex digits and '\n' giving the length of a payload of NUL-terminated
- * "key=value" entries: cpu, barrier, barrier_timeout_ms, timeout_ms, cgroup, stdout, stderr, cwd
- * (one each, optional), env=NAME=VALUE (any number, set on top of the inherited environment) and
+ * "key=value" entries: cpu, barrier, barrier_timeout_ms, timeout_ms, cgroup, stdin, stdout, stderr,
+ * cwd (one each, optional; without stdin the command reads /dev/null), env=NAME=VALUE (any number, set on top of the inherited environment) and
  * arg=... (the command, in order, at least one). Without stdout/stderr the command inherits ours.
  * With hold=1 the launcher reads one byte from GO_FD (shared by the launchers of a duet) before it
  * forks: the orchestrator sends both sides' requests, then releases both with one write. Otherwise
@@ -73,6 +73,7 @@ struct request {
     long barrier_timeout_ms;
     long timeout_ms;
     const char *cgroup_dir;
+    const char *stdin_path;  /* NULL: /dev/null in serve mode, else ours */
     const char *stdout_path; /* NULL: inherit */
     const char *stderr_path; /* NULL: inherit */
     const char *cwd;         /* NULL: ours */
@@ -293,8 +294,8 @@ static void run_child(const struct request *rq, struct duet_shm *shm, int msg_fd
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
-    if (redirect_stdin) {
-        int in = open("/dev/null", O_RDONLY);
+    if (redirect_stdin || rq->stdin_path) {
+        int in = open(rq->stdin_path ? rq->stdin_path : "/dev/null", O_RDONLY);
         if (in < 0 || dup2(in, 0) < 0)
             goto setup_failed;
         close(in);
@@ -663,6 +664,8 @@ static int parse_request(char *payload, size_t len, struct request *rq, char ***
             rq->timeout_ms = atol(value);
         else if (strcmp(entry, "cgroup") == 0)
             rq->cgroup_dir = value;
+        else if (strcmp(entry, "stdin") == 0)
+            rq->stdin_path = value;
         else if (strcmp(entry, "stdout") == 0)
             rq->stdout_path = value;
         else if (strcmp(entry, "stderr") == 0)

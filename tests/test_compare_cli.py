@@ -62,7 +62,6 @@ def test_usage_errors_exit_2_with_one_line(duet) -> None:
         ("compare", "true", "true", "--method", "magic"): "magic",
         ("compare", "true", "true", "--bogus-flag"): "bogus",
         ("compare", "'unbalanced", "true"): "quoting",
-        ("compare", "true"): "compare it with itself: duet compare true true",
         ("show", "99"): "no results database",
     }
     for args, expected in cases.items():
@@ -103,7 +102,7 @@ def test_hung_command_is_killed_by_timeout(duet) -> None:
 
 def test_fail_if_slower_sets_the_exit_code(duet) -> None:
     slower = ("compare", "sleep 0.01", "sleep 0.02", "--runs", "5", *FAST)
-    assert duet(*slower, "--fail-if-slower", "20").returncode == 1
+    assert duet(*slower, "--fail-if-slower", "20").returncode == 3  # apart from 1, a failing command
     assert duet(*slower, "--fail-if-slower", "300").returncode == 0
 
 
@@ -244,12 +243,48 @@ def test_failing_prepare_is_reported(duet) -> None:
     assert "prepare" in line and "exit code 4" in line and "broken" in line
 
 
-def test_shell_flag(duet, tmp_path: Path) -> None:
-    # Without --shell a shell keyword is not a program.
-    assert "not found" in one_line_error(duet("compare", "exit 0", "true", "--runs", "2", *FAST))
-    result = duet("compare", "--shell", "echo a > a.txt && true", "true", "--runs", "2", *FAST)
+def test_shell_option(duet, tmp_path: Path) -> None:
+    result = duet("compare", "--shell", "sh", "echo a > a.txt && true", "true", "--runs", "2", *FAST)
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "a.txt").read_text().strip() == "a"
+    assert "sh -c" not in result.stdout  # a shell asked for: no note about one
+    # -S with a command line of a shell; the commands see that shell
+    result = duet("compare", "-S", "bash --norc", 'echo "$BASH_VERSION" > b.txt', "--runs", "2", *FAST)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "b.txt").read_text().strip()
+    # --shell used to be a flag: a command given as its value is not taken for a shell and run with it
+    result = duet("compare", "--shell", "echo x > c.txt", "true", "--runs", "2", *FAST)
+    assert result.returncode == 2 and "not a shell" in one_line_error(result)
+    assert not (tmp_path / "c.txt").exists()
+    assert "contradict" in one_line_error(duet("compare", "-N", "-S", "bash", "true", "--runs", "2", *FAST))
+
+
+@pytest.mark.parametrize("command, feature", [
+    ("seq 1000 | sort -r > sorted.txt", "pipe"),
+    ("echo $HOME > home.txt", "variable"),
+    ("exit 0", "shell word"),
+    ("true && echo ok > ok.txt", "&&"),
+])
+def test_shell_syntax_runs_through_sh_with_a_note(duet, tmp_path: Path, command: str, feature: str) -> None:
+    # Split into words, `seq 1000 | sort -r` fails (seq: extra operand) and `echo $HOME > /dev/null` writes
+    # "$HOME > /dev/null" to /dev/null: both must run as the shell command they are.
+    result = duet("compare", command, "--runs", "2", *FAST)
+    assert result.returncode == 0, result.stderr
+    assert "note:" in result.stdout and feature in result.stdout and "sh -c" in result.stdout
+    if "sorted" in command:
+        assert (tmp_path / "sorted.txt").read_text().splitlines()[:2] == ["999", "998"]
+    if "home" in command:
+        assert (tmp_path / "home.txt").read_text().strip() == os.environ["HOME"]
+
+
+def test_no_shell_refuses_shell_syntax(duet, tmp_path: Path) -> None:
+    result = duet("compare", "-N", "echo $HOME > home.txt", "--runs", "2", *FAST)
+    assert result.returncode == 2
+    line = one_line_error(result)
+    assert "shell syntax" in line and "-N" in line
+    assert not (tmp_path / "home.txt").exists()
+    # -N with a plain command is our default: accepted
+    assert duet("compare", "-N", "true", "--runs", "2", *FAST).returncode == 0
 
 
 def test_teaching_warning_for_very_short_commands(duet, tmp_path: Path) -> None:
@@ -362,7 +397,7 @@ def test_parameter_scan_errors_come_before_any_measurement(duet, tmp_path: Path)
 def test_parameter_scan_fail_if_slower_counts_every_comparison(duet) -> None:
     result = duet("compare", "sleep 0.02", "sleep 0.0{n}", "-L", "n", "2,3", "--method", "sequential", "--runs", "4",
                   "--fail-if-slower", "10", *FAST)
-    assert result.returncode == 1, result.stderr
+    assert result.returncode == 3, result.stderr
     assert "more than 10% slower" in result.stdout
 
 

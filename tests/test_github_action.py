@@ -38,8 +38,8 @@ def test_a_regression_fails_the_step(native_dir: Path, duet_env: dict[str, str],
     result, out, summary = _action(tmp_path, duet_env, command_a=f"{work} integer --ops {OPS}",
                                    command_b=f"{work} integer --ops {OPS} --scale 1.3", fail_if_slower="5",
                                    args="--runs 8 --method duet --metric cpu --name-a base --name-b pr")
-    assert result.returncode == 1, result.stdout + result.stderr
-    assert out["regression"] == "true" and out["verdict"] == "slower" and out["exit-code"] == "1", out
+    assert result.returncode == 3, result.stdout + result.stderr
+    assert out["regression"] == "true" and out["verdict"] == "slower" and out["exit-code"] == "3", out
     assert 1.2 < float(out["ratio"]) < 1.4 and float(out["ci-low"]) > 1.05 and out["slower"] == "1"
     assert summary.startswith("## an earlier step's summary")  # appended, not overwritten
     assert "duetbench" in summary and "| cpu |" in summary
@@ -69,7 +69,7 @@ benchmarks:
 """)
     result, out, summary = _action(tmp_path, duet_env, campaign="perf.yml", fail_if_slower="5",
                                    analyze_args="--method duet")
-    assert result.returncode == 1, result.stdout + result.stderr
+    assert result.returncode == 3, result.stdout + result.stderr
     assert "+ duet run perf.yml" in result.stdout and "+ duet analyze" in result.stdout
     # B runs 1.5x the loop; Python's cost per step is not constant, hence the wide range
     assert out["regression"] == "true" and out["slower"] == "1" and 1.2 < float(out["ratio"]) < 3, out

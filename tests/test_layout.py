@@ -26,7 +26,7 @@ def test_a_and_b_invocations_get_the_same_size_and_it_changes_between_them(duet,
 
     if method == "duet" and len(os.sched_getaffinity(0)) < 2:
         pytest.skip("needs two CPUs to run a duet")
-    result = duet("compare", "--shell", f"echo ${{#{ENV_OFFSET_VAR}}} >> a.log", f"echo ${{#{ENV_OFFSET_VAR}}} >> b.log",
+    result = duet("compare", "--shell", "sh", f"echo ${{#{ENV_OFFSET_VAR}}} >> a.log", f"echo ${{#{ENV_OFFSET_VAR}}} >> b.log",
                   "--method", method, "--runs", "6", "--warmup", "1", "--seed", "5", "--no-progress")
     assert result.returncode == 0, result.stderr
     a = [int(x) for x in (tmp_path / "a.log").read_text().split()]

@@ -2,6 +2,11 @@
 from __future__ import annotations
 
 
+#: `duet compare`'s exit code when --fail-if-slower trips: apart from 1 (a command failed) and 2 (bad
+#: input), so that CI can tell a measured regression from a broken benchmark.
+EXIT_SLOWER = 3
+
+
 class DuetError(Exception):
     """A problem with the user's input or machine, reported as one line with a hint, never a traceback."""
 

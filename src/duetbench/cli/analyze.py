@@ -143,7 +143,7 @@ def _rows(campaign: int | None, benchmarks: tuple[str, ...], methods: tuple[str,
 @click.option("--export-markdown", type=click.Path(dir_okay=False, path_type=Path),
               help="Write a Markdown table (a PR comment, or $GITHUB_STEP_SUMMARY).")
 @click.option("--fail-if-slower", type=float, metavar="PCT",
-              help="Exit with 1 when a benchmark is slower than A by more than PCT percent, with the chosen confidence.")
+              help="Exit with 3 when a benchmark is slower than A by more than PCT percent, with the chosen confidence.")
 @click.option("--studies", is_flag=True,
               help="Also the papers' method studies: runtime saving, CI-width reduction, shuffle analysis, overlaps "
                    "(and with --aa: A/A false-positive rates, minimal detectable slowdown).")
@@ -193,7 +193,9 @@ def analyze(export_json: Path | None, export_csv: Path | None, export_markdown: 
         if over:
             names = ", ".join(f"{r.benchmark} ({r.method})" for r in over)
             console.print(f"[red]slower by more than {fail_if_slower:g}%:[/red] {names}")
-            sys.exit(1)
+            from duetbench.errors import EXIT_SLOWER
+
+            sys.exit(EXIT_SLOWER)
 
 
 def _studies(table, *, aa: bool, confidence: float, resamples: int, min_overlap: float, seed: int,  # type: ignore[no-untyped-def]

@@ -9,7 +9,6 @@ from __future__ import annotations
 import importlib
 import os
 import random
-import shlex
 import sys
 import warnings
 from pathlib import Path
@@ -202,9 +201,13 @@ def export_options(func):  # type: ignore[no-untyped-def]
     return func
 
 
-@main.command()
-@click.argument("command_a")
-@click.argument("command_b", required=False)
+_COMPARE_EPILOG = """\b
+Exit codes: 0 done; 1 a command (or --setup/--prepare/...) failed; 2 bad input;
+3 --fail-if-slower tripped; 130 interrupted (what finished is kept)."""
+
+
+@main.command(epilog=_COMPARE_EPILOG)
+@click.argument("commands", nargs=-1, required=True, metavar="COMMAND...")
 @click.option("--method", type=click.Choice(["auto", "duet", "aduet", "sequential"]), default="auto", show_default=True,
               help="auto: a short pilot of duet pairs and sequential rounds decides which gives the narrowest CI per "
                    "machine-second here (the pilot is kept as warm-up, never in the CI); "
@@ -238,20 +241,47 @@ def export_options(func):  # type: ignore[no-untyped-def]
               help="Shell command run after each invocation (in a duet: after each pair); once or twice, as --prepare.")
 @click.option("-s", "--setup", multiple=True, metavar="CMD", help="Shell command run once before measuring.")
 @click.option("-c", "--cleanup", multiple=True, metavar="CMD", help="Shell command run once after measuring.")
-@click.option("--shell", is_flag=True,
-              help="Run the commands through /bin/sh (default: split them as a shell would and run them directly, "
-                   "so no shell start-up is measured).")
+@click.option("-S", "--shell", metavar="SHELL", is_flag=False, flag_value="default",
+              help="Run the commands through SHELL (a name, path or command line such as 'bash --norc'; 'default': "
+                   "/bin/sh; 'none': as -N). Default: run them directly, split as a shell would, so no shell "
+                   "start-up is measured; a command with shell syntax (|, >, $VAR, globs, &&, ;) runs through "
+                   "sh -c, with a note.")
+@click.option("-N", "no_shell", is_flag=True,
+              help="No shell, ever (= --shell=none): a command with shell syntax is refused rather than run "
+                   "through sh.")
 @click.option("--timeout", type=float, metavar="SECONDS", help="Kill an invocation that runs longer than this.")
 @click.option("--seed", type=SEED, help="Seed for the random schedule and the bootstrap (default: random, recorded).")
 @click.option("--confidence", type=float, default=0.99, show_default=True, help="Confidence level of the CI.")
 @click.option("--metric", type=click.Choice(["wall", "cpu"]), default="wall", show_default=True,
               help="Metric the verdict is based on (both are always reported). cpu = user+sys of the process tree.")
-@click.option("--name-a", default="A", show_default=True, help="Name for the first command in the output.")
-@click.option("--name-b", default="B", show_default=True, help="Name for the second command in the output.")
+@click.option("-n", "--command-name", "command_names", multiple=True, metavar="NAME",
+              help="Name of a command in the output; repeat it for the next commands, in order "
+                   "(default: A, B, C, ...).")
+@click.option("--name-a", metavar="NAME", help="Same as the first -n.")
+@click.option("--name-b", metavar="NAME", help="Same as the second -n.")
+@click.option("--reference", metavar="CMD|N",
+              help="Compare every other command against this one: the N-th command given (from 1), or a "
+                   "command line of its own (default: the first command).")
 @click.option("-i", "--ignore-failure", is_flag=True, help="Time invocations that exit non-zero instead of stopping.")
-@click.option("--show-output", is_flag=True, help="Show the commands' output instead of discarding it.")
+@click.option("--show-output", is_flag=True,
+              help="Show the commands' output (stdout and stderr), each line prefixed with the command's name, "
+                   "once each invocation ended (= --output=inherit).")
+@click.option("--output", multiple=True, metavar="WHERE",
+              help="Where the commands' standard output goes: null (default), pipe (read and discarded by duet: "
+                   "programs that notice /dev/null cannot skip writing), inherit (= --show-output) or a FILE "
+                   "(each invocation's output; the last one stays). Once for all commands, or once per command.")
+@click.option("--input", "input_file", metavar="FILE", help="Feed FILE to the commands' standard input "
+                                                              "(default: null, i.e. /dev/null).")
 @click.option("--fail-if-slower", type=float, metavar="PCT",
-              help="Exit with 1 when B is slower than A by more than PCT percent, with the chosen confidence.")
+              help="Exit with 3 when a command is slower than the reference by more than PCT percent, with the "
+                   "chosen confidence.")
+@click.option("-u", "--time-unit", type=click.Choice(["auto", "microsecond", "millisecond", "second"]),
+              default="auto", show_default=True, help="Unit of the times shown (exports keep seconds).")
+@click.option("--style", type=click.Choice(["auto", "basic", "full", "nocolor", "color", "none"]), default="auto",
+              show_default=True,
+              help="basic: no colours, no progress line; full: colours and progress even when not on a terminal; "
+                   "nocolor / color: only without colours / without progress; none: print nothing (exports and "
+                   "the exit code still tell).")
 @click.option("--min-overlap", "min_overlap_rate", type=float, default=0.4, show_default=True,
               help="aduet: pair two invocations only if they overlap for more than this share of each.")
 @click.option("--no-robust", "robust", is_flag=True, default=True, flag_value=False,
@@ -271,10 +301,11 @@ def export_options(func):  # type: ignore[no-untyped-def]
 @click.option("-L", "--parameter-list", nargs=2, multiple=True, metavar="NAME VALUES",
               help="One comparison per comma-separated value of NAME; several -L (and -P) give every combination.")
 @export_options
-def compare(command_a: str, command_b: str | None, db: Path, no_progress: bool, export_json: Path | None,
+def compare(commands: tuple[str, ...], db: Path, no_progress: bool, export_json: Path | None,
             export_csv: Path | None, export_markdown: Path | None, export_hyperfine: Path | None,
-            **options: object) -> None:
-    """Compare COMMAND_B against COMMAND_A: is B faster or slower, by how much, how sure.
+            **options: Any) -> None:
+    """Benchmark COMMAND, or compare each other COMMAND against the first: is it faster or slower, by how
+    much, how sure.
 
     \b
     Examples:
@@ -282,39 +313,133 @@ def compare(command_a: str, command_b: str | None, db: Path, no_progress: bool, 
       duet compare './old --n 100' './new --n 100' --runs 30 --export-markdown pr.md
       duet compare 'python a.py' 'python b.py' --method sequential --metric cpu
       duet compare './old --n {n}' './new --n {n}' -L n 100,1000,10000
+      duet compare 'sort -n data.txt'                  # one command: mean ± σ, range, its noise
+      duet compare ./base ./opt1 ./opt2 -n base -n o1 -n o2   # opt1 and opt2 each against base
 
     The ratio B/A is reported with a confidence interval (Student-t family by default); above 1 means
     B is slower.
     """
-    from rich.console import Console
-
-    from duetbench.config.compare import validated
+    from duetbench.config.compare import OUTPUT_KINDS, validated
     from duetbench.config.scan import parameter_grid
     from duetbench.report.export import Exports
-    from duetbench.usecases.compare import run_compare
 
-    if command_b is None:
-        raise DuetError("duet compare needs two commands, A and B",
-                        hint=f"to see this machine's noise for one command, compare it with itself: "
-                             f"duet compare {shlex.quote(command_a)} {shlex.quote(command_a)}")
-
-    grid = parameter_grid(options.pop("parameter_scan"), options.pop("parameter_step_size"),  # type: ignore[arg-type]
-                          options.pop("parameter_list"))  # type: ignore[arg-type]
+    commands_, names = _commands_and_names(list(commands), options)
+    shell, no_shell = options.pop("shell"), options.pop("no_shell")
+    if shell is not None and no_shell:
+        raise DuetError("-N and --shell contradict each other", hint="-N runs without a shell: give one of them")
+    options["shell"] = "none" if no_shell else shell
+    style, time_unit = options.pop("style"), options.pop("time_unit")
+    output = list(options.pop("output"))
+    if output and options["show_output"]:
+        raise DuetError("--show-output and --output both say where the output goes",
+                        hint="--show-output is --output=inherit: give one of them")
+    for where in output:
+        if where not in OUTPUT_KINDS and not Path(where).parent.is_dir():
+            raise DuetError(f"--output {where!r}: its directory does not exist",
+                            hint="null, pipe, inherit, or a file in an existing directory")
+    if len(output) > max(2, len(commands_)):
+        raise DuetError(f"--output is given {len(output)} times for {len(commands_)} command(s)",
+                        hint="once for all commands, or once per command")
+    options["output"] = output
+    input_file = options.pop("input_file")
+    if input_file is not None and input_file != "null":
+        if not os.path.isfile(input_file) or not os.access(input_file, os.R_OK):
+            raise DuetError(f"--input {input_file!r} is not a readable file", hint="give an existing file, or null")
+        options["input"] = os.path.abspath(input_file)
+    grid = parameter_grid(options.pop("parameter_scan"), options.pop("parameter_step_size"),
+                          options.pop("parameter_list"))
     if options.get("seed") is None:
         options["seed"] = random.SystemRandom().randrange(2**31)
     for key in ("prepare", "conclude", "setup", "cleanup"):
-        options[key] = list(options[key])  # type: ignore[call-overload]
-    console = Console(highlight=False)
+        options[key] = list(options[key])
+    console, show_progress = _styled_console(style, no_progress)
+    unit = None if time_unit == "auto" else time_unit
+    exports = Exports(export_json, export_csv, export_markdown, export_hyperfine)
+    if len(commands_) == 1:
+        if options["method"] in ("duet", "aduet"):
+            raise DuetError(f"--method {options['method']} needs two commands to run side by side",
+                            hint="one command is measured in sequential runs: drop --method")
+        if options["fail_if_slower"] is not None:
+            raise DuetError("--fail-if-slower needs a second command to compare with",
+                            hint="give the baseline first: duet compare BASELINE COMMAND --fail-if-slower 3")
+    base = {"command_a": commands_[0][0], "command_b": None, "name_a": names[0], **options}
+    if len(commands_) > 2:
+        if grid:
+            raise DuetError("a parameter scan (-P/-L) compares two commands (or benchmarks one), not "
+                            f"{len(commands_)}", hint="scan two commands at a time")
+        from duetbench.usecases.many import run_many
+
+        reference = next(k for k, (_, is_reference) in enumerate(commands_) if is_reference)
+        sys.exit(run_many(base, [c for c, _ in commands_], names, reference, db_path=db, exports=exports,
+                          console=console, show_progress=show_progress, time_unit=unit))
+    if len(commands_) == 2:
+        # The reference is A; the other, B.
+        (a, name_a), (b, name_b) = sorted(zip(commands_, names), key=lambda item: not item[0][1])
+        base.update(command_a=a[0], command_b=b[0], name_a=name_a, name_b=name_b)
     if grid:
         from duetbench.usecases.scan import run_scan
 
-        sys.exit(run_scan({"command_a": command_a, "command_b": command_b, **options}, grid, db_path=db,
-                          exports=Exports(export_json, export_csv, export_markdown, export_hyperfine), console=console,
-                          show_progress=not no_progress))
-    opts = validated(command_a=command_a, command_b=command_b, **options)
-    code = run_compare(opts, db_path=db, exports=Exports(export_json, export_csv, export_markdown, export_hyperfine),
-                       console=console, show_progress=not no_progress)
-    sys.exit(code)
+        sys.exit(run_scan(base, grid, db_path=db, exports=exports, console=console, show_progress=show_progress,
+                          time_unit=unit))
+    from duetbench.usecases.compare import run_compare
+
+    opts = validated(**base)
+    sys.exit(run_compare(opts, db_path=db, exports=exports, console=console, show_progress=show_progress,
+                         time_unit=unit))
+
+
+def _letter_name(k: int) -> str:
+    """The default name of the k-th command: A, B, C, ... (#27 on)."""
+    return chr(ord("A") + k) if k < 26 else f"#{k + 1}"
+
+
+def _commands_and_names(commands: list[str], options: dict[str, Any]) -> tuple[list[tuple[str, bool]], list[str]]:
+    """The commands with which is the reference (--reference: the N-th, one of them, or one more in front),
+    and their names (-n in order, --name-a/--name-b as the first two -n, else A, B, C, ...)."""
+    given = list(options.pop("command_names"))
+    for k, key in enumerate(("name_a", "name_b")):
+        value = options.pop(key)
+        if value is None:
+            continue
+        if len(given) > k:
+            raise DuetError(f"--{key.replace('_', '-')} and the {'first' if k == 0 else 'second'} -n both name "
+                            "a command", hint="give one of them")
+        given += [None] * (k - len(given)) + [value]  # type: ignore[list-item]
+    reference = options.pop("reference")
+    index = 0
+    if reference is not None:
+        if reference.isdigit():
+            index = int(reference) - 1
+            if not 0 <= index < len(commands):
+                raise DuetError(f"--reference {reference}: there are {len(commands)} command(s)",
+                                hint=f"a number from 1 to {len(commands)}, or a command line")
+        elif reference in commands:
+            index = commands.index(reference)
+        else:  # as hyperfine: a reference command of its own, benchmarked too
+            commands.insert(0, reference)
+            given.insert(0, None)  # type: ignore[arg-type]
+    if len(given) > len(commands):
+        raise DuetError(f"{len(given)} names (-n/--command-name) for {len(commands)} command(s)",
+                        hint="give at most one name per command, in the order of the commands")
+    names = [name if name is not None else _letter_name(k)
+             for k, name in enumerate(given + [None] * (len(commands) - len(given)))]
+    for command in commands:
+        if not command.strip():
+            raise DuetError("a command is empty", hint="give the command line to benchmark in quotes")
+    return [(c, k == index) for k, c in enumerate(commands)], names
+
+
+def _styled_console(style: str, no_progress: bool) -> tuple[Any, bool]:
+    """--style as hyperfine's: the console that prints the report, and whether the progress line shows."""
+    from rich.console import Console
+
+    if style == "none":
+        return Console(quiet=True), False
+    if style in ("basic", "nocolor"):
+        return Console(highlight=False, no_color=True), style == "nocolor" and not no_progress
+    if style in ("full", "color"):
+        return Console(highlight=False, force_terminal=True), style == "full" and not no_progress
+    return Console(highlight=False), not no_progress
 
 
 @main.command()

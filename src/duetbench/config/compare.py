@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 from typing import Literal
@@ -23,7 +24,8 @@ class CompareOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     command_a: str
-    command_b: str
+    #: None: one command is benchmarked on its own (`duet compare CMD`, as `hyperfine CMD`).
+    command_b: str | None = None
     name_a: str = "A"
     name_b: str = "B"
     method: Method = "auto"
@@ -41,7 +43,13 @@ class CompareOptions(BaseModel):
     setup: list[str] = Field(default_factory=list, max_length=2)
     cleanup: list[str] = Field(default_factory=list, max_length=2)
     conclude: list[str] = Field(default_factory=list, max_length=2)
-    shell: bool = False
+    #: None: run directly, or through /bin/sh when the command uses shell syntax (detect_shell_syntax);
+    #: "none" (-N): always directly; else the shell's command line (-S/--shell), e.g. "bash --norc".
+    shell: str | None = None
+    #: Where the commands' standard output goes, per side as --prepare: "null", "pipe", "inherit" or a file.
+    output: list[str] = Field(default_factory=list, max_length=2)
+    #: A file the commands read as standard input (default: /dev/null).
+    input: str | None = None
     timeout: float | None = Field(None, gt=0)
     seed: int = Field(ge=0, le=2**63 - 1)
     confidence: float = Field(0.99, gt=0, lt=1)
@@ -64,8 +72,12 @@ class CompareOptions(BaseModel):
     def _consistent(self) -> "CompareOptions":
         if self.min_runs > self.max_runs:
             raise ValueError(f"--min-runs ({self.min_runs}) is larger than --max-runs ({self.max_runs})")
-        if self.name_a == self.name_b:
-            raise ValueError(f"--name-a and --name-b are both {self.name_a!r}; give them different names")
+        if self.command_b is not None and self.name_a == self.name_b:
+            raise ValueError(f"two commands are both named {self.name_a!r}; give them different names")
+        files = [o for o in self.output if o not in OUTPUT_KINDS]
+        if self.command_b is not None and len(self.output) == 1 and files and self.method != "sequential":
+            raise ValueError(f"--output: both commands would write to {files[0]!r} at the same time (a duet runs them side by "
+                             "side); give --output twice, one file per command, or use --method sequential")
         return self
 
     def per_side(self, values: list[str]) -> dict[str, str | None]:
@@ -86,6 +98,141 @@ def validated(**kwargs: object) -> CompareOptions:
         raise DuetError(f"invalid option {prefix}{message}", hint="see duet compare --help") from None
 
 
+#: --output's keywords (anything else is a file), as hyperfine's.
+OUTPUT_KINDS = ("null", "pipe", "inherit")
+
+#: Shells -S/--shell accepts by name besides those /etc/shells lists. A check, because `--shell` used to
+#: be a flag: `--shell 'cmd a' 'cmd b'` now reads 'cmd a' as the shell, and must not run 'cmd b' with it.
+KNOWN_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox", "fish", "tcsh", "csh",
+                          "yash", "pwsh", "nu", "elvish", "xonsh", "oksh", "loksh", "posh", "rbash"})
+
+#: Words a shell runs itself (keywords and built-ins without a program of the same name): as a command's
+#: first word they need a shell.
+_SHELL_WORDS = frozenset({"if", "then", "else", "elif", "fi", "for", "while", "until", "do", "done", "case",
+                          "esac", "function", "select", "cd", "export", "source", ".", "exit", "set", "unset",
+                          "alias", "eval", "exec", "read", "ulimit", "umask", "trap", "wait", "{", "(", "!"})
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def detect_shell_syntax(command: str) -> str | None:
+    """What in `command` only a shell understands (a pipe, a redirection, $VAR, a glob, &&, ;, a keyword
+    such as `exit`), described in a few words; None when splitting it as a shell would and running it
+    directly gives the same command. Quotes alone are not shell syntax: shlex removes them exactly as sh
+    does; `$` and backquotes inside double quotes are, since sh expands them there."""
+    quote = ""  # "'" or '"' while inside quotes
+    word_start = True
+    escaped = False
+    for k, ch in enumerate(command):
+        if escaped:
+            escaped, word_start = False, False
+            continue
+        if quote == "'":
+            quote = "" if ch == "'" else quote
+            continue
+        if ch == "\\":  # shlex and sh both take the next character as it is (inside double quotes too)
+            escaped = True
+            continue
+        if quote == '"':
+            if ch == '"':
+                quote = ""
+            elif ch in "$`":
+                return f"{'a variable or substitution ($)' if ch == '$' else 'a command substitution (`)'} in double quotes"
+            continue
+        if ch in "'\"":
+            quote, word_start = ch, False
+            continue
+        if ch == "|":
+            return "&& or ||" if command[k:k + 2] == "||" else "a pipe (|)"
+        if ch == "&":
+            return "&&" if command[k:k + 2] == "&&" else "a background job (&)"
+        if ch == ";":
+            return "a command list (;)"
+        if ch in "<>":
+            return f"a redirection ({ch})"
+        if ch == "$":
+            return "a variable or substitution ($)"
+        if ch == "`":
+            return "a command substitution (`)"
+        if ch in "()":
+            return "a subshell or grouping (parentheses)"
+        if ch in "*?[":
+            return f"a glob ({ch})"
+        if ch == "~" and word_start:
+            return "a home directory (~)"
+        if ch == "#" and word_start:
+            return "a comment (#)"
+        word_start = ch.isspace()
+    words = command.split()
+    if words and (words[0] in _SHELL_WORDS or _ASSIGNMENT.match(words[0])):
+        return f"the shell word {words[0]!r}" if words[0] in _SHELL_WORDS else "a variable assignment"
+    return None
+
+
+def shell_argv(shell: str) -> list[str]:
+    """-S/--shell's value as argv: "default" is /bin/sh (as hyperfine's default on Unix), else a shell by
+    name or path with its options (e.g. "bash --norc"); refused when it names no shell we can find."""
+    if shell == "default":
+        return ["/bin/sh"]
+    try:
+        argv = shlex.split(shell)
+    except ValueError:
+        argv = []
+    program = argv[0] if argv else ""
+    found = shutil.which(program) if program else None
+    if found is None or not _is_shell(program, found):
+        raise DuetError(f"--shell {shell!r} is not a shell found on this machine",
+                        hint="--shell takes the shell to run the commands with, e.g. -S bash or --shell=sh, before "
+                             "or after the commands (-N: no shell)")
+    return argv
+
+
+def _is_shell(program: str, found: str) -> bool:
+    try:
+        with open("/etc/shells") as f:
+            listed = {os.path.basename(line.strip()) for line in f if line.strip().startswith("/")}
+    except OSError:
+        listed = set()
+    return any(os.path.basename(p) in KNOWN_SHELLS | listed for p in (program, os.path.realpath(found)))
+
+
+def command_argv(command: str, *, shell: str | None, side: str) -> tuple[list[str], str | None]:
+    """argv for a command and, when it runs through /bin/sh only because it uses shell syntax, a note
+    saying so. `shell`: as CompareOptions.shell.
+
+    Without -S and -N, shell syntax runs through `sh -c` rather than being refused: hyperfine runs every
+    command through a shell by default, so its users write pipes and $VARs and expect them to work; the
+    note tells them the shell's start-up is now part of what is measured. With -N (no shell, asked for)
+    such a command is refused: split into words it would run something else (`seq 1000 | sort -r` would
+    give seq the words `|`, `sort`, `-r`)."""
+    if not command.strip():
+        raise DuetError(f"command {side} is empty", hint="give the command line to benchmark in quotes")
+    if shell is not None and shell != "none":
+        return [*shell_argv(shell), "-c", command], None
+    feature = detect_shell_syntax(command)
+    if feature is not None:
+        if shell == "none":
+            raise DuetError(f"command {side} ({command!r}) uses shell syntax, {feature}, but -N/--shell=none "
+                            "runs it without a shell", hint="drop -N to run it through sh, or pass --shell bash")
+        _check_first_program(command, side)
+        return ["/bin/sh", "-c", command], (f"command {side} uses shell syntax ({feature}): it runs through sh -c, "
+                                            "whose start-up is measured too (-S SHELL to choose the shell)")
+    return split_command(command, shell=False, side=side), None
+
+
+def _check_first_program(command: str, side: str) -> None:
+    """A shell command's first program, when it is a plain word: missing, it is reported before measuring
+    (as for a command run directly), not as exit code 127 of every run."""
+    try:
+        first = shlex.split(command)[0] if command.strip() else ""
+    except (ValueError, IndexError):
+        return
+    if (not first or first in _SHELL_WORDS or _ASSIGNMENT.match(first) or detect_shell_syntax(first) is not None
+            or os.sep in first):
+        return
+    if shutil.which(first) is None:
+        raise DuetError(f"command {side} not found: {first!r}", hint="check the spelling and PATH, or give a full path")
+
+
 def split_command(command: str, *, shell: bool, side: str) -> list[str]:
     """argv for a command: through /bin/sh with --shell, else split as a shell would (no shell started,
     so its start-up is not measured). Fails early, with a clear message, when the program does not exist."""
@@ -97,7 +244,7 @@ def split_command(command: str, *, shell: bool, side: str) -> list[str]:
         argv = shlex.split(command)
     except ValueError as exc:
         raise DuetError(f"cannot split command {side} ({command!r}): {exc}",
-                        hint="check the quoting, or pass --shell to run it through /bin/sh") from None
+                        hint="check the quoting, or pass --shell sh to run it through /bin/sh") from None
     program = argv[0]
     if os.sep in program and os.path.exists(program):
         if os.path.isdir(program):
@@ -110,5 +257,5 @@ def split_command(command: str, *, shell: bool, side: str) -> list[str]:
     found = shutil.which(program) if os.sep not in program else (program if os.access(program, os.X_OK) else None)
     if found is None:
         raise DuetError(f"command {side} not found: {program!r}",
-                        hint="check the spelling and PATH, give a full path, or use --shell for shell built-ins")
+                        hint="check the spelling and PATH, or give a full path")
     return argv

@@ -5,6 +5,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -74,6 +75,11 @@ class LaunchSpec:
     #: Keep the command's output in these files (campaigns parse it) instead of discarding stdout.
     stdout_path: Path | None = None
     stderr_path: Path | None = None
+    #: The command's standard input (default: /dev/null).
+    stdin_path: Path | None = None
+    #: Show the command's output once it ended, each line prefixed with this name (--show-output): the
+    #: output goes to stdout_path and the stderr file meanwhile, so A's and B's lines never interleave.
+    label: str | None = None
 
 
 class RunningInvocation:
@@ -100,11 +106,12 @@ class RunningInvocation:
         env.update(spec.env)
         env.update({"DUET_SIDE": spec.side, "DUET_ITERATION": str(spec.index)})
         self._cgroup_before = spec.cgroup.usage_usec() if spec.cgroup else None
-        with open(self.stderr_path, "wb") as err, open(spec.stdout_path or os.devnull, "wb") as out:
+        with open(self.stderr_path, "wb") as err, open(spec.stdout_path or os.devnull, "wb") as out, \
+                open(spec.stdin_path or os.devnull, "rb") as stdin:
             # A new session: Ctrl-C reaches only the orchestrator, which then stops the launchers in order.
             self.process = subprocess.Popen(
                 argv,
-                stdin=subprocess.DEVNULL,
+                stdin=stdin,
                 stdout=None if spec.show_output else out,
                 stderr=None if spec.show_output else err,
                 env=env,
@@ -312,6 +319,8 @@ class LauncherServer:
             entries.append(f"timeout_ms={max(1, int(spec.timeout_s * 1000))}")
         if spec.cgroup is not None:
             entries.append(f"cgroup={spec.cgroup.path}")
+        if spec.stdin_path is not None:
+            entries.append(f"stdin={spec.stdin_path}")
         stderr_path = spec.stderr_path or self.stderr_path
         if discard_output:
             entries += [f"stdout={os.devnull}", f"stderr={os.devnull}"]
@@ -400,8 +409,29 @@ class ServedInvocation:
             after = _cgroup_usage_after(self.spec.cgroup)
             if after is not None:
                 cgroup_cpu = (after - self._cgroup_before) / 1e6
+        if self.spec.label is not None:
+            echo_output(self.spec.label, self.spec.stdout_path, self._stderr_path)
         tail = _stderr_tail(self._stderr_path) if self._stderr_path is not None else ""
         return invocation_from_result(self.spec, raw, cgroup_cpu, tail)
+
+
+def echo_output(label: str, stdout_path: Path | None, stderr_path: Path | None) -> None:
+    """Write an ended invocation's output to ours, every line prefixed with `label` (stdout to stdout,
+    stderr to stderr); the stdout file is emptied for the next invocation, the stderr file is left for
+    the failure report's tail."""
+    for path, stream, empty in ((stdout_path, sys.stdout, True), (stderr_path, sys.stderr, False)):
+        if path is None:
+            continue
+        try:
+            with open(path, "r+b") as f:
+                data = f.read()
+                if empty:
+                    f.truncate(0)
+        except OSError:
+            continue
+        for line in data.decode(errors="replace").splitlines():
+            stream.write(f"{label} | {line}\n")
+        stream.flush()
 
 
 def _signal_if_running(process: subprocess.Popen[bytes], signum: int) -> None:

@@ -11,6 +11,7 @@ import os
 import select
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -54,6 +55,13 @@ class RunSettings:
     # Number of the first pair (duet) or round (sequential): a comparison continued by another runner
     # (--method auto after re-deciding) keeps its pairs apart from the earlier runner's.
     first: int = 0
+    # Per side, where its standard output goes (--output): "null", "pipe" (read and discarded), "inherit"
+    # (shown, labelled with the side's name) or a file; a side not named here: "null".
+    output: dict[str, str] = field(default_factory=dict)
+    # The commands' standard input (--input); None: /dev/null.
+    input_path: str | None = None
+    # Names shown before the lines of --show-output / --output=inherit.
+    labels: dict[str, str] = field(default_factory=lambda: {"A": "A", "B": "B"})
 
 
 @dataclass
@@ -103,6 +111,7 @@ class Runner:
         self._gate: ReleaseGate | None = None
         self._workdir = Path(tempfile.gettempdir())
         self._noise = _NoiseWindows(on_activity)
+        self._pipes = _PipeSinks(self._workdir)
 
     # -- helpers -----------------------------------------------------------------------------------
     def _elapsed(self) -> float:
@@ -144,10 +153,19 @@ class Runner:
     def _spec(self, side: str, index: int, pair: int, warmup: bool, cpu: int,
               barrier: Path | None, cgroups: dict[str, SideCgroup | None]) -> LaunchSpec:
         # A's and B's index-th invocations share an environment size (plan/layout.py).
+        where = "inherit" if self.s.show_output else self.s.output.get(side, "null")
+        stdout: Path | None = None
+        if where == "inherit":
+            stdout = self._workdir / f"{side}.stdout"  # shown with its label once the invocation ended
+        elif where == "pipe":
+            stdout = self._pipes.path(side)
+        elif where != "null":
+            stdout = Path(where)
         return LaunchSpec(argv=self.s.argv[side], side=side, index=index, pair=pair, warmup=warmup, cpu=cpu,
                           barrier=barrier, barrier_timeout_s=self.s.barrier_timeout_s, timeout_s=self.s.timeout_s,
-                          cgroup=_ensured(cgroups.get(side)), show_output=self.s.show_output,
-                          env=env_offset(f"{self.s.seed}:{index}"))
+                          cgroup=_ensured(cgroups.get(side)), env=env_offset(f"{self.s.seed}:{index}"),
+                          stdout_path=stdout, stdin_path=Path(self.s.input_path) if self.s.input_path else None,
+                          label=self.s.labels.get(side, side) if where == "inherit" else None)
 
     def stop_all(self) -> None:
         """Stop whatever runs (Ctrl-C): every launcher ends its command, answers, and exits."""
@@ -165,13 +183,14 @@ class Runner:
     # -- entry point -------------------------------------------------------------------------------
     def run(self) -> RunOutcome:
         tag = f"duetbench-{os.getpid()}"
-        cgroups: dict[str, SideCgroup | None] = {side: None for side in ("A", "B")}
+        cgroups: dict[str, SideCgroup | None] = {side: None for side in self.s.argv}
         if self.s.use_cgroups:
-            cgroups = {side: SideCgroup.create(f"{tag}-{side}") for side in ("A", "B")}
+            cgroups = {side: SideCgroup.create(f"{tag}-{side}") for side in self.s.argv}
         forget_cgroup_usage()
         try:
-            with tempfile.TemporaryDirectory(prefix="duetbench-") as tmp:
+            with tempfile.TemporaryDirectory(prefix="duetbench-") as tmp, _PipeSinks(Path(tmp)) as pipes:
                 self._workdir = Path(tmp)
+                self._pipes = pipes
                 method = {"duet": self._run_duet, "aduet": self._run_aduet, "sequential": self._run_sequential}
                 self._gate = ReleaseGate()
                 try:
@@ -268,7 +287,8 @@ class Runner:
             warmup = round_ - self.s.first < self.s.warmup
             if not warmup and not self.should_continue(self.measured, self._elapsed()):
                 return None
-            for side in self.schedule.next_round_order():
+            # One command on its own (`duet compare CMD`) has only side A: its rounds are its runs.
+            for side in (s for s in self.schedule.next_round_order() if s in self.s.argv):
                 self._prepare(side)
                 self._noise.open()
                 steal_before = read_steal_seconds()
@@ -415,6 +435,72 @@ class _NoiseWindows:
         if self._pending or self._stored:
             self._close()
         self._before = None
+
+
+class _PipeSinks:
+    """--output=pipe: a side's output goes into a FIFO that a thread of ours reads and discards, so the
+    command writes to a pipe (as into `| cat`) rather than to /dev/null, which some programs detect and
+    skip writing to. The FIFO, unlike a pipe, can be named in a launcher request."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.workdir = workdir
+        self._paths: dict[str, Path] = {}
+        self._fds: list[int] = []
+        self._stop_r, self._stop_w = -1, -1
+        self._thread: threading.Thread | None = None
+
+    def __enter__(self) -> "_PipeSinks":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def path(self, side: str) -> Path:
+        if side not in self._paths:
+            path = self.workdir / f"{side}.pipe"
+            os.mkfifo(path)
+            # Our own write end keeps the read end from reporting end-of-file between invocations.
+            read_fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+            self._fds += [read_fd, os.open(path, os.O_WRONLY)]
+            self._paths[side] = path
+            self._restart()
+        return self._paths[side]
+
+    def _restart(self) -> None:
+        self._stop()
+        self._stop_r, self._stop_w = os.pipe()
+        readers = self._fds[0::2]
+        self._thread = threading.Thread(target=_drain, args=(readers, self._stop_r), daemon=True)
+        self._thread.start()
+
+    def _stop(self) -> None:
+        if self._thread is not None:
+            os.write(self._stop_w, b"x")
+            self._thread.join()
+            os.close(self._stop_r)
+            os.close(self._stop_w)
+            self._thread = None
+
+    def close(self) -> None:
+        self._stop()
+        for fd in self._fds:
+            os.close(fd)
+        self._fds, self._paths = [], {}
+
+
+def _drain(fds: list[int], stop: int) -> None:
+    """Read and discard whatever arrives on `fds` until `stop` becomes readable."""
+    poller = select.poll()
+    for fd in (*fds, stop):
+        poller.register(fd, select.POLLIN)
+    while True:
+        for fd, _ in poller.poll():
+            if fd == stop:
+                return
+            try:
+                os.read(fd, 1 << 16)
+            except BlockingIOError:
+                pass
 
 
 def _ensured(group: SideCgroup | None) -> SideCgroup | None:

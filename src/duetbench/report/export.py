@@ -66,6 +66,8 @@ def to_json_dict(report: ComparisonReport) -> dict[str, Any]:
         "options": report.options,
         "host": report.host,
         "comparisons": [_comparison_dict(report, r) for r in report.results.values()],
+        # One command benchmarked on its own (method "single"): its statistics, else null.
+        "benchmark": asdict(report.benchmark) if report.benchmark is not None else None,
         "warnings": report.warnings,
         "analysis_error": report.analysis_error,
         "invocations": [i.to_dict() for i in report.invocations],

@@ -40,8 +40,10 @@ def _entry(report: ComparisonReport, side: str, parameters: Mapping[str, str]) -
 
 
 def to_hyperfine_json(reports: Sequence[tuple[Mapping[str, str], ComparisonReport]]) -> dict[str, Any]:
-    """``{"results": [...]}`` with A then B of every comparison (in a scan, of every combination)."""
-    return {"results": [_entry(report, side, params) for params, report in reports for side in ("A", "B")]}
+    """``{"results": [...]}`` with A then B of every comparison (in a scan, of every combination); one
+    command benchmarked on its own (no B) has one entry."""
+    return {"results": [_entry(report, side, params) for params, report in reports for side in ("A", "B")
+                        if report.commands.get(side)]}
 
 
 def write_hyperfine_json(reports: Sequence[tuple[Mapping[str, str], ComparisonReport]], path: Path) -> None:

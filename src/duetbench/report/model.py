@@ -9,6 +9,7 @@ from duetbench.execute.invocation import Invocation
 if TYPE_CHECKING:
     # numpy: imported by whoever makes the results, not by whoever only names the type
     from duetbench.analyze.comparison import ComparisonResult
+    from duetbench.analyze.single import Benchmark
 
 
 @dataclass
@@ -27,6 +28,8 @@ class ComparisonReport:
     invocations: list[Invocation]
     warnings: list[str] = field(default_factory=list)
     analysis_error: str | None = None
+    #: One command benchmarked on its own (method "single"): its statistics; then `results` is empty.
+    benchmark: Benchmark | None = None
 
     @property
     def primary(self) -> ComparisonResult | None:

@@ -33,9 +33,13 @@ def _names(entries: list[ScanEntry]) -> list[str]:
     return list(entries[0].parameters) if entries else []
 
 
-def render_scan(entries: list[ScanEntry], console: Console, planned: int) -> None:
-    """One row per comparison: the parameter values, B/A with its CI, the verdict."""
+def render_scan(entries: list[ScanEntry], console: Console, planned: int, time_unit: str | None = None) -> None:
+    """One row per comparison: the parameter values, B/A with its CI, the verdict (one command: its mean
+    ± σ and range)."""
     if not entries:
+        return
+    if all(e.report.method == "single" for e in entries):
+        _render_single_scan(entries, console, planned, time_unit)
         return
     level = next((e.report.primary.ratio.confidence_level for e in entries if e.report.primary), 0.99)
     table = Table(title=f"parameter scan: {len(entries)} of {planned} comparisons (B/A, > 1 means B is slower)",
@@ -53,6 +57,27 @@ def render_scan(entries: list[ScanEntry], console: Console, planned: int) -> Non
             colour = {"slower": "red", "faster": "green"}.get(p.verdict, "white")
             cells += [f"{p.ratio.estimate:.4f} [{p.ratio.low:.4f}, {p.ratio.high:.4f}]",
                       f"[{colour}]{p.verdict}[/{colour}]", str(p.runs)]
+        table.add_row(*cells)
+    console.print(table)
+
+
+def _render_single_scan(entries: list[ScanEntry], console: Console, planned: int, time_unit: str | None) -> None:
+    from duetbench.report.terminal import fmt_time
+
+    table = Table(title=f"parameter scan: {len(entries)} of {planned} benchmarks of one command", title_justify="left")
+    for name in _names(entries):
+        table.add_column(escape(name), justify="right")
+    for column in ("#", "mean ± σ", "min … max", "runs"):
+        table.add_column(column, justify="right")
+    for e in entries:
+        b = e.report.benchmark
+        cells = [escape(v) for v in e.parameters.values()] + [str(e.report.id)]
+        if b is None:
+            cells += ["[yellow]no statistics[/yellow]", "", ""]
+        else:
+            sd = fmt_time(b.stdev, time_unit) if b.stdev == b.stdev else "–"
+            cells += [f"{fmt_time(b.mean, time_unit)} ± {sd}",
+                      f"{fmt_time(b.min, time_unit)} … {fmt_time(b.max, time_unit)}", str(b.runs)]
         table.add_row(*cells)
     console.print(table)
 

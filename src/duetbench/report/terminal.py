@@ -22,14 +22,26 @@ _STOPS = {
 }
 
 
-def _ms(seconds: float) -> str:
+#: -u/--time-unit: unit name -> (seconds per unit, symbol, decimals).
+TIME_UNITS = {"microsecond": (1e-6, "µs", 1), "millisecond": (1e-3, "ms", 2), "second": (1.0, "s", 4)}
+
+
+def fmt_time(seconds: float, unit: str | None = None) -> str:
+    """A time in `unit` (-u/--time-unit); None or "auto": milliseconds below one second, else seconds."""
+    if unit in TIME_UNITS:
+        scale, symbol, decimals = TIME_UNITS[unit]
+        return f"{seconds / scale:.{decimals}f} {symbol}"
     if seconds < 1:
         return f"{seconds * 1000:.2f} ms"
     return f"{seconds:.3f} s"
 
 
-def render(report: ComparisonReport, console: Console) -> None:
+def render(report: ComparisonReport, console: Console, time_unit: str | None = None) -> None:
+    if report.method == "single":
+        render_single(report, console, time_unit)
+        return
     names = report.names
+    _ms = lambda seconds: fmt_time(seconds, time_unit)  # noqa: E731
     first = next(iter(report.results.values()), None)
     runs = f" · {first.runs} runs" if first else ""
     console.print(f"[bold]duet compare #{report.id}[/bold] · method [cyan]{report.method}[/cyan]{runs} · "
@@ -64,6 +76,12 @@ def render(report: ComparisonReport, console: Console) -> None:
         row.append(f"{statistics.median(rss) / 1024:.1f} MiB" if rss else "")
         table.add_row(*row)
     console.print(table)
+    primary = report.primary
+    if primary is not None:
+        ranges = " · ".join(f"{names[side]} {_ms(s.min)} … {_ms(s.max)}"
+                            for side, s in (("A", primary.a), ("B", primary.b)))
+        console.print(f"  Range (min … max): {ranges}  [dim]({primary.metric}, {primary.runs} runs)[/dim]",
+                      soft_wrap=True)
     for metric, result in report.results.items():
         marker = "▶" if metric == report.primary_metric else " "
         text = describe_change(result.ratio, names["A"], names["B"])
@@ -79,5 +97,36 @@ def render(report: ComparisonReport, console: Console) -> None:
         console.print(f"[dim]stopped: {_STOPS[stopped]}[/dim]", soft_wrap=True)
     if report.analysis_error:
         console.print(f"[yellow]No statistics: {report.analysis_error}[/yellow]")
+    for warning in report.warnings:
+        console.print(f"[yellow]warning:[/yellow] {warning}")
+
+
+def render_single(report: ComparisonReport, console: Console, time_unit: str | None = None) -> None:
+    """One command benchmarked on its own: mean ± σ, Range (min … max), CPU time, the mean's CI, and its
+    noise as a comparison of it with itself would see it."""
+    b = report.benchmark
+    runs = f" · {b.runs} runs" if b is not None else ""
+    console.print(f"[bold]duet compare #{report.id}[/bold] · one command{runs} · seed {report.seed} · {report.status}")
+    name = report.names["A"]
+    label = "Benchmark" if name == "A" else f"Benchmark ({name})"
+    console.print(f"  [bold]{label}[/bold]: {report.commands['A']}", soft_wrap=True)
+    if b is None:
+        console.print(f"[yellow]No statistics: {report.analysis_error}[/yellow]")
+        return
+    t = lambda seconds: fmt_time(seconds, time_unit)  # noqa: E731
+    sd = t(b.stdev) if b.stdev == b.stdev else "–"
+    metric = "" if b.metric == "wall" else f" [dim]({b.metric} time)[/dim]"
+    console.print(f"  Time (mean ± σ):     [bold]{t(b.mean)}[/bold] ± {sd}{metric}    "
+                  f"[dim][User: {t(b.user)}, System: {t(b.system)}][/dim]", soft_wrap=True)
+    console.print(f"  Range (min … max):   {t(b.min)} … {t(b.max)}    [dim]{b.runs} runs[/dim]", soft_wrap=True)
+    if b.low == b.low:
+        console.print(f"  Mean, {b.confidence:.0%} CI:        {t(b.low)} … {t(b.high)} "
+                      f"[dim](± {b.relative_ci_width / 2:.2%})[/dim]", soft_wrap=True)
+    if b.aa_resolution == b.aa_resolution:
+        console.print(f"  Noise:               CV {b.cv:.2%}; compared with itself at {b.runs} runs each, "
+                      f"a comparison would resolve about ±{b.aa_resolution:.2%}", soft_wrap=True)
+    stopped = report.options.get("stopped_by")
+    if stopped == "precision":
+        console.print("[dim]stopped: the mean's CI reached --target-width[/dim]")
     for warning in report.warnings:
         console.print(f"[yellow]warning:[/yellow] {warning}")

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from duetbench import __version__
-from duetbench.config.compare import CompareOptions, split_command
-from duetbench.errors import CommandFailed, DuetError
+from duetbench.config.compare import CompareOptions, command_argv
+from duetbench.errors import EXIT_SLOWER, CommandFailed, DuetError
 from duetbench.execute.invocation import Invocation
 from duetbench.execute.lock import MeasurementLock
 from duetbench.execute.runner import Runner, RunSettings, ShellCommandFailed, run_shell
@@ -153,6 +153,15 @@ def _names(record: ComparisonRecord) -> dict[str, str]:
 def build_report(record: ComparisonRecord, invocations: list[Invocation]) -> ComparisonReport:
     """Judge stored invocations. Deterministic (seeded), so ``duet show`` reprints the same numbers."""
     opts = record.options
+    if record.method == "single":
+        from duetbench.usecases.single import benchmark_of
+
+        bench = benchmark_of(invocations, opts["metric"], opts["confidence"])
+        return ComparisonReport(
+            id=record.id, status=record.status, method=record.method, names={"A": record.name_a, "B": ""},
+            commands={"A": record.command_a, "B": ""}, seed=record.seed, options=opts, host=record.host,
+            tool_version=record.tool_version, primary_metric=opts["metric"], results={}, invocations=invocations,
+            analysis_error=None if bench is not None else "no run finished", benchmark=bench)
     results: dict[str, ComparisonResult] = {}
     error = None
     for metric in METRICS if record.method != "auto" else ():
@@ -426,11 +435,23 @@ def _runs_stable(opts: CompareOptions, method: str, measured: list[Invocation]) 
 
 
 def run_compare(opts: CompareOptions, *, db_path: Path, exports: Exports, console: Console,
-                show_progress: bool = True, on_report: Callable[[ComparisonReport], None] | None = None) -> int:
-    """Measure, store, judge and report one comparison; the exit code. `on_report` gets the report
-    before any failure is raised (a parameter scan collects its comparisons so)."""
-    argv = {"A": split_command(opts.command_a, shell=opts.shell, side="A"),
-            "B": split_command(opts.command_b, shell=opts.shell, side="B")}
+                show_progress: bool = True, on_report: Callable[[ComparisonReport], None] | None = None,
+                time_unit: str | None = None) -> int:
+    """Measure, store, judge and report one comparison; the exit code (0, EXIT_SLOWER when --fail-if-slower
+    tripped, 130 interrupted). `on_report` gets the report before any failure is raised (a parameter scan
+    collects its comparisons so). With no command B, one command is benchmarked on its own."""
+    if opts.command_b is None:
+        from duetbench.usecases.single import run_single
+
+        return run_single(opts, db_path=db_path, exports=exports, console=console, show_progress=show_progress,
+                          time_unit=time_unit, on_report=on_report)
+    argv: dict[str, list[str]] = {}
+    for side, command, name in (("A", opts.command_a, opts.name_a), ("B", opts.command_b, opts.name_b)):
+        argv[side], note = command_argv(command, shell=opts.shell, side=name)
+        if note:
+            from rich.markup import escape
+
+            console.print(f"[yellow]note:[/yellow] {escape(note)}", soft_wrap=True)
     host = host_facts()
     cpus_available = usable_cpus()
     cpus = choose_cpus(cpus_available)
@@ -466,7 +487,9 @@ def run_compare(opts: CompareOptions, *, db_path: Path, exports: Exports, consol
 
     settings = RunSettings(method=method, argv=argv, cpus=cpus, seed=opts.seed, warmup=opts.warmup,
                            timeout_s=opts.timeout, prepare=opts.per_side(opts.prepare), conclude=opts.per_side(opts.conclude),
-                           ignore_failure=opts.ignore_failure, show_output=opts.show_output, fill=opts.fill)
+                           ignore_failure=opts.ignore_failure, show_output=opts.show_output, fill=opts.fill,
+                           output={side: where or "null" for side, where in opts.per_side(opts.output).items()},
+                           input_path=opts.input, labels={"A": opts.name_a, "B": opts.name_b})
     stop = _Stop()
     status = "failed"
     failure: Invocation | None = None
@@ -507,7 +530,7 @@ def run_compare(opts: CompareOptions, *, db_path: Path, exports: Exports, consol
     report = build_report(record, store.invocations(comparison_id))
     store.close()
     if report.results or status != "failed":
-        render(report, console)
+        render(report, console, time_unit=time_unit)
     exports.write(report)
     if on_report is not None:
         on_report(report)
@@ -531,7 +554,7 @@ def run_compare(opts: CompareOptions, *, db_path: Path, exports: Exports, consol
     if opts.fail_if_slower is not None and primary is not None and exceeds_threshold(primary.ratio, opts.fail_if_slower):
         console.print(f"[red]{opts.name_b} is more than {opts.fail_if_slower:g}% slower than {opts.name_a} "
                       f"with {primary.ratio.confidence_level:.0%} confidence (--fail-if-slower).[/red]")
-        return 1
+        return EXIT_SLOWER
     return 0
 
 
@@ -581,11 +604,19 @@ def show(db_path: Path, comparison_id: int | None, *, exports: Exports, console:
             if not records:
                 console.print(f"no comparisons in {db_path} yet")
             for rec in records:
-                primary = build_report(rec, store.invocations(rec.id)).primary
+                built = build_report(rec, store.invocations(rec.id))
+                when = time.strftime("%Y-%m-%d %H:%M", time.localtime(rec.created))
+                if built.benchmark is not None or rec.method == "single":
+                    b = built.benchmark
+                    judged = (f"mean {b.mean * 1000:.3f} ms ± {b.stdev * 1000:.3f} ms · {b.runs} runs"
+                              if b is not None else "no statistics")
+                    console.print(f"[bold]#{rec.id}[/bold] {when} · one command · {rec.status} · {judged}")
+                    console.print(f"    {_short(rec.name_a, rec.command_a, 70)}")
+                    continue
+                primary = built.primary
                 judged = (f"[bold]{primary.verdict}[/bold] B/A {primary.ratio.estimate:.4f} "
                           f"[{primary.ratio.low:.4f}, {primary.ratio.high:.4f}] · {primary.runs} runs"
                           if primary else "no statistics")
-                when = time.strftime("%Y-%m-%d %H:%M", time.localtime(rec.created))
                 console.print(f"[bold]#{rec.id}[/bold] {when} · {rec.method} · {rec.status} · {judged}")
                 console.print(f"    {_short(rec.name_a, rec.command_a, 70)}\n    {_short(rec.name_b, rec.command_b, 70)}")
             return 0

@@ -1,0 +1,167 @@
+"""``duet compare CMD``: one command benchmarked on its own, as ``hyperfine CMD``.
+
+Sequential runs on one pinned CPU, stopped adaptively once the t interval of its mean (made at α/2 for
+the look) is --target-width narrow, else by --runs, --max-runs or --time-budget; stored as a comparison
+of method "single" with command A only, so `duet show` and the exports find it like any other."""
+from __future__ import annotations
+
+import signal
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from duetbench import __version__
+from duetbench.config.compare import CompareOptions, command_argv
+from duetbench.errors import DuetError
+from duetbench.execute.invocation import Invocation
+from duetbench.execute.lock import MeasurementLock
+from duetbench.execute.runner import Runner, RunSettings, ShellCommandFailed, run_shell
+from duetbench.host.host import host_facts, usable_cpus
+from duetbench.plan.schedule import choose_cpus
+from duetbench.report.export import Exports
+from duetbench.report.model import ComparisonReport
+from duetbench.report.progress import LiveProgress
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from duetbench.analyze.single import Benchmark
+
+#: The method a one-command benchmark is stored with.
+SINGLE = "single"
+
+
+def runs_of(invocations: list[Invocation], metric: str) -> tuple[list[float], list[float], list[float]]:
+    """The usable measured runs' times in `metric`, user and system CPU seconds."""
+    from duetbench.analyze.invocations import usable
+
+    runs = [i for i in usable(invocations) if i.side == "A"]
+    return ([i.wall_s if metric == "wall" else i.cpu_s for i in runs], [i.user_s for i in runs],
+            [i.sys_s for i in runs])
+
+
+def benchmark_of(invocations: list[Invocation], metric: str, confidence: float) -> Benchmark | None:
+    """The command's Benchmark (analyze/single.py), or None without a usable run."""
+    from duetbench.analyze.single import summarize
+
+    times, user, system = runs_of(invocations, metric)
+    return summarize(metric, times, user, system, confidence) if times else None
+
+
+def _stop_rule(opts: CompareOptions, on_progress: Callable[[int, str], None], stopped: list[str]
+               ) -> Callable[[list[Invocation], float], bool]:
+    from duetbench.usecases.compare import _LiveCiSchedule
+
+    looks = _LiveCiSchedule(opts.min_runs)
+
+    def should_continue(measured: list[Invocation], elapsed: float) -> bool:
+        from duetbench.analyze.single import mean_interval, precise_enough
+
+        times = runs_of(measured, opts.metric)[0]
+        n = len(times)
+        text = ""
+        if n >= 2:
+            mean, low, high = mean_interval(times, opts.confidence)
+            text = f"mean {mean * 1000:.3f} ms ± {(high - low) / 2 / mean:.2%}"
+        on_progress(n, text)
+        if opts.runs is not None:
+            return n < opts.runs
+        if n < opts.min_runs:
+            return True
+        if n >= opts.max_runs or elapsed >= opts.time_budget:
+            return False
+        if looks.due(n) and precise_enough(times, opts.target_rciw, opts.confidence):
+            stopped.append("precision")
+            return False
+        return True
+
+    return should_continue
+
+
+def run_single(opts: CompareOptions, *, db_path: Path, exports: Exports, console: Console, show_progress: bool = True,
+               time_unit: str | None = None, on_report: Callable[[ComparisonReport], None] | None = None) -> int:
+    """Measure, store and report one command; the exit code (0, or 130 when interrupted; a failing
+    command raises its error after the report)."""
+    from duetbench.usecases.compare import (_DeferredComparison, _failure_error, _interrupt, _last_line, _with_owner,
+                                            build_report, render)
+
+    argv, note = command_argv(opts.command_a, shell=opts.shell, side=opts.name_a)
+    if note:
+        console.print(f"[yellow]note:[/yellow] {_escape(note)}", soft_wrap=True)
+    available = usable_cpus()
+    pair = choose_cpus(available)
+    # The CPU a sequential comparison measures on (the second of its pair), so one command is measured
+    # where it would be in a comparison.
+    cpu = pair[1] if pair is not None else available[0]
+    options: dict[str, Any] = opts.model_dump()
+    options["stopped_by"] = None
+    lock = MeasurementLock(f"duet compare {opts.command_a!r}")
+    lock.acquire()
+    comparison = _DeferredComparison(db_path, lambda store: store.begin_comparison(
+        method=SINGLE, name_a=opts.name_a, name_b="", command_a=opts.command_a, command_b="", seed=opts.seed,
+        options=_with_owner(options), host=host_facts(), tool_version=__version__))
+    progress = LiveProgress(console, opts.runs or opts.min_runs, show_progress)
+    total = opts.runs or opts.min_runs
+
+    def on_progress(n: int, text: str) -> None:
+        nonlocal total
+        total = max(total, n + (0 if opts.runs else 1))
+        progress.update(done=n, total=total, description=f"benchmark {opts.name_a}", ci=text)
+
+    stopped: list[str] = []
+    settings = RunSettings(method="sequential", argv={"A": argv}, cpus=(cpu, cpu), seed=opts.seed, warmup=opts.warmup,
+                           timeout_s=opts.timeout, prepare={"A": opts.per_side(opts.prepare)["A"]},
+                           conclude={"A": opts.per_side(opts.conclude)["A"]}, ignore_failure=opts.ignore_failure,
+                           show_output=opts.show_output, output={"A": opts.per_side(opts.output)["A"] or "null"},
+                           input_path=opts.input, labels={"A": opts.name_a})
+    status, failure, shell_failure = "failed", None, None
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        with progress:
+            setup, cleanup = opts.per_side(opts.setup)["A"], opts.per_side(opts.cleanup)["A"]
+            if setup:
+                run_shell(setup, "--setup")
+            runner = Runner(settings, _stop_rule(opts, on_progress, stopped), comparison.add_invocation,
+                            on_activity=comparison.set_activity, on_invocations=comparison.add_invocations)
+            try:
+                outcome = runner.run()
+                status, failure = outcome.status, outcome.failure
+            except KeyboardInterrupt:
+                runner.stop_all()
+                status = "interrupted"
+            if cleanup and status != "interrupted":
+                run_shell(cleanup, "--cleanup")
+    except ShellCommandFailed as exc:
+        shell_failure = exc
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        if stopped:
+            options["stopped_by"] = stopped[0]
+        try:
+            comparison.open().finish_comparison(comparison.id, status if shell_failure is None else "failed",
+                                                options)
+        finally:
+            lock.release()
+    store = comparison.open()
+    record = store.comparison(comparison.id)
+    assert record is not None
+    report = build_report(record, store.invocations(comparison.id))
+    store.close()
+    if report.benchmark is not None or status != "failed":
+        render(report, console, time_unit=time_unit)
+    exports.write(report)
+    if on_report is not None:
+        on_report(report)
+    if shell_failure is not None:
+        raise DuetError(f"the {shell_failure.what} command failed with exit code {shell_failure.code}: "
+                        f"{_last_line(shell_failure.stderr)}", hint="fix the command or run it by hand to see why",
+                        exit_code=1)
+    if failure is not None:
+        raise _failure_error(failure, report.names)
+    return 130 if status == "interrupted" else 0
+
+
+def _escape(text: str) -> str:
+    from rich.markup import escape
+
+    return escape(text)
