@@ -18,6 +18,7 @@ from typing import Any
 import click
 
 from duetbench import __version__
+from duetbench.cli.exports import export_options
 from duetbench.errors import DuetError
 
 #: Where results go by default; the same as ``duetbench.store.db.DEFAULT_DB``, which imports SQLAlchemy.
@@ -184,23 +185,6 @@ def main() -> None:
     clear_leftovers()
 
 
-_export_options = [
-    click.option("--export-json", type=click.Path(dir_okay=False, path_type=Path), help="Write the results as JSON."),
-    click.option("--export-csv", type=click.Path(dir_okay=False, path_type=Path),
-                 help="Write one CSV row per invocation."),
-    click.option("--export-markdown", type=click.Path(dir_okay=False, path_type=Path),
-                 help="Write a Markdown table, e.g. for a pull-request comment."),
-    click.option("--export-hyperfine", type=click.Path(dir_okay=False, path_type=Path),
-                 help="Write A's and B's times in hyperfine's --export-json format, for tools that read it."),
-]
-
-
-def export_options(func):  # type: ignore[no-untyped-def]
-    for option in reversed(_export_options):
-        func = option(func)
-    return func
-
-
 @main.command()
 @click.argument("command_a")
 @click.argument("command_b", required=False)
@@ -269,10 +253,8 @@ def export_options(func):  # type: ignore[no-untyped-def]
 @click.option("-D", "--parameter-step-size", metavar="DELTA", help="Step of --parameter-scan (default 1).")
 @click.option("-L", "--parameter-list", nargs=2, multiple=True, metavar="NAME VALUES",
               help="One comparison per comma-separated value of NAME; several -L (and -P) give every combination.")
-@export_options
-def compare(command_a: str, command_b: str | None, db: Path, no_progress: bool, export_json: Path | None,
-            export_csv: Path | None, export_markdown: Path | None, export_hyperfine: Path | None,
-            **options: object) -> None:
+@export_options("comparison", "scan")
+def compare(command_a: str, command_b: str | None, db: Path, no_progress: bool, **options: object) -> None:
     """Compare COMMAND_B against COMMAND_A: is B faster or slower, by how much, how sure.
 
     \b
@@ -289,9 +271,10 @@ def compare(command_a: str, command_b: str | None, db: Path, no_progress: bool, 
 
     from duetbench.config.compare import validated
     from duetbench.config.scan import parameter_grid
-    from duetbench.report.export import Exports
+    from duetbench.report.exporters import Exports
     from duetbench.usecases.compare import run_compare
 
+    exports = Exports.from_options(options)
     if command_b is None:
         raise DuetError("duet compare needs two commands, A and B",
                         hint=f"to see this machine's noise for one command, compare it with itself: "
@@ -307,12 +290,12 @@ def compare(command_a: str, command_b: str | None, db: Path, no_progress: bool, 
     if grid:
         from duetbench.usecases.scan import run_scan
 
+        exports.check("scan")
         sys.exit(run_scan({"command_a": command_a, "command_b": command_b, **options}, grid, db_path=db,
-                          exports=Exports(export_json, export_csv, export_markdown, export_hyperfine), console=console,
-                          show_progress=not no_progress))
+                          exports=exports, console=console, show_progress=not no_progress))
+    exports.check("comparison")
     opts = validated(command_a=command_a, command_b=command_b, **options)
-    code = run_compare(opts, db_path=db, exports=Exports(export_json, export_csv, export_markdown, export_hyperfine),
-                       console=console, show_progress=not no_progress)
+    code = run_compare(opts, db_path=db, exports=exports, console=console, show_progress=not no_progress)
     sys.exit(code)
 
 
@@ -321,16 +304,17 @@ def compare(command_a: str, command_b: str | None, db: Path, no_progress: bool, 
 @click.option("--db", type=DB_PATH_OR_URL, default=DEFAULT_DB, show_default=True,
               help="The results database.")
 @click.option("--limit", type=click.IntRange(1, 10**6), default=30, show_default=True, help="How many comparisons to list.")
-@export_options
-def show(comparison_id: int | None, db: Path, limit: int, export_json: Path | None, export_csv: Path | None,
-         export_markdown: Path | None, export_hyperfine: Path | None) -> None:
+@export_options("comparison")
+def show(comparison_id: int | None, db: Path, limit: int, **export_paths: Path | None) -> None:
     """List stored comparisons, or re-print (and re-export) comparison COMPARISON_ID."""
     from rich.console import Console
 
-    from duetbench.report.export import Exports
+    from duetbench.report.exporters import Exports
     from duetbench.usecases.compare import show as show_comparison
 
-    exports = Exports(export_json, export_csv, export_markdown, export_hyperfine)
+    exports = Exports.from_options(export_paths)
+    if exports and comparison_id is None:
+        raise DuetError("--export-* needs the id of the comparison to export", hint="e.g. duet show 3 --export-json r.json")
     sys.exit(show_comparison(db, comparison_id, exports=exports, console=Console(highlight=False), limit=limit))
 
 
@@ -388,11 +372,12 @@ def show(comparison_id: int | None, db: Path, limit: int, export_json: Path | No
 @click.option("--shared-dir", type=click.Path(file_okay=False, path_type=Path),
               help="With --backend slurm: a directory all nodes see, for job files, logs, raw outputs and per-task "
                    "databases (default: the --db file's directory, or .duet for PostgreSQL).")
+@export_options("campaign")
 def run(campaign_file: Path, dry_run: bool, resume: bool, executor: str, seed: int | None, confidence: float,
         show_output: bool, no_progress: bool, target_width: float | None, min_runs: int, time_budget: float | None,
         adaptive_warmup: str | None, mi: int, run_criterion: str | None, f_min: int, wi_min: int, wi_max: int,
         db: Path, backend: str, partition: str | None, nodes: int | None, split: str, sbatch_args: tuple[str, ...],
-        shared_dir: Path | None) -> None:
+        shared_dir: Path | None, **export_paths: Path | None) -> None:
     """Run the benchmark campaign described in CAMPAIGN_FILE (YAML; see docs/campaign-format.md).
 
     \b
@@ -403,8 +388,10 @@ def run(campaign_file: Path, dry_run: bool, resume: bool, executor: str, seed: i
     """
     from rich.console import Console
 
+    from duetbench.report.exporters import Exports
     from duetbench.usecases.campaign import RunOptions, run_campaign
 
+    exports = Exports.from_options(export_paths)
     if not 0.5 <= confidence < 1:
         raise DuetError(f"--confidence must be in [0.5, 1), got {confidence}", hint="e.g. --confidence 0.95")
     if target_width is not None and not 0 < target_width < 1:
@@ -432,7 +419,7 @@ def run(campaign_file: Path, dry_run: bool, resume: bool, executor: str, seed: i
                       executor=executor, seed=seed, confidence=confidence,
                       show_output=show_output, progress=not no_progress, target_width=target_width,
                       min_runs=min_runs, time_budget=time_budget, warmup_params=warmup_params,
-                      run_params=run_params)
+                      run_params=run_params, exports=exports)
     if backend == "slurm":
         from duetbench.usecases.slurm import SlurmOptions, run_campaign_slurm
 

@@ -17,6 +17,7 @@ import subprocess
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from rich.console import Console
@@ -44,6 +45,9 @@ from duetbench.store.option import db_argument
 from duetbench.store.orchestrators import claim, with_owner
 from duetbench.analyze.tables import AnalysisOptions, analyze_table
 
+if TYPE_CHECKING:
+    from duetbench.report.exporters import Exports
+
 EXECUTORS = ("auto", "local", "podman", "docker")
 
 
@@ -68,6 +72,8 @@ class RunOptions:
     warmup_params: StoppingParams | None = None
     #: Stop launching a method's runs once its runs are stable by this criterion (Laaber et al. 2020 §4.2.2); None: off.
     run_params: StoppingParams | None = None
+    #: --export-FORMAT files of the closing analysis (also written when interrupted: what finished).
+    exports: Exports | None = None
 
 
 def read_campaign(path: Path):  # type: ignore[no-untyped-def]
@@ -331,9 +337,14 @@ def run_campaign(path: Path, opts: RunOptions, console: Console) -> int:
         if status == "interrupted":
             console.print(f"[yellow]interrupted[/yellow]: every finished run is stored; continue with "
                           f"[bold]duet run {escape(shlex.quote(str(path)))} --resume{escape(db_argument(opts.db))}[/bold]", highlight=False)
+            if opts.exports:  # what finished, as `duet analyze` would export it now
+                export_campaign(campaigns, campaign_id, summarize(campaigns, campaign_id, by_name, seed=seed,
+                                                                  confidence=opts.confidence,
+                                                                  n_resamples=opts.n_resamples), opts, seed=seed)
             return 130
         rows = summarize(campaigns, campaign_id, by_name, seed=seed, confidence=opts.confidence,
                          n_resamples=opts.n_resamples)
+        export_campaign(campaigns, campaign_id, rows, opts, seed=seed)
         print_summary(console, rows, opts.confidence)
         print_stopping(console, campaigns, campaign_id)
         failed = sum(r.runs_failed for r in rows)
@@ -551,6 +562,25 @@ def summarize(campaigns: CampaignStore, campaign_id: int, by_name, *, seed: int,
                 problem = row.problem if row else "no finished run with measured iterations"
                 # The duet's synchronization is stated with every result (a refusal states it as its problem).
                 said = [row.sync] if row and row.sync and row.sync != problem else []
-                rows.append(BenchmarkRow(label, method, ok, failed, result, problem, said))
+                rows.append(BenchmarkRow(label, method, ok, failed, result, problem, said, analysed=row))
     name_noise(rows, runs)
+    name_noise([r.analysed for r in rows if r.analysed is not None], runs)  # the exported rows, as duet analyze's
     return rows
+
+
+def export_campaign(campaigns: CampaignStore, campaign_id: int, rows: list[BenchmarkRow], opts: RunOptions, *,
+                    seed: int) -> None:
+    """Write `duet run`'s --export-FORMAT files: the closing table's rows, in `duet analyze`'s shape."""
+    if not opts.exports:
+        return
+    from duetbench.report.model import CampaignReport
+
+    record = campaigns.campaign(campaign_id)
+    assert record is not None
+    # The HTML report plots the iterations: loaded only when it is asked for.
+    table = iteration_table(campaigns, campaign_id) if "html" in opts.exports.paths else None
+    opts.exports.write(CampaignReport(
+        campaign_id=campaign_id, name=record.name, rows=[r.export_row() for r in rows],
+        meta={"campaign": campaign_id, "name": record.name,
+              "options": {"seed": seed, "confidence": opts.confidence, "resamples": opts.n_resamples}},
+        table=table, environment={**record.host, **{f"artifact: {k}": v[:2000] for k, v in record.artifacts.items()}}))

@@ -43,6 +43,7 @@ from duetbench.usecases.campaign import (
     print_stopping,
     record_artifacts,
     bench_stopping,
+    export_campaign,
     summarize,
 )
 from duetbench.errors import DuetError
@@ -418,6 +419,7 @@ def _summary(campaigns: CampaignStore, campaign_id: int, campaign, opts: RunOpti
     by_name = {b.name: b for b in campaign.benchmarks}
     rows = summarize(campaigns, campaign_id, by_name, seed=seed, confidence=opts.confidence,
                      n_resamples=opts.n_resamples)
+    export_campaign(campaigns, campaign_id, rows, opts, seed=seed)
     if rows:
         print_summary(console, rows, opts.confidence)
         print_stopping(console, campaigns, campaign_id)
