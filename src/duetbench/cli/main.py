@@ -101,7 +101,8 @@ _LAZY: dict[str, tuple[str, str, str, bool]] = {
     "merge": ("duetbench.cli.merge", "merge",
               "Merge the results in SOURCES (SQLite files, e.g. one per cluster task) into --db.", False),
     "report": ("duetbench.cli.analyze", "report",
-               "Write one self-contained HTML report (works offline) of a campaign.", False),
+               "Write one self-contained HTML report (works offline) of a campaign, or of stored comparisons.",
+               False),
     "slurm-task": ("duetbench.usecases.slurm", "slurm_task", "Run one Slurm array task's share of a campaign.", True),
     "workload": ("duetbench.cli.workload", "workload",
                  "Run an artificial workload with a known amount of work, for checking a comparison against "
