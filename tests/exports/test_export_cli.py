@@ -132,3 +132,37 @@ benchmarks:
     assert rows["duet"]["runs"] == 2 and rows["duet"]["ratio"] > 1.3
     assert "| twice | duet | 2 |" in (tmp_path / "r.md").read_text()
     assert (tmp_path / "r.html").read_text().startswith("<!DOCTYPE html>")
+
+
+def test_an_interrupted_run_exports_what_finished(duet_env: dict[str, str], tmp_path: Path) -> None:
+    import sqlite3
+
+    shutil.copy(HARNESS, tmp_path / "harness.py")
+    py = sys.executable
+    (tmp_path / "campaign.yml").write_text(f"""campaign: stop
+seed: 5
+methods: {{sequential: 30}}
+parser: {{name: regex, pattern: 'iteration \\d+: (?P<value>[0-9.]+) s'}}
+timeout: 60
+benchmarks:
+  b:
+    command: {py} harness.py --iterations 4 --work 30000
+""")
+    proc = subprocess.Popen([sys.executable, "-m", "duetbench", "run", "campaign.yml", "--no-progress",
+                             "--export-json", "r.json"], cwd=tmp_path, env=duet_env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    db, deadline = tmp_path / ".duet" / "results.db", time.monotonic() + 120
+    while True:
+        assert proc.poll() is None and time.monotonic() < deadline, "the campaign ended before it was interrupted"
+        try:
+            with sqlite3.connect(db) as conn:
+                if conn.execute("SELECT COUNT(*) FROM runs WHERE status = 'ok'").fetchone()[0] >= 4:
+                    break
+        except sqlite3.Error:
+            pass
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "Traceback" not in err, err
+    rows = json.loads((tmp_path / "r.json").read_text())["rows"]
+    assert len(rows) == 1 and rows[0]["benchmark"] == "b" and 4 <= rows[0]["runs"] < 30

@@ -89,7 +89,8 @@ def _plan_cpus(campaign) -> tuple[int, int]:  # type: ignore[no-untyped-def]
 
 
 def _run_options_json(opts: RunOptions) -> dict[str, Any]:
-    data = {k: v for k, v in asdict(opts).items() if k not in ("db", "dry_run", "resume", "progress")}
+    # The exports are written where the campaign was submitted (_summary), not by the tasks.
+    data = {k: v for k, v in asdict(opts).items() if k not in ("db", "dry_run", "resume", "progress", "exports")}
     for key in ("warmup_params", "run_params"):
         if data[key] is not None:
             data[key] = dict(data[key])
