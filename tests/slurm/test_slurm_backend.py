@@ -151,10 +151,14 @@ def cluster_env(slurm_cluster, duet_env: dict[str, str]) -> dict[str, str]:  # t
 def test_campaign_on_two_nodes_with_task_databases_merged(cluster_env: dict[str, str], tmp_path: Path) -> None:
     write_campaign(tmp_path, "{sequential: 2, duet: 2}", TWO_BENCHMARKS)
     result = duet_cli(cluster_env, tmp_path, "run", "campaign.yml", "--backend", "slurm", "--nodes", "2",
-                      "--no-progress")
+                      "--no-progress", "--export-json", "sl.json")
     assert result.returncode == 0, result.stdout + result.stderr
     out = " ".join(result.stdout.split())
     assert "submitted array job" in out and "2 task(s)" in out and "[12/12]" in out
+    # The closing table is exported where the campaign was submitted, as `duet run` does on this machine.
+    exported = json.loads((tmp_path / "sl.json").read_text())["rows"]
+    assert {(r["benchmark"], r["method"]) for r in exported} == {(b, m) for b in ("loop", "other")
+                                                                  for m in ("sequential", "duet")}
     db = tmp_path / ".duet" / "results.db"
     planned = _planned_keys(db)
     stored = _stored(db)

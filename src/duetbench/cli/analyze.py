@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 
+from duetbench.cli.exports import export_options
 from duetbench.errors import DuetError
 from duetbench.store.db import DEFAULT_DB
 from duetbench.store.option import DB_PATH_OR_URL, RECORD_ID, db_argument
@@ -137,19 +138,14 @@ def _rows(campaign: int | None, benchmarks: tuple[str, ...], methods: tuple[str,
 
 @click.command()
 @analysis_options
-@click.option("--export-json", type=click.Path(dir_okay=False, path_type=Path), help="Write the rows as JSON.")
-@click.option("--export-csv", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write the rows as CSV (with --studies also every study's table, as NAME.studies.csv).")
-@click.option("--export-markdown", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write a Markdown table (a PR comment, or $GITHUB_STEP_SUMMARY).")
+@export_options("campaign")
 @click.option("--fail-if-slower", type=float, metavar="PCT",
               help="Exit with 3 when a benchmark is slower than A by more than PCT percent, with the chosen confidence.")
 @click.option("--studies", is_flag=True,
               help="Also the papers' method studies: runtime saving, CI-width reduction, shuffle analysis, overlaps "
                    "(and with --aa: A/A false-positive rates, minimal detectable slowdown).")
 @click.option("--aa", is_flag=True, help="The campaign compares A with itself: run the A/A studies too.")
-def analyze(export_json: Path | None, export_csv: Path | None, export_markdown: Path | None,
-            fail_if_slower: float | None, studies: bool, aa: bool, **options: object) -> None:
+def analyze(fail_if_slower: float | None, studies: bool, aa: bool, **options: object) -> None:
     """Per benchmark and method: the ratio B/A with its CI, verdict, U-test, CV, CI width.
 
     \b
@@ -160,7 +156,10 @@ def analyze(export_json: Path | None, export_csv: Path | None, export_markdown: 
       duet analyze --export-markdown "$GITHUB_STEP_SUMMARY" --fail-if-slower 3
     """
     from duetbench.report import analysis as out
+    from duetbench.report.exporters import Exports
+    from duetbench.report.model import CampaignReport
 
+    exports = Exports.from_options(options)
     if fail_if_slower is not None and not (0 <= fail_if_slower < 1000):
         raise DuetError(f"--fail-if-slower must be a percentage between 0 and 1000, got {fail_if_slower}")
     record, table, rows = _rows(**options)  # type: ignore[arg-type]
@@ -171,23 +170,16 @@ def analyze(export_json: Path | None, export_csv: Path | None, export_markdown: 
     out.print_rows(console, rows, title=title)
     meta = {"campaign": record.id, "name": record.name, "options": {k: v for k, v in options.items() if k != "db"}}
     meta["options"] = {k: list(v) if isinstance(v, tuple) else v for k, v in meta["options"].items()}
+    result = None
     if studies or aa:
         from duetbench.report.studies import print_studies, studies_dict
 
         result = _studies(table, aa=aa, **options)  # type: ignore[arg-type]
         print_studies(console, result)
         meta["studies"] = studies_dict(result)
-        if export_csv:
-            from duetbench.report.studies import write_studies_csv
-
-            write_studies_csv(result, export_csv.with_name(export_csv.stem + ".studies.csv"))
-    if export_json:
-        out.write_json(rows, export_json, meta)
-    if export_csv:
-        out.write_csv(rows, export_csv)
-    if export_markdown:
-        with export_markdown.open("a") as f:  # append: $GITHUB_STEP_SUMMARY may hold other steps' output
-            f.write(out.markdown(rows, title=f"duetbench: campaign {record.name}", threshold_pct=fail_if_slower))
+    exports.write(CampaignReport(campaign_id=record.id, name=record.name, rows=rows, meta=meta,
+                                 threshold_pct=fail_if_slower, table=table, environment=_environment(record),
+                                 studies=meta.get("studies"), studies_result=result))
     if fail_if_slower is not None:
         over = out.slower_than(rows, fail_if_slower)
         if over:
@@ -196,6 +188,11 @@ def analyze(export_json: Path | None, export_csv: Path | None, export_markdown: 
             from duetbench.errors import EXIT_SLOWER
 
             sys.exit(EXIT_SLOWER)
+
+
+def _environment(record) -> dict[str, object]:  # type: ignore[no-untyped-def]
+    """What the HTML report lists under Environment: the host's facts and the campaign's artifacts."""
+    return {**record.host, **{f"artifact: {k}": v[:2000] for k, v in record.artifacts.items()}}
 
 
 def _studies(table, *, aa: bool, confidence: float, resamples: int, min_overlap: float, seed: int,  # type: ignore[no-untyped-def]
@@ -211,28 +208,84 @@ def _studies(table, *, aa: bool, confidence: float, resamples: int, min_overlap:
 
 @click.command()
 @analysis_options
+@click.option("--comparison", "comparison_ids", type=RECORD_ID, multiple=True, metavar="ID",
+              help="Report these stored comparisons (repeatable) instead of a campaign. Default: the latest campaign; "
+                   "in a database without campaigns, the latest --limit comparisons (parameter scans included).")
+@click.option("--limit", type=click.IntRange(1, 10**4), default=30, show_default=True,
+              help="Without --comparison or a campaign: how many of the latest comparisons to report.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=Path("report.html"),
               show_default=True, help="The HTML file to write.")
 @click.option("--no-studies", is_flag=True, help="Leave out the method studies (faster on huge campaigns).")
 @click.option("--aa", is_flag=True, help="The campaign compares A with itself: add the A/A studies.")
-def report(output: Path, no_studies: bool, aa: bool, **options: object) -> None:
-    """Write one self-contained HTML report (works offline) of a campaign."""
-    try:
-        from duetbench.report.html import write_html_report
-    except ImportError as exc:  # pragma: no cover - until the report module is installed
-        raise DuetError(f"the HTML report is not available in this installation: {exc}") from None
-    record, table, rows = _rows(**options)  # type: ignore[arg-type]
-    from dataclasses import replace
+def report(output: Path, no_studies: bool, aa: bool, comparison_ids: tuple[int, ...], limit: int,
+           **options: object) -> None:
+    """Write one self-contained HTML report (works offline) of a campaign, or of stored comparisons."""
+    from duetbench.report.exporters import write_atomically
 
-    # The row's notes (the duet's synchronization first) in place of the estimator's own, which they include.
-    results = [(r.benchmark, r.method, replace(r.result, notes=tuple(r.notes)) if r.result else None, r.problem)
-               for r in rows]
+    db: Path = options["db"]  # type: ignore[assignment]
+    if comparison_ids and options["campaign"] is not None:
+        raise DuetError("--comparison and --campaign each choose what to report", hint="give one of them")
+    if comparison_ids or (options["campaign"] is None and not _holds_campaign(db)):
+        from duetbench.report.comparisons_html import render_comparisons_html
+
+        title, entries = _comparisons(db, comparison_ids, limit)
+        write_atomically(output, render_comparisons_html(title, entries), "HTML report",
+                         hint="choose a writable path with -o")
+        Console(highlight=False).print(f"wrote {output} ({len(entries)} comparison{'s' if len(entries) != 1 else ''})")
+        return
+    from duetbench.report.exporters.html import campaign_html
+    from duetbench.report.model import CampaignReport
+
+    record, table, rows = _rows(**options)  # type: ignore[arg-type]
     studies = None
     if not no_studies:
         from duetbench.report.studies import studies_dict
 
         studies = studies_dict(_studies(table, aa=aa, **options))  # type: ignore[arg-type]
-    write_html_report(output, title=f"duetbench · campaign {record.name} (#{record.id})", table=table,
-                      results=results, studies=studies, environment={**record.host, **{f"artifact: {k}": v[:2000] for k, v in
-                                                                        record.artifacts.items()}})
+    page = campaign_html(CampaignReport(campaign_id=record.id, name=record.name, rows=rows, meta={}, table=table,
+                                        environment=_environment(record), studies=studies))
+    write_atomically(output, page, "HTML report", hint="choose a writable path with -o")
     Console(highlight=False).print(f"wrote {output}")
+
+
+def _holds_campaign(db: Path) -> bool:
+    """Whether the database holds a campaign (then `duet report` reports the latest by default)."""
+    from duetbench.store.campaigns import CampaignStore
+    from duetbench.store.db import Store
+
+    if not db.exists():
+        raise DuetError(f"no results database at {db}", hint="run 'duet compare' or 'duet run CAMPAIGN.yml' first, "
+                                                             "or pass --db PATH")
+    store = Store(db)
+    try:
+        return bool(CampaignStore(store).campaigns(limit=1))
+    finally:
+        store.close()
+
+
+def _comparisons(db: Path, ids: tuple[int, ...], limit: int):  # type: ignore[no-untyped-def]
+    """(title, [(report, parameters)]) of comparisons `ids`, or of the latest `limit`, oldest first."""
+    from duetbench.store.db import Store
+    from duetbench.usecases.compare import build_report
+
+    store = Store(db)
+    try:
+        if ids:
+            records = []
+            for comparison_id in dict.fromkeys(ids):
+                record = store.comparison(comparison_id)
+                if record is None:
+                    known = ", ".join(str(r.id) for r in store.comparisons(20))
+                    raise DuetError(f"no comparison #{comparison_id} in {db}", hint=f"known: {known or 'none'}")
+                records.append(record)
+        else:
+            records = sorted(store.comparisons(limit), key=lambda r: r.id)
+        if not records:
+            raise DuetError(f"{db} holds no campaign and no comparison",
+                            hint="run 'duet compare A B' or 'duet run CAMPAIGN.yml' first")
+        entries = [(build_report(r, store.invocations(r.id)), dict(r.options.get("parameters") or {})) for r in records]
+    finally:
+        store.close()
+    first, last = records[0].id, records[-1].id
+    which = f"comparison #{first}" if len(records) == 1 else f"{len(records)} comparisons (#{first}–#{last})"
+    return f"duetbench · {which}", entries

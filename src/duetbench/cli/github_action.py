@@ -97,7 +97,7 @@ def run(inputs: Inputs) -> tuple[int, Path, Path]:
     inputs.results_dir.mkdir(parents=True, exist_ok=True)
     report_json, report_md = inputs.results_dir / "report.json", inputs.results_dir / "report.md"
     for stale in (report_json, report_md):
-        stale.unlink(missing_ok=True)  # analyze appends to the Markdown; a retried job must not repeat it
+        stale.unlink(missing_ok=True)  # a failed retry must not leave the previous attempt's report behind
     exports = ["--export-json", str(report_json), "--export-markdown", str(report_md), *_threshold_args(inputs)]
     if inputs.mode == "compare":
         code = _duet(["compare", inputs.command_a, inputs.command_b, "--no-progress", "--db", inputs.db,

@@ -17,6 +17,7 @@ from typing import Any
 import click
 
 from duetbench import __version__
+from duetbench.cli.exports import export_options
 from duetbench.errors import DuetError
 from duetbench.execute.backends.registry import BACKENDS
 
@@ -100,7 +101,8 @@ _LAZY: dict[str, tuple[str, str, str, bool]] = {
     "merge": ("duetbench.cli.merge", "merge",
               "Merge the results in SOURCES (SQLite files, e.g. one per cluster task) into --db.", False),
     "report": ("duetbench.cli.analyze", "report",
-               "Write one self-contained HTML report (works offline) of a campaign.", False),
+               "Write one self-contained HTML report (works offline) of a campaign, or of stored comparisons.",
+               False),
     "slurm-task": ("duetbench.execute.backends.slurm.task", "slurm_task", "Run one Slurm array task's share of a campaign.", True),
     "workload": ("duetbench.cli.workload", "workload",
                  "Run an artificial workload with a known amount of work, for checking a comparison against "
@@ -182,23 +184,6 @@ def main() -> None:
     from duetbench.execute.housekeeping import clear_leftovers
 
     clear_leftovers()
-
-
-_export_options = [
-    click.option("--export-json", type=click.Path(dir_okay=False, path_type=Path), help="Write the results as JSON."),
-    click.option("--export-csv", type=click.Path(dir_okay=False, path_type=Path),
-                 help="Write one CSV row per invocation."),
-    click.option("--export-markdown", type=click.Path(dir_okay=False, path_type=Path),
-                 help="Write a Markdown table, e.g. for a pull-request comment."),
-    click.option("--export-hyperfine", type=click.Path(dir_okay=False, path_type=Path),
-                 help="Write A's and B's times in hyperfine's --export-json format, for tools that read it."),
-]
-
-
-def export_options(func):  # type: ignore[no-untyped-def]
-    for option in reversed(_export_options):
-        func = option(func)
-    return func
 
 
 _COMPARE_EPILOG = """\b
@@ -300,10 +285,8 @@ Exit codes: 0 done; 1 a command (or --setup/--prepare/...) failed; 2 bad input;
 @click.option("-D", "--parameter-step-size", metavar="DELTA", help="Step of --parameter-scan (default 1).")
 @click.option("-L", "--parameter-list", nargs=2, multiple=True, metavar="NAME VALUES",
               help="One comparison per comma-separated value of NAME; several -L (and -P) give every combination.")
-@export_options
-def compare(commands: tuple[str, ...], db: Path, no_progress: bool, export_json: Path | None,
-            export_csv: Path | None, export_markdown: Path | None, export_hyperfine: Path | None,
-            **options: Any) -> None:
+@export_options("comparison", "scan")
+def compare(commands: tuple[str, ...], db: Path, no_progress: bool, **options: Any) -> None:
     """Benchmark COMMAND, or compare each other COMMAND against the first: is it faster or slower, by how
     much, how sure.
 
@@ -321,7 +304,9 @@ def compare(commands: tuple[str, ...], db: Path, no_progress: bool, export_json:
     """
     from duetbench.config.compare import OUTPUT_KINDS, validated
     from duetbench.config.scan import parameter_grid
-    from duetbench.report.export import Exports
+    from duetbench.report.exporters import Exports
+
+    exports = Exports.from_options(options)
 
     commands_, names = _commands_and_names(list(commands), options)
     shell, no_shell = options.pop("shell"), options.pop("no_shell")
@@ -354,7 +339,6 @@ def compare(commands: tuple[str, ...], db: Path, no_progress: bool, export_json:
         options[key] = list(options[key])
     console, show_progress = _styled_console(style, no_progress)
     unit = None if time_unit == "auto" else time_unit
-    exports = Exports(export_json, export_csv, export_markdown, export_hyperfine)
     if len(commands_) == 1:
         if options["method"] in ("duet", "aduet"):
             raise DuetError(f"--method {options['method']} needs two commands to run side by side",
@@ -379,9 +363,12 @@ def compare(commands: tuple[str, ...], db: Path, no_progress: bool, export_json:
     if grid:
         from duetbench.usecases.scan import run_scan
 
+        exports.check("scan")
         sys.exit(run_scan(base, grid, db_path=db, exports=exports, console=console, show_progress=show_progress,
                           time_unit=unit))
     from duetbench.usecases.compare import run_compare
+
+    exports.check("comparison")
 
     opts = validated(**base)
     sys.exit(run_compare(opts, db_path=db, exports=exports, console=console, show_progress=show_progress,
@@ -447,16 +434,17 @@ def _styled_console(style: str, no_progress: bool) -> tuple[Any, bool]:
 @click.option("--db", type=DB_PATH_OR_URL, default=DEFAULT_DB, show_default=True,
               help="The results database.")
 @click.option("--limit", type=click.IntRange(1, 10**6), default=30, show_default=True, help="How many comparisons to list.")
-@export_options
-def show(comparison_id: int | None, db: Path, limit: int, export_json: Path | None, export_csv: Path | None,
-         export_markdown: Path | None, export_hyperfine: Path | None) -> None:
+@export_options("comparison")
+def show(comparison_id: int | None, db: Path, limit: int, **export_paths: Path | None) -> None:
     """List stored comparisons, or re-print (and re-export) comparison COMPARISON_ID."""
     from rich.console import Console
 
-    from duetbench.report.export import Exports
+    from duetbench.report.exporters import Exports
     from duetbench.usecases.compare import show as show_comparison
 
-    exports = Exports(export_json, export_csv, export_markdown, export_hyperfine)
+    exports = Exports.from_options(export_paths)
+    if exports and comparison_id is None:
+        raise DuetError("--export-* needs the id of the comparison to export", hint="e.g. duet show 3 --export-json r.json")
     sys.exit(show_comparison(db, comparison_id, exports=exports, console=Console(highlight=False), limit=limit))
 
 
@@ -515,11 +503,12 @@ def show(comparison_id: int | None, db: Path, limit: int, export_json: Path | No
 @click.option("--shared-dir", type=click.Path(file_okay=False, path_type=Path),
               help="With --backend slurm: a directory all nodes see, for job files, logs, raw outputs and per-task "
                    "databases (default: the --db file's directory, or .duet for PostgreSQL).")
+@export_options("campaign")
 def run(campaign_file: Path, dry_run: bool, resume: bool, executor: str, seed: int | None, confidence: float,
         show_output: bool, no_progress: bool, target_width: float | None, min_runs: int, time_budget: float | None,
         adaptive_warmup: str | None, mi: int, run_criterion: str | None, f_min: int, wi_min: int, wi_max: int,
         db: Path, backend: str, partition: str | None, nodes: int | None, split: str, sbatch_args: tuple[str, ...],
-        shared_dir: Path | None) -> None:
+        shared_dir: Path | None, **export_paths: Path | None) -> None:
     """Run the benchmark campaign described in CAMPAIGN_FILE (YAML; see docs/campaign-format.md).
 
     \b
@@ -530,8 +519,10 @@ def run(campaign_file: Path, dry_run: bool, resume: bool, executor: str, seed: i
     """
     from rich.console import Console
 
+    from duetbench.report.exporters import Exports
     from duetbench.usecases.campaign import RunOptions, run_campaign
 
+    exports = Exports.from_options(export_paths)
     if not 0.5 <= confidence < 1:
         raise DuetError(f"--confidence must be in [0.5, 1), got {confidence}", hint="e.g. --confidence 0.95")
     if target_width is not None and not 0 < target_width < 1:
@@ -558,7 +549,7 @@ def run(campaign_file: Path, dry_run: bool, resume: bool, executor: str, seed: i
     opts = RunOptions(db=db, dry_run=dry_run, resume=resume, executor=executor, seed=seed, confidence=confidence,
                       show_output=show_output, progress=not no_progress, target_width=target_width,
                       min_runs=min_runs, time_budget=time_budget, warmup_params=warmup_params,
-                      run_params=run_params)
+                      run_params=run_params, exports=exports)
     slurm_only = [name for name, given in (("--partition", partition), ("--nodes", nodes), ("--sbatch-arg", sbatch_args),
                                            ("--shared-dir", shared_dir)) if given]
     if slurm_only and backend != "slurm":

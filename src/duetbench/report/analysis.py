@@ -1,17 +1,13 @@
-"""Output of `duet analyze`: the terminal table, and JSON, CSV and Markdown of the same rows."""
+"""Output of `duet analyze`: the terminal table, and each row as the exports write it (report/exporters/)."""
 from __future__ import annotations
 
-import csv
-import json
 import math
-from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from duetbench.report.safe_text import csv_row, markdown_text
 from duetbench.analyze.verdict import describe_change
 from duetbench.analyze.tables import AnalysisRow
 
@@ -66,47 +62,6 @@ def print_rows(console: Console, rows: list[AnalysisRow], *, title: str) -> None
         for note in row.notes:
             console.print(f"[dim]note[/dim] {escape(row.benchmark)} · {row.method}: {escape(note)}", soft_wrap=True,
                           highlight=False)
-
-
-def write_json(rows: list[AnalysisRow], path: Path, meta: dict[str, Any]) -> None:
-    path.write_text(json.dumps({**meta, "rows": [row_dict(r) for r in rows]}, indent=2))
-
-
-def write_csv(rows: list[AnalysisRow], path: Path) -> None:
-    with path.open("w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=COLUMNS)
-        writer.writeheader()
-        for row in rows:
-            data = row_dict(row)
-            data["notes"] = " | ".join(data["notes"])
-            writer.writerow(csv_row(data))
-
-
-def _md(text: str) -> str:
-    return markdown_text(text)
-
-
-def markdown(rows: list[AnalysisRow], *, title: str, threshold_pct: float | None = None) -> str:
-    """A table for a pull-request comment or $GITHUB_STEP_SUMMARY."""
-    lines = [f"### {_md(title)}", "", "| benchmark | method | runs | B vs A | verdict | CI width |",
-             "|---|---|---:|---|---|---:|"]
-    for row in rows:
-        r = row.result
-        if r is None:
-            lines.append(f"| {_md(row.benchmark)} | {row.method} | {row.runs} | {_md(row.problem)} | | |")
-            continue
-        icon = {"slower": "🔴", "faster": "🟢"}.get(r.verdict, "⚪")
-        lines.append(f"| {_md(row.benchmark)} | {row.method} | {row.runs} | "
-                     f"{_md(describe_change(r.ratio, 'A', 'B'))} | {icon} {r.verdict} | {r.relative_ci_width:.2%} |")
-    stated = [row for row in rows if row.sync and row.result is not None]
-    if stated:
-        lines.append("")
-        lines += [f"- {_md(row.benchmark)} · {row.method}: {_md(row.sync)}" for row in stated]
-    if threshold_pct is not None:
-        over = slower_than(rows, threshold_pct)
-        lines += ["", f"**{len(over)} benchmark(s) slower by more than {threshold_pct:g}%**" if over
-                  else f"No benchmark is slower by more than {threshold_pct:g}% (with the stated confidence)."]
-    return "\n".join(lines) + "\n"
 
 
 def slower_than(rows: list[AnalysisRow], threshold_pct: float) -> list[AnalysisRow]:

@@ -9,6 +9,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsed
 from rich.table import Table
 
 from duetbench.analyze.comparison import ComparisonResult
+from duetbench.analyze.tables import AnalysisRow
 from duetbench.plan.campaign import PlannedRun
 from duetbench.report.progress import ManualProgress
 from duetbench.analyze.ratio import RatioResult
@@ -84,6 +85,13 @@ class BenchmarkRow:
     result: ComparisonResult | None
     problem: str = ""
     notes: list[str] = field(default_factory=list)
+    #: The row as `duet analyze` has it (with this benchmark's own warmup): what `duet run --export-*` writes.
+    analysed: AnalysisRow | None = None
+
+    def export_row(self) -> AnalysisRow:
+        if self.analysed is not None:
+            return self.analysed
+        return AnalysisRow(self.benchmark, self.method, 0, 0, 0, None, self.problem)
 
 
 def print_summary(console: Console, rows: list[BenchmarkRow], confidence_level: float) -> None:

@@ -1,9 +1,10 @@
 """`duet report`: one self-contained HTML file, readable offline, with every plot of a campaign.
 
 Python derives the data of every plot (downsampled where a campaign is large) and embeds it as one JSON
-block; a small vanilla script of ours (static/report.js) draws the plots as SVG and adds the interaction
-(hover values, benchmark selector, sortable table). No plotting library: the charts needed are few and
-simple, and our own ~15 KB script keeps a report free of third-party code and network references.
+block; a small vanilla script of ours (static/report.js, with the chart helpers of static/charts.js that
+the comparisons' page shares) draws the plots as SVG and adds the interaction (hover values, benchmark
+selector, sortable table). No plotting library: the charts needed are few and simple, and our own ~25 KB
+of script keeps a report free of third-party code and network references.
 
 Escaping: the page comes from a Jinja2 template with autoescape on; the data block goes through
 `tojson` (which escapes <, >, & and ' so nothing can close the script element); the script inserts
@@ -26,8 +27,7 @@ from duetbench.analyze.comparison import ComparisonResult
 from duetbench.analyze.overlap import overlap_pairs, overlap_pairs_by_run
 from duetbench.analyze.ratio import ratio_of_means_ci
 from duetbench.model.table import METHODS, IterationTable
-from duetbench.errors import DuetError
-from duetbench.report.export import clean_json
+from duetbench.report.exporters.json import clean_json
 
 #: Points per pair scatter; a random subset beyond this keeps a 100-benchmark report to a few MB.
 MAX_SCATTER_POINTS = 250
@@ -324,7 +324,7 @@ def render_html_report(*, title: str, table: IterationTable, results: list[Row],
         title=visible(title), data=data, rows=visible_deep(_table_rows(results)),
         environment=visible_deep(_environment(environment)),
         other_studies=visible_deep(_other_studies(studies, data["studies"])), confidence=data["confidence"],
-        style=_static("report.css"), script=_static("report.js"),
+        style=_static("report.css"), charts=_static("charts.js"), script=_static("report.js"),
         n_iterations=len(table), n_benchmarks=len(data["benchmarks"]))
 
 
@@ -332,9 +332,7 @@ def write_html_report(path: Path, *, title: str, table: IterationTable,
                       results: list[tuple[str, str, ComparisonResult | None, str]], environment: dict,
                       studies: dict | None = None) -> None:
     """Write the report of one campaign: `results` rows are (benchmark, method, result or None, problem text)."""
+    from duetbench.report.exporters import write_atomically
+
     html = render_html_report(title=title, table=table, results=results, environment=environment, studies=studies)
-    try:
-        Path(path).write_text(html, encoding="utf-8")
-    except OSError as exc:
-        raise DuetError(f"cannot write the HTML report to {path}: {exc.strerror}",
-                        hint="choose a writable path with -o") from None
+    write_atomically(Path(path), html, "HTML report", hint="choose a writable path with -o")

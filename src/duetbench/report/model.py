@@ -1,4 +1,5 @@
-"""Everything a report shows, gathered once; the renderers only format it."""
+"""Everything a report shows, gathered once; the renderers (terminal, report/exporters/) only format it:
+one comparison, a parameter scan's comparisons, or a campaign's analysis."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -10,6 +11,8 @@ if TYPE_CHECKING:
     # numpy: imported by whoever makes the results, not by whoever only names the type
     from duetbench.analyze.comparison import ComparisonResult
     from duetbench.analyze.single import Benchmark
+    from duetbench.analyze.tables import AnalysisRow
+    from duetbench.model.table import IterationTable
 
 
 @dataclass
@@ -34,3 +37,42 @@ class ComparisonReport:
     @property
     def primary(self) -> ComparisonResult | None:
         return self.results.get(self.primary_metric)
+
+
+@dataclass(frozen=True)
+class ScanEntry:
+    """One comparison of a parameter scan, with the values its placeholders took."""
+
+    parameters: dict[str, str]
+    report: ComparisonReport
+
+
+@dataclass
+class ScanReport:
+    """A parameter scan's comparisons, in the order they ran (those that finished)."""
+
+    entries: list[ScanEntry]
+
+    @property
+    def parameter_names(self) -> list[str]:
+        return list(self.entries[0].parameters) if self.entries else []
+
+
+@dataclass
+class CampaignReport:
+    """A campaign's analysis, as `duet analyze` and `duet run` show it: one row per benchmark and method.
+
+    `table` (the iteration table) is what the HTML export plots; `studies` the method studies as a dict
+    (JSON, HTML) and `studies_result` as computed (its own CSV), when they were asked for."""
+
+    campaign_id: int
+    name: str
+    rows: list[AnalysisRow]
+    #: Written as they are at the top of the JSON export (campaign, name, options, studies).
+    meta: dict[str, Any]
+    #: --fail-if-slower, stated under the Markdown table.
+    threshold_pct: float | None = None
+    table: IterationTable | None = None
+    environment: dict[str, Any] = field(default_factory=dict)
+    studies: dict[str, Any] | None = None
+    studies_result: Any = None

@@ -3,8 +3,8 @@ shape `duet report` draws."""
 from __future__ import annotations
 
 import csv
+import io
 import math
-from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -74,7 +74,7 @@ def print_studies(console: Console, st: CampaignStudies) -> None:
                       highlight=False, soft_wrap=True)
 
 
-def write_studies_csv(st: CampaignStudies, path: Path) -> None:
+def studies_csv(st: CampaignStudies) -> str:
     """Every study's table in one long CSV: study, method, benchmark, quantity, value."""
     rows: list[tuple[str, str, str, str, float | None]] = []
     rt = st.runtime
@@ -97,7 +97,8 @@ def write_studies_csv(st: CampaignStudies, path: Path) -> None:
     for m, curve in st.slowdown_curves.items():
         for s, share in zip(curve.slowdowns, curve.share_equal_ci):
             rows.append(("mds", m, "", f"share_equal@{s:g}", _finite(float(share))))
-    with path.open("w", newline="") as f:
-        writer = csv.writer(f)
-        writer.writerow(("study", "method", "benchmark", "quantity", "value"))
-        writer.writerows([csv_cell(v) for v in row] for row in rows)
+    out = io.StringIO(newline="")
+    writer = csv.writer(out)
+    writer.writerow(("study", "method", "benchmark", "quantity", "value"))
+    writer.writerows([csv_cell(v) for v in row] for row in rows)
+    return out.getvalue()

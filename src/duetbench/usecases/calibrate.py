@@ -102,7 +102,7 @@ def _measure(method: str, argv: list[str], seed: int, plan: Plan, stage_s: float
     time budget after ``plan.min_runs`` runs (at most ``plan.max_runs``). Returns the measured
     invocations and the seconds the stage took, warmup included."""
     from duetbench.config.compare import validated
-    from duetbench.report.export import Exports
+    from duetbench.report.exporters import Exports
     from duetbench.usecases.compare import run_compare
 
     command = shlex.join(argv)

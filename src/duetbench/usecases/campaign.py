@@ -25,7 +25,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from rich.console import Console
@@ -57,6 +57,10 @@ from duetbench.store.option import db_argument
 from duetbench.store.orchestrators import claim, with_owner
 from duetbench.analyze.tables import AnalysisOptions, analyze_table
 
+if TYPE_CHECKING:
+    from duetbench.report.exporters import Exports
+
+
 
 @dataclass
 class RunOptions:
@@ -80,10 +84,14 @@ class RunOptions:
     warmup_params: StoppingParams | None = None
     #: Stop launching a method's runs once its runs are stable by this criterion (Laaber et al. 2020 §4.2.2); None: off.
     run_params: StoppingParams | None = None
+    #: --export-FORMAT files of the closing analysis (also written when interrupted: what finished).
+    exports: Exports | None = None
 
     def to_json(self) -> dict[str, Any]:
         """What a worker in another process needs to run its share the same way (not where results go)."""
-        data = {k: v for k, v in asdict(self).items() if k not in ("db", "dry_run", "resume", "progress")}
+        # The exports are written where the campaign was started (after the summary), not by the workers.
+        data = {k: v for k, v in asdict(replace(self, exports=None)).items()
+                if k not in ("db", "dry_run", "resume", "progress", "exports")}
         for key in ("warmup_params", "run_params"):
             if data[key] is not None:
                 data[key] = dict(data[key])
@@ -378,16 +386,21 @@ def run_campaign(path: Path, opts: RunOptions, console: Console, *, backend: str
             campaigns.set_status(campaign_id, status)
         resume = (f"duet run {escape(shlex.quote(str(path)))} --resume{escape(executor.resume_args())}"
                   f"{escape(db_argument(opts.db))}")
+        by_name = {b.name: b for b in campaign.benchmarks}
         if outcome.status == "stopped":
             console.print(f"[yellow]stopped[/yellow] at the time budget: every finished run is stored; continue "
                           f"with [bold]{resume}[/bold]", highlight=False)
         if outcome.status == "interrupted":
             console.print(f"[yellow]interrupted[/yellow]: every finished run is stored; continue with "
                           f"[bold]{resume}[/bold]", highlight=False)
+            if opts.exports:  # what finished, as `duet analyze` would export it now
+                export_campaign(campaigns, campaign_id, summarize(campaigns, campaign_id, by_name, seed=seed,
+                                                                  confidence=opts.confidence,
+                                                                  n_resamples=opts.n_resamples), opts, seed=seed)
             return 130
-        by_name = {b.name: b for b in campaign.benchmarks}
         rows = summarize(campaigns, campaign_id, by_name, seed=seed, confidence=opts.confidence,
                          n_resamples=opts.n_resamples)
+        export_campaign(campaigns, campaign_id, rows, opts, seed=seed)
         if rows:
             print_summary(console, rows, opts.confidence)
             print_stopping(console, campaigns, campaign_id)
@@ -650,6 +663,26 @@ def summarize(campaigns: CampaignStore, campaign_id: int, by_name: Mapping[str, 
                 problem = row.problem if row else "no finished run with measured iterations"
                 # The duet's synchronization is stated with every result (a refusal states it as its problem).
                 said = [row.sync] if row and row.sync and row.sync != problem else []
-                rows.append(BenchmarkRow(label, method, ok, failed, result, problem, said))
+                rows.append(BenchmarkRow(label, method, ok, failed, result, problem, said, analysed=row))
     name_noise(rows, runs)
+    name_noise([r.analysed for r in rows if r.analysed is not None], runs)  # the exported rows, as duet analyze's
     return rows
+
+
+def export_campaign(campaigns: CampaignStore, campaign_id: int, rows: list[BenchmarkRow], opts: RunOptions, *,
+                    seed: int) -> None:
+    """Write `duet run`'s --export-FORMAT files: the closing table's rows, in `duet analyze`'s shape."""
+    if not opts.exports:
+        return
+    from duetbench.report.model import CampaignReport
+
+    record = campaigns.campaign(campaign_id)
+    assert record is not None
+    # The HTML report plots the iterations: loaded only when it is asked for.
+    table = iteration_table(campaigns, campaign_id) if "html" in opts.exports.paths else None
+    opts.exports.write(CampaignReport(
+        campaign_id=campaign_id, name=record.name, rows=[r.export_row() for r in rows],
+        meta={"campaign": campaign_id, "name": record.name,
+              "options": {"seed": seed, "confidence": opts.confidence, "resamples": opts.n_resamples},
+              **({"auto": record.options["auto"]} if record.options.get("auto") else {})},
+        table=table, environment={**record.host, **{f"artifact: {k}": v[:2000] for k, v in record.artifacts.items()}}))

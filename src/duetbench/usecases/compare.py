@@ -17,7 +17,7 @@ from duetbench.execute.lock import MeasurementLock
 from duetbench.execute.runner import Runner, RunSettings, ShellCommandFailed, run_shell
 from duetbench.host.host import host_facts, usable_cpus
 from duetbench.plan.schedule import choose_cpus
-from duetbench.report.export import Exports
+from duetbench.report.exporters import Exports
 from duetbench.report.model import ComparisonReport
 from duetbench.report.progress import LiveProgress
 

@@ -11,8 +11,8 @@ from rich.markup import escape
 
 from duetbench.config.compare import CompareOptions, command_argv, validated
 from duetbench.errors import DuetError
-from duetbench.report.export import Exports
-from duetbench.report.scan import ScanEntry
+from duetbench.report.exporters import Exports
+from duetbench.report.model import ScanEntry, ScanReport
 from duetbench.usecases.compare import run_compare
 
 
@@ -53,7 +53,7 @@ def run_many(base: dict[str, Any], commands: list[str], names: list[str], refere
         console.rule()
         render_summary(entries, names[reference], console)
         # Exported as a scan whose one parameter is the compared command's name.
-        exports.write_scan(entries)
+        exports.write(ScanReport(entries))
 
 
 def render_summary(entries: list[ScanEntry], reference: str, console: Console) -> None:

@@ -11,9 +11,9 @@ from rich.markup import escape
 from duetbench.config.compare import CompareOptions, command_argv, validated
 from duetbench.config.scan import substitute, unused
 from duetbench.errors import DuetError
-from duetbench.report.export import Exports
-from duetbench.report.model import ComparisonReport
-from duetbench.report.scan import ScanEntry, render_scan
+from duetbench.report.exporters import Exports
+from duetbench.report.model import ComparisonReport, ScanEntry, ScanReport
+from duetbench.report.scan import render_scan
 from duetbench.usecases.compare import run_compare
 
 #: Options whose text may hold {name} placeholders.
@@ -47,8 +47,9 @@ def plan_scan(base: dict[str, Any], grid: list[dict[str, str]]) -> list[CompareO
 
 def run_scan(base: dict[str, Any], grid: list[dict[str, str]], *, db_path: Path, exports: Exports,
              console: Console, show_progress: bool = True, time_unit: str | None = None) -> int:
-    """Run the comparisons (or, with one command, its benchmarks) one after another, then the scan's table
-    and exports (also after a failure or Ctrl-C: what finished is shown and kept). Exit code: 130
+    """Run the comparisons (or, with one command, its benchmarks) one after another, then the scan's table.
+    The exports are rewritten after every comparison, so that they hold what finished even if the scan is
+    killed, and at the end (also after a failure or Ctrl-C: what finished is shown and kept). Exit code: 130
     interrupted, EXIT_SLOWER if any comparison tripped --fail-if-slower, else 0; a failing command ends
     the scan with its error, as in one comparison."""
     planned = plan_scan(base, grid)
@@ -60,6 +61,8 @@ def run_scan(base: dict[str, Any], grid: list[dict[str, str]], *, db_path: Path,
             console.rule(escape(f"{k}/{len(planned)}: {label}"))
             rc = run_compare(opts, db_path=db_path, exports=Exports(), console=console, show_progress=show_progress,
                              on_report=_collect(entries, opts.parameters), time_unit=time_unit)
+            if k < len(planned):
+                exports.write(ScanReport(entries))
             if rc == 130:
                 return 130
             code = max(code, rc)
@@ -67,7 +70,7 @@ def run_scan(base: dict[str, Any], grid: list[dict[str, str]], *, db_path: Path,
     finally:
         console.rule()
         render_scan(entries, console, len(planned), time_unit=time_unit)
-        exports.write_scan(entries)
+        exports.write(ScanReport(entries))
 
 
 def _collect(entries: list[ScanEntry], parameters: dict[str, str]) -> Callable[[ComparisonReport], None]:

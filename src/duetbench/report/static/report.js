@@ -3,126 +3,29 @@
 // so names from configs and commands cannot inject anything.
 (function () {
   "use strict";
-  var SVG_NS = "http://www.w3.org/2000/svg";
-  var METHOD_COLORS = { sequential: "#7f7f7f", duet: "#1f6fb4", aduet: "#2ca02c" };
-  var RUN_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf",
-                    "#bcbd22", "#7f7f7f"];
-  var SIDE = { A: "#1f6fb4", B: "#e0711c", both: "#6a3d9a" };
+  var C = DuetCharts;
+  var METHOD_COLORS = C.METHOD_COLORS;
+  var RUN_COLORS = C.RUN_COLORS;
+  var SIDE = C.SIDE;
+  var el = C.el;
+  var html = C.html;
+  var svgText = C.svgText;
+  var tip = C.tip;
+  var num = C.num;
+  var seconds = C.seconds;
+  var pct = C.pct;
+  var finite = C.finite;
+  var extent = C.extent;
+  var pad = C.pad;
+  var linear = C.linear;
+  var logScale = C.logScale;
+  var chart = C.chart;
+  var xAxis = C.xAxis;
+  var yAxis = C.yAxis;
+  var legend = C.legend;
+  var truncate = C.truncate;
+  var lines = C.lines;
   var data = JSON.parse(document.getElementById("duet-data").textContent);
-  var tips = new WeakMap();
-
-  // ---- small helpers ----------------------------------------------------------------------------
-  function el(tag, attrs, parent) {
-    var node = document.createElementNS(SVG_NS, tag);
-    for (var k in attrs) { if (Object.prototype.hasOwnProperty.call(attrs, k)) node.setAttribute(k, attrs[k]); }
-    if (parent) parent.appendChild(node);
-    return node;
-  }
-  function html(tag, cls, text, parent) {
-    var node = document.createElement(tag);
-    if (cls) node.className = cls;
-    if (text !== undefined && text !== null) node.textContent = text;
-    if (parent) parent.appendChild(node);
-    return node;
-  }
-  function svgText(parent, x, y, text, attrs) {
-    var t = el("text", Object.assign({ x: x, y: y }, attrs || {}), parent);
-    t.textContent = text;
-    return t;
-  }
-  function tip(node, text) { tips.set(node, text); return node; }
-  function num(v) {
-    if (v === null || v === undefined || !isFinite(v)) return "—";
-    var a = Math.abs(v);
-    if (a !== 0 && (a >= 1e5 || a < 1e-3)) return v.toExponential(3);
-    return String(Number(v.toPrecision(4)));
-  }
-  function seconds(v) {
-    if (v === null || !isFinite(v)) return "—";
-    var a = Math.abs(v);
-    if (a >= 1) return num(v) + " s";
-    if (a >= 1e-3) return num(v * 1e3) + " ms";
-    if (a >= 1e-6) return num(v * 1e6) + " µs";
-    return num(v * 1e9) + " ns";
-  }
-  function pct(v) { return v === null || !isFinite(v) ? "—" : num(v * 100) + "%"; }
-  function finite(values) { return values.filter(function (v) { return v !== null && isFinite(v); }); }
-  function extent(values) {
-    var f = finite(values);
-    return f.length ? [Math.min.apply(null, f), Math.max.apply(null, f)] : [0, 1];
-  }
-  function pad(lo, hi, frac) {
-    if (hi <= lo) { var d = Math.abs(lo) * 0.05 || 1; return [lo - d, hi + d]; }
-    var p = (hi - lo) * frac;
-    return [lo - p, hi + p];
-  }
-  function ticks(lo, hi, count) {
-    var span = hi - lo;
-    if (!(span > 0)) return [lo];
-    var step = Math.pow(10, Math.floor(Math.log10(span / count)));
-    var err = span / count / step;
-    if (err >= 7.5) step *= 10; else if (err >= 3.5) step *= 5; else if (err >= 1.5) step *= 2;
-    var out = [];
-    for (var v = Math.ceil(lo / step) * step; v <= hi + step * 1e-9; v += step) out.push(Number(v.toPrecision(12)));
-    return out;
-  }
-  function linear(d, r) {
-    var f = function (v) { return r[0] + (v - d[0]) / ((d[1] - d[0]) || 1) * (r[1] - r[0]); };
-    f.ticks = function (n) { return ticks(d[0], d[1], n); };
-    return f;
-  }
-  function logScale(d, r) {
-    var l0 = Math.log(d[0]), l1 = Math.log(d[1]);
-    var f = function (v) { return r[0] + (Math.log(v) - l0) / ((l1 - l0) || 1) * (r[1] - r[0]); };
-    f.ticks = function (n) { return ticks(d[0], d[1], n).filter(function (v) { return v > 0; }); };
-    return f;
-  }
-
-  // A titled SVG chart inside `parent`; returns the plotting group and its inner size.
-  function chart(parent, title, width, height, margin, note) {
-    var box = html("div", "plot", null, parent);
-    html("div", "plot-title", title, box);
-    var svg = el("svg", { width: width, height: height, "class": "chart", role: "img", "aria-label": title }, box);
-    if (note) html("div", "plot-note", note, box);
-    var g = el("g", { transform: "translate(" + margin.l + "," + margin.t + ")" }, svg);
-    return { g: g, w: width - margin.l - margin.r, h: height - margin.t - margin.b, svg: svg };
-  }
-  function xAxis(c, x, label, fmt, n) {
-    var g = el("g", { "class": "axis", transform: "translate(0," + c.h + ")" }, c.g);
-    el("line", { x1: 0, x2: c.w, y1: 0, y2: 0 }, g);
-    x.ticks(n || 6).forEach(function (v) {
-      var px = x(v);
-      if (px < -0.5 || px > c.w + 0.5) return;
-      el("line", { "class": "grid", x1: px, x2: px, y1: 0, y2: -c.h }, g);
-      el("line", { x1: px, x2: px, y1: 0, y2: 4 }, g);
-      svgText(g, px, 16, fmt(v), { "text-anchor": "middle" });
-    });
-    if (label) svgText(g, c.w / 2, 32, label, { "text-anchor": "middle" });
-  }
-  function yAxis(c, y, label, fmt, n) {
-    var g = el("g", { "class": "axis" }, c.g);
-    el("line", { x1: 0, x2: 0, y1: 0, y2: c.h }, g);
-    y.ticks(n || 5).forEach(function (v) {
-      var py = y(v);
-      if (py < -0.5 || py > c.h + 0.5) return;
-      el("line", { "class": "grid", x1: 0, x2: c.w, y1: py, y2: py }, g);
-      el("line", { x1: -4, x2: 0, y1: py, y2: py }, g);
-      svgText(g, -7, py + 4, fmt(v), { "text-anchor": "end" });
-    });
-    if (label) svgText(g, -c.h / 2, -48, label, { "text-anchor": "middle", transform: "rotate(-90)" });
-  }
-  function legend(c, entries) {
-    var g = el("g", { transform: "translate(" + (c.w - 4) + ",-14)" }, c.g);
-    var x = 0;
-    entries.slice().reverse().forEach(function (e) {
-      var t = svgText(g, x, 4, e[0], { "text-anchor": "end" });
-      x -= e[0].length * 6.2 + 6;
-      el("rect", { x: x - 4, y: -4, width: 9, height: 9, fill: e[1] }, g);
-      x -= 24;
-      return t;
-    });
-  }
-  function truncate(s, n) { return s.length > n ? s.slice(0, n - 1) + "…" : s; }
 
   // ---- summary-level charts ---------------------------------------------------------------------
   // One row per benchmark, one horizontal interval per method: the forest plot and the CI-width plot.
@@ -189,43 +92,6 @@
     }).filter(Boolean);
     dotRows(host, "Relative CI width per benchmark and method", items, { log: false, xlabel: "relative CI width",
       fmt: pct, note: "Median per method: " + medians.join(", ") + "." });
-  }
-
-  function lines(parent, title, series, opts) {
-    var c = chart(parent, title, opts.width || 520, opts.height || 300, { l: 64, r: 20, t: 24, b: 44 }, opts.note);
-    var xs = [], ys = [];
-    series.forEach(function (s) { s.points.forEach(function (p) { xs.push(p[0]); ys.push(p[1], p[2], p[3]); }); });
-    if (opts.yref !== undefined) ys.push(opts.yref);
-    var x = linear(opts.xdomain || pad.apply(null, extent(xs).concat([0.04])), [0, c.w]);
-    if (opts.xint) {
-      var xt = x.ticks;
-      x.ticks = function (n) { return xt(n).filter(function (v) { return v === Math.round(v); }); };
-    }
-    var y = linear(opts.ydomain || pad.apply(null, extent(ys).concat([0.08])), [c.h, 0]);
-    xAxis(c, x, opts.xlabel, opts.xfmt || num, 6);
-    yAxis(c, y, opts.ylabel, opts.yfmt || num, 5);
-    if (opts.yref !== undefined) el("line", { "class": "ref", x1: 0, x2: c.w, y1: y(opts.yref), y2: y(opts.yref) }, c.g);
-    series.forEach(function (s) {
-      var pts = s.points.filter(function (p) { return p[1] !== null; });
-      var band = pts.filter(function (p) { return p[2] !== undefined && p[2] !== null && p[3] !== null; });
-      if (band.length > 1) {
-        var poly = band.map(function (p) { return x(p[0]) + "," + y(p[3]); })
-          .concat(band.slice().reverse().map(function (p) { return x(p[0]) + "," + y(p[2]); }));
-        el("polygon", { points: poly.join(" "), fill: s.color, "fill-opacity": 0.15, stroke: "none" }, c.g);
-      }
-      el("polyline", { points: pts.map(function (p) { return x(p[0]) + "," + y(p[1]); }).join(" "), fill: "none",
-                       stroke: s.color, "stroke-width": 2 }, c.g);
-      pts.forEach(function (p) {
-        var g = el("g", {}, c.g);
-        if (p[2] !== undefined && p[2] !== null && p[3] !== null) {
-          el("line", { x1: x(p[0]), x2: x(p[0]), y1: y(p[2]), y2: y(p[3]), stroke: s.color, "stroke-opacity": 0.6 }, g);
-        }
-        el("circle", { cx: x(p[0]), cy: y(p[1]), r: 3.5, fill: s.color }, g);
-        tip(g, s.tip(p));
-      });
-    });
-    if (series.length > 1 || opts.legend) legend(c, series.map(function (s) { return [s.name, s.color]; }));
-    return c;
   }
 
   function bars(parent, title, entries, opts) {
@@ -436,16 +302,7 @@
     });
   }
 
-  var tooltip = document.getElementById("tooltip");
-  document.addEventListener("mousemove", function (ev) {
-    var node = ev.target, text;
-    while (node && node !== document && !(text = tips.get(node))) node = node.parentNode;
-    if (!text) { tooltip.hidden = true; return; }
-    tooltip.textContent = text;
-    tooltip.hidden = false;
-    tooltip.style.left = Math.min(ev.clientX + 14, window.innerWidth - tooltip.offsetWidth - 8) + "px";
-    tooltip.style.top = (ev.clientY + 14) + "px";
-  });
+  C.tooltips();
 
   // How many plots the page shows: read by the browser test, harmless otherwise.
   function markRendered() { document.body.dataset.rendered = String(document.querySelectorAll("svg.chart").length); }

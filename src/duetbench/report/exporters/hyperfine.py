@@ -1,22 +1,24 @@
-"""Results in hyperfine's ``--export-json`` format, for tools that read it (Bencher's hyperfine adapter,
-hyperfine's plot scripts, CI dashboards).
+"""``--export-hyperfine``: A's and B's times in hyperfine's ``--export-json`` format, for tools that read it
+(Bencher's hyperfine adapter, hyperfine's plot scripts, CI dashboards).
 
 One entry per command with the keys hyperfine 1.15 writes: ``command``, ``mean``, ``stddev`` (null
 below two runs), ``median``, ``user``, ``system``, ``min``, ``max``, ``times``, ``exit_codes``, and
 ``parameters`` in a parameter scan. Times are the measured (non-warm-up) invocations' elapsed seconds,
 as hyperfine's are its timing runs. What hyperfine has no key for — the pairing, the ratio's CI, the
-verdict — is in our own ``--export-json``.
+verdict — is in our own ``--export-json``. A campaign's harness iterations are no command's timing
+runs: this format writes comparisons and scans only.
 """
 from __future__ import annotations
 
 import json
 import statistics
 from collections.abc import Mapping, Sequence
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from duetbench.report.export import write_text
-from duetbench.report.model import ComparisonReport
+from duetbench.report.exporters import TextExporter
+
+if TYPE_CHECKING:
+    from duetbench.report.model import ComparisonReport
 
 
 def _entry(report: ComparisonReport, side: str, parameters: Mapping[str, str]) -> dict[str, Any]:
@@ -46,5 +48,13 @@ def to_hyperfine_json(reports: Sequence[tuple[Mapping[str, str], ComparisonRepor
                         if report.commands.get(side)]}
 
 
-def write_hyperfine_json(reports: Sequence[tuple[Mapping[str, str], ComparisonReport]], path: Path) -> None:
-    write_text(path, json.dumps(to_hyperfine_json(reports), indent=2) + "\n", "hyperfine JSON")
+def _dump(reports: Sequence[tuple[Mapping[str, str], ComparisonReport]]) -> str:
+    return json.dumps(to_hyperfine_json(reports), indent=2) + "\n"
+
+
+EXPORTER = TextExporter(
+    name="hyperfine", label="hyperfine JSON",
+    help="Write A's and B's times in hyperfine's --export-json format, for tools that read it.",
+    comparison=lambda report: _dump([({}, report)]),
+    scan=lambda scan: _dump([(e.parameters, e.report) for e in scan.entries]),
+)

@@ -1,0 +1,147 @@
+"""The HTML report of stored comparisons (``duet report`` on a database of ``duet compare`` results,
+``--export-html`` of ``duet compare`` and ``duet show``): one self-contained page, readable offline.
+
+Per comparison: its commands, the verdict with the CI of B/A, each side's times over its runs, the
+ratio of every pair over the runs (with the CI as a band), and A's and B's distributions in two colours
+over shared bins. A forest plot puts every comparison's B/A and CI side by side (a parameter scan's
+combinations one under the other).
+
+As the campaign report (report/html.py): Python derives each plot's data and embeds it as one JSON
+block (escaped by `tojson`); static/charts.js and static/comparisons.js draw it as SVG, inserting text
+only with textContent/setAttribute; every string from outside passes through `visible`.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from importlib import resources
+from typing import Any
+
+import jinja2
+import numpy as np
+
+from duetbench.analyze.invocations import samples, usable
+from duetbench.analyze.overlap import overlap_pairs
+from duetbench.analyze.verdict import describe_change
+from duetbench.report.exporters.json import clean_json
+from duetbench.report.model import ComparisonReport
+from duetbench.report.safe_text import visible, visible_deep
+
+#: Histogram bins: the Freedman–Diaconis width (numpy's "fd") over both sides' values, within these bounds:
+#: at least MIN_BINS so that a tight distribution still shows its shape, at most MAX_BINS for a wide one.
+MIN_BINS = 12
+MAX_BINS = 60
+#: Values beyond these percentiles of A and B together fold into the end bins (one stray run would
+#: otherwise squeeze every other into a single bin).
+FOLD_PERCENTILES = (0.5, 99.5)
+
+
+def _sig(x: float, digits: int = 6) -> float | None:
+    return float(f"{x:.{digits}g}") if math.isfinite(x) else None
+
+
+def _sig_list(values: Sequence[float] | np.ndarray, digits: int = 6) -> list[float | None]:
+    return [_sig(float(v), digits) for v in values]
+
+
+def _value(inv: Any, metric: str) -> float:
+    return float(inv.wall_s if metric == "wall" else inv.cpu_s)
+
+
+def _times(report: ComparisonReport, metric: str) -> dict[str, list[float | None]]:
+    """Each side's measured times in the order they ran."""
+    good = usable(report.invocations)
+    return {side: _sig_list([_value(i, metric) for i in sorted((i for i in good if i.side == side),
+                                                             key=lambda i: (i.pair, i.index))])
+            for side in ("A", "B")}
+
+
+def _ratios(report: ComparisonReport, metric: str) -> dict[str, Any] | None:
+    """B/A of every pair in the order measured: the duet's pairs, the aduet's overlapping invocations,
+    or sequential's k-th run of A with its k-th of B (a round)."""
+    method = report.method
+    if method not in ("duet", "aduet", "sequential"):
+        return None  # ended during --method auto's pilot: nothing is paired yet
+    s = samples(method, report.invocations, metric)
+    if method == "aduet":
+        if s.a_start is None or not s.a.size or not s.b.size:
+            return None
+        try:
+            p = overlap_pairs(s.a_start, s.a_end, s.b_start, s.b_end,
+                              min_overlap_rate=float(report.options.get("min_overlap_rate", 0.4)))
+        except ValueError:
+            return None
+        a, b = s.a[p.a_index], s.b[p.b_index]
+        kind = "invocations of A and B that overlapped, in the order they ran"
+    else:
+        n = min(s.a.size, s.b.size)
+        a, b = s.a[:n], s.b[:n]
+        kind = ("the pairs, released together by the barrier" if method == "duet" else
+                "the k-th run of B over the k-th run of A (one round)")
+    if not a.size:
+        return None
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return {"values": _sig_list(b / a), "kind": kind}
+
+
+def _histogram(times: Mapping[str, list[float | None]]) -> dict[str, Any] | None:
+    """A's and B's times over shared bins (see MIN_BINS, MAX_BINS, FOLD_PERCENTILES)."""
+    a = np.array([v for v in times["A"] if v is not None], dtype=float)
+    b = np.array([v for v in times["B"] if v is not None], dtype=float)
+    both = np.concatenate([a, b])
+    if both.size < 2:
+        return None
+    lo, hi = (float(x) for x in np.percentile(both, FOLD_PERCENTILES))
+    if not hi > lo:
+        lo, hi = float(both.min()) * 0.999, float(both.max()) * 1.001 + 1e-12
+    clipped = np.clip(both, lo, hi)
+    bins = int(np.clip(np.histogram_bin_edges(clipped, bins="fd").size - 1, MIN_BINS, MAX_BINS))
+    edges = np.linspace(lo, hi, bins + 1)
+    counts = [np.histogram(np.clip(x, lo, hi), edges)[0].tolist() for x in (a, b)]
+    return {"edges": _sig_list(edges), "A": counts[0], "B": counts[1], "nA": int(a.size), "nB": int(b.size)}
+
+
+def comparison_data(report: ComparisonReport, parameters: Mapping[str, str]) -> dict[str, Any]:
+    """Everything the page shows of one comparison, JSON-ready."""
+    metric = report.primary_metric
+    p = report.primary
+    times = _times(report, metric)
+    label = ", ".join(f"{k} = {v}" for k, v in parameters.items())
+    out: dict[str, Any] = {
+        "id": report.id, "names": dict(report.names), "commands": dict(report.commands), "method": report.method,
+        "status": report.status, "metric": metric, "parameters": dict(parameters),
+        "label": f"#{report.id} " + (label or f"{report.names['B']} vs {report.names['A']}"),
+        "times": times, "ratios": _ratios(report, metric), "hist": _histogram(times),
+        "warnings": list(report.warnings), "problem": report.analysis_error or "",
+        "seed": report.seed, "tool_version": report.tool_version,
+        "host": f"{report.host.get('hostname', '?')} ({report.host.get('cpu_model', '?')})",
+    }
+    if p is not None:
+        out.update({
+            "estimate": p.ratio.estimate, "low": p.ratio.low, "high": p.ratio.high,
+            "confidence": p.ratio.confidence_level, "interval": p.ratio.interval, "verdict": p.verdict,
+            "summary": describe_change(p.ratio, report.names["A"], report.names["B"]), "runs": p.runs,
+            "p": p.u_test_p, "rcw": p.relative_ci_width, "notes": list(p.notes),
+            "verdict_class": {"slower": "slower", "faster": "faster"}.get(p.verdict, "same"),
+        })
+    return out
+
+
+def _fmt(value: Any, spec: str) -> str:
+    return "—" if not isinstance(value, (int, float)) or not math.isfinite(value) else format(value, spec)
+
+
+def render_comparisons_html(title: str, entries: Sequence[tuple[ComparisonReport, Mapping[str, str]]]) -> str:
+    """The page of `entries`: (report, its parameter values — empty outside a scan), in the order given."""
+    comparisons = visible_deep(clean_json([comparison_data(r, params) for r, params in entries]))
+    env = jinja2.Environment(loader=jinja2.PackageLoader("duetbench.report", "templates"),
+                             autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env.filters["fmt"] = _fmt
+    parameter_names = list(dict.fromkeys(k for c in comparisons for k in c["parameters"]))
+    static = resources.files("duetbench.report") / "static"
+    return env.get_template("comparisons.html.j2").render(
+        title=visible(title), comparisons=comparisons, parameter_names=parameter_names,
+        data={"comparisons": comparisons},
+        style=(static / "report.css").read_text(encoding="utf-8"),
+        charts=(static / "charts.js").read_text(encoding="utf-8"),
+        script=(static / "comparisons.js").read_text(encoding="utf-8"))

@@ -1,0 +1,157 @@
+"""What the table formats (Markdown, AsciiDoc, Org) say, written once: a small document of headings,
+paragraphs and tables built from a subject, which each format's module only spells in its markup.
+
+Text in the document is plain (names from outside included); the format's renderer escapes all of it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Union
+
+if TYPE_CHECKING:
+    from duetbench.report.model import CampaignReport, ComparisonReport, ScanReport
+
+
+@dataclass(frozen=True)
+class Strong:
+    text: str
+
+
+@dataclass(frozen=True)
+class Code:
+    """Our own literal text (an option name), shown as code."""
+
+    text: str
+
+
+Inline = Union[str, Strong, Code]
+
+
+@dataclass(frozen=True)
+class Heading:
+    text: str
+
+
+@dataclass(frozen=True)
+class Paragraph:
+    parts: tuple[Inline, ...]
+
+
+@dataclass(frozen=True)
+class Table:
+    header: tuple[str, ...]
+    #: Per column: aligned right (numbers) or left.
+    right: tuple[bool, ...]
+    rows: tuple[tuple[str, ...], ...]
+
+
+@dataclass(frozen=True)
+class Warnings:
+    """Warnings the reader must see, one per line."""
+
+    lines: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Bullets:
+    items: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Footer:
+    """Small print: tool version, seed, host."""
+
+    text: str
+
+
+Block = Union[Heading, Paragraph, Table, Warnings, Bullets, Footer]
+Document = list[Block]
+
+
+def percent_change(x: float) -> str:
+    return f"{(x - 1) * 100:+.2f}%"
+
+
+def comparison_document(report: ComparisonReport) -> Document:
+    """A short table for a pull-request comment: the verdict, then per metric the means, B/A, CI and verdict."""
+    from duetbench.analyze.verdict import describe_change
+
+    a, b = report.names["A"], report.names["B"]
+    doc: Document = [Heading(f"duetbench: {b} vs {a} ({report.method})")]
+    primary = report.primary
+    if primary is not None:
+        kind = {"anytime": ", anytime-valid CI (stopped once the difference was evident)",
+                "bootstrap": ", percentile bootstrap CI"}.get(primary.ratio.interval, "")
+        doc.append(Paragraph((Strong(describe_change(primary.ratio, a, b)),
+                              f" — {primary.metric} time, {primary.runs} runs{kind}.")))
+    auto = report.options.get("auto")
+    if isinstance(auto, dict) and auto.get("reason"):
+        doc.append(Paragraph(("Method chosen by ", Code("--method auto"), f": {auto['reason']}.")))
+    level = int(round((primary.ratio.confidence_level if primary else 0.99) * 100))
+    doc.append(Table(
+        ("metric", f"{a} mean", f"{b} mean", f"{b}/{a}", f"{level}% CI", "verdict", "U-test p"),
+        (False, True, True, True, False, False, True),
+        tuple((metric, f"{r.a.mean * 1000:.2f} ms", f"{r.b.mean * 1000:.2f} ms", f"{r.ratio.estimate:.4f}",
+               f"{percent_change(r.ratio.low)} … {percent_change(r.ratio.high)}", r.verdict, f"{r.u_test_p:.3g}")
+              for metric, r in report.results.items())))
+    if report.warnings:
+        doc.append(Warnings(tuple(report.warnings)))
+    host = f"{report.host.get('hostname', '?')} ({report.host.get('cpu_model', '?')})"
+    doc.append(Footer(f"duetbench {report.tool_version}, seed {report.seed}, host {host}"))
+    return doc
+
+
+def scan_document(scan: ScanReport) -> Document:
+    """One row per comparison of a parameter scan: its values, B/A, CI, verdict, runs."""
+    entries = scan.entries
+    if not entries:
+        return [Heading("duetbench parameter scan: no comparison finished")]
+    first = entries[0].report
+    names = scan.parameter_names
+    level = next((e.report.primary.ratio.confidence_level for e in entries if e.report.primary), 0.99)
+    rows = []
+    for e in entries:
+        p = e.report.primary
+        values = tuple(e.parameters.values())
+        if p is None:
+            rows.append((*values, "–", "–", "no statistics", "0"))
+        else:
+            rows.append((*values, f"{p.ratio.estimate:.4f}",
+                         f"{percent_change(p.ratio.low)} … {percent_change(p.ratio.high)}", p.verdict, str(p.runs)))
+    return [
+        Heading(f"duetbench: {first.names['B']} vs {first.names['A']} ({first.method}), scanning {', '.join(names)}"),
+        Table((*names, "B/A", f"{level:.0%} CI", "verdict", "runs"), (True,) * len(names) + (True, False, False, True),
+              tuple(rows)),
+        Footer(f"duetbench {first.tool_version}, {first.primary_metric} time, seed {first.seed}"),
+    ]
+
+
+def campaign_document(campaign: CampaignReport) -> Document:
+    """A table for a pull-request comment or $GITHUB_STEP_SUMMARY: per benchmark and method, the change in
+    words, the verdict, the CI width; the duet's synchronization; the --fail-if-slower outcome."""
+    from duetbench.analyze.verdict import describe_change
+    from duetbench.report.analysis import slower_than
+
+    rows = []
+    for row in campaign.rows:
+        r = row.result
+        if r is None:
+            rows.append((row.benchmark, row.method, str(row.runs), row.problem, "", ""))
+            continue
+        icon = {"slower": "🔴", "faster": "🟢"}.get(r.verdict, "⚪")
+        rows.append((row.benchmark, row.method, str(row.runs), describe_change(r.ratio, "A", "B"),
+                     f"{icon} {r.verdict}", f"{r.relative_ci_width:.2%}"))
+    doc: Document = [
+        Heading(f"duetbench: campaign {campaign.name}"),
+        Table(("benchmark", "method", "runs", "B vs A", "verdict", "CI width"),
+              (False, False, True, False, False, True), tuple(rows)),
+    ]
+    stated = [row for row in campaign.rows if row.sync and row.result is not None]
+    if stated:
+        doc.append(Bullets(tuple(f"{row.benchmark} · {row.method}: {row.sync}" for row in stated)))
+    threshold = campaign.threshold_pct
+    if threshold is not None:
+        over = slower_than(campaign.rows, threshold)
+        doc.append(Paragraph((Strong(f"{len(over)} benchmark(s) slower by more than {threshold:g}%"),) if over else
+                             (f"No benchmark is slower by more than {threshold:g}% (with the stated confidence).",)))
+    return doc

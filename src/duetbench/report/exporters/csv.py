@@ -1,0 +1,85 @@
+"""``--export-csv``: one row per invocation (a comparison, a scan) or per benchmark and method (a campaign).
+
+Text cells go through `csv_row`: no spreadsheet runs a name as a formula."""
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterable
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from duetbench.report.exporters import TextExporter, write_atomically
+from duetbench.report.safe_text import csv_row
+
+if TYPE_CHECKING:
+    from duetbench.report.exporters import Subject
+    from duetbench.report.model import CampaignReport, ComparisonReport, ScanReport
+
+
+def _table(columns: list[str], rows: Iterable[dict[str, Any]]) -> str:
+    out = io.StringIO(newline="")
+    writer = csv.DictWriter(out, fieldnames=columns)
+    writer.writeheader()
+    for row in rows:
+        writer.writerow(csv_row(row))
+    return out.getvalue()
+
+
+def _invocation_columns() -> list[str]:
+    from duetbench.execute.invocation import Invocation
+
+    return [f.name for f in fields(Invocation)]
+
+
+def comparison_csv(report: ComparisonReport) -> str:
+    # The method, and why --method auto chose it, on every row: a CSV has no header block to hold them.
+    auto = report.options.get("auto")
+    reason = auto.get("reason", "") if isinstance(auto, dict) else ""
+    return _table(["comparison_id", "method", "method_reason", "name", *_invocation_columns()],
+                  ({"comparison_id": report.id, "method": report.method, "method_reason": reason,
+                    "name": report.names[inv.side], **inv.to_dict()} for inv in report.invocations))
+
+
+def scan_csv(scan: ScanReport) -> str:
+    """As a comparison's, with a column per parameter first."""
+    return _table([*scan.parameter_names, "comparison_id", "name", *_invocation_columns()],
+                  ({**e.parameters, "comparison_id": e.report.id, "name": e.report.names[inv.side], **inv.to_dict()}
+                   for e in scan.entries for inv in e.report.invocations))
+
+
+def campaign_csv(campaign: CampaignReport) -> str:
+    from duetbench.report.analysis import COLUMNS, row_dict
+
+    def rows() -> Iterable[dict[str, Any]]:
+        for row in campaign.rows:
+            data = row_dict(row)
+            data["notes"] = " | ".join(data["notes"])
+            yield data
+
+    return _table(list(COLUMNS), rows())
+
+
+def studies_path(path: Path) -> Path:
+    """Where a campaign's method studies go beside its CSV: NAME.studies.csv."""
+    return path.with_name(path.stem + ".studies.csv")
+
+
+@dataclass(frozen=True)
+class CsvExporter(TextExporter):
+    def write(self, subject: Subject, path: Path) -> None:
+        super().write(subject, path)
+        studies = getattr(subject, "studies_result", None)
+        if studies is not None:
+            from duetbench.report.studies import studies_csv
+
+            write_atomically(studies_path(path), studies_csv(studies), "method studies' CSV export")
+
+
+EXPORTER = CsvExporter(
+    name="csv", label="CSV",
+    help="Write CSV: one row per invocation (compare, show) or per benchmark and method (analyze, run; with "
+         "--studies also every study's table, as NAME.studies.csv).",
+    comparison=comparison_csv, scan=scan_csv, campaign=campaign_csv,
+)

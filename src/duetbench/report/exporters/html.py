@@ -1,0 +1,50 @@
+"""``--export-html``: a self-contained HTML page (works offline) with the plots.
+
+A comparison or a scan: the comparisons' report (report/comparisons_html.py); a campaign: the report
+``duet report`` writes (report/html.py), with the method studies when they were computed."""
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from duetbench.errors import DuetError
+from duetbench.report.exporters import TextExporter
+
+if TYPE_CHECKING:
+    from duetbench.report.model import CampaignReport, ComparisonReport, ScanReport
+
+
+def comparison_html(report: ComparisonReport) -> str:
+    from duetbench.report.comparisons_html import render_comparisons_html
+
+    title = f"duetbench · comparison #{report.id}: {report.names['B']} vs {report.names['A']}"
+    return render_comparisons_html(title, [(report, {})])
+
+
+def scan_html(scan: ScanReport) -> str:
+    from duetbench.report.comparisons_html import render_comparisons_html
+
+    first = scan.entries[0].report if scan.entries else None
+    title = ("duetbench · parameter scan" + (f": {first.names['B']} vs {first.names['A']}, scanning "
+                                              f"{', '.join(scan.parameter_names)}" if first else ""))
+    return render_comparisons_html(title, [(e.report, e.parameters) for e in scan.entries])
+
+
+def campaign_html(campaign: CampaignReport) -> str:
+    from duetbench.report.html import render_html_report
+
+    if campaign.table is None:
+        raise DuetError("the HTML export of a campaign needs its iterations, which were not loaded")
+    # The row's notes (the duet's synchronization first) in place of the estimator's own, which they include.
+    results = [(r.benchmark, r.method, replace(r.result, notes=tuple(r.notes)) if r.result else None, r.problem)
+               for r in campaign.rows]
+    return render_html_report(title=f"duetbench · campaign {campaign.name} (#{campaign.campaign_id})",
+                              table=campaign.table, results=results, environment=campaign.environment,
+                              studies=campaign.studies)
+
+
+EXPORTER = TextExporter(
+    name="html", label="HTML",
+    help="Write a self-contained HTML report with plots (works offline).",
+    comparison=comparison_html, scan=scan_html, campaign=campaign_html,
+)

@@ -1,0 +1,94 @@
+"""``--export-json``: the contract for machines — everything a comparison, a scan or an analysis holds."""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict
+from typing import TYPE_CHECKING, Any
+
+from duetbench import __version__
+from duetbench.report.exporters import TextExporter
+
+if TYPE_CHECKING:
+    from duetbench.analyze.comparison import ComparisonResult
+    from duetbench.report.model import CampaignReport, ComparisonReport, ScanReport
+
+JSON_FORMAT_VERSION = 1
+
+
+def clean_json(value: Any) -> Any:
+    """JSON has no NaN/inf: write them as null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: clean_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [clean_json(v) for v in value]
+    if hasattr(value, "item") and callable(value.item):  # numpy scalars
+        return clean_json(value.item())
+    return value
+
+
+def _comparison_dict(report: ComparisonReport, result: ComparisonResult) -> dict[str, Any]:
+    from duetbench.analyze.verdict import describe_change
+
+    return {
+        "method": result.method,
+        "metric": result.metric,
+        "runs": result.runs,
+        "ratio": {"estimate": result.ratio.estimate, "low": result.ratio.low, "high": result.ratio.high,
+                  "confidence": result.ratio.confidence_level, "interval": result.ratio.interval},
+        "verdict": result.verdict,
+        "summary": describe_change(result.ratio, report.names["A"], report.names["B"]),
+        "u_test_p": result.u_test_p,
+        "relative_ci_width": result.relative_ci_width,
+        "ratio_cv": result.ratio_cv,
+        "outliers_removed": result.outliers_removed,
+        "difference": asdict(result.difference) if result.difference is not None else None,
+        "notes": list(result.notes),
+        "a": {"name": report.names["A"], "command": report.commands["A"], **asdict(result.a)},
+        "b": {"name": report.names["B"], "command": report.commands["B"], **asdict(result.b)},
+    }
+
+
+def to_json_dict(report: ComparisonReport) -> dict[str, Any]:
+    return clean_json({
+        "version": JSON_FORMAT_VERSION,
+        "tool": {"name": "duetbench", "version": report.tool_version},
+        "id": report.id,
+        "status": report.status,
+        "method": report.method,
+        "seed": report.seed,
+        "options": report.options,
+        "host": report.host,
+        "comparisons": [_comparison_dict(report, r) for r in report.results.values()],
+        # One command benchmarked on its own (method "single"): its statistics, else null.
+        "benchmark": asdict(report.benchmark) if report.benchmark is not None else None,
+        "warnings": report.warnings,
+        "analysis_error": report.analysis_error,
+        "invocations": [i.to_dict() for i in report.invocations],
+    })
+
+
+def to_scan_json(scan: ScanReport) -> dict[str, Any]:
+    return clean_json({
+        "version": JSON_FORMAT_VERSION,
+        "tool": {"name": "duetbench", "version": __version__},
+        "parameters": scan.parameter_names,
+        "scan": [{"parameters": e.parameters, **to_json_dict(e.report)} for e in scan.entries],
+    })
+
+
+def to_campaign_json(campaign: CampaignReport) -> dict[str, Any]:
+    from duetbench.report.analysis import row_dict
+
+    return {**campaign.meta, "rows": [row_dict(r) for r in campaign.rows]}
+
+
+EXPORTER = TextExporter(
+    name="json", label="JSON", help="Write the results as JSON (every number, option and invocation).",
+    comparison=lambda report: json.dumps(to_json_dict(report), indent=2) + "\n",
+    scan=lambda scan: json.dumps(to_scan_json(scan), indent=2) + "\n",
+    # No newline at the end: as `duet analyze` has always written it.
+    campaign=lambda campaign: json.dumps(to_campaign_json(campaign), indent=2),
+)

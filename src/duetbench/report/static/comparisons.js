@@ -1,0 +1,107 @@
+// duetbench comparisons' report: draws each comparison's plots from the embedded JSON as SVG.
+// Text from the data enters the page only through textContent or setAttribute, never as markup.
+(function () {
+  "use strict";
+  var C = DuetCharts;
+  var el = C.el, html = C.html, tip = C.tip, num = C.num, seconds = C.seconds, extent = C.extent, pad = C.pad;
+  var linear = C.linear, logScale = C.logScale, chart = C.chart, xAxis = C.xAxis, yAxis = C.yAxis;
+  var legend = C.legend, svgText = C.svgText, truncate = C.truncate, SIDE = C.SIDE;
+  var data = JSON.parse(document.getElementById("duet-data").textContent);
+
+  // Every comparison's B/A with its CI on one log axis: a scan's combinations one under the other.
+  function forest(host) {
+    var rows = data.comparisons.filter(function (c) { return c.estimate !== undefined && c.estimate !== null; });
+    if (!rows.length) return;
+    var rowH = 18;
+    var c = chart(host, "B/A and CI of every comparison", 1100, 70 + rowH * rows.length, { l: 300, r: 30, t: 24, b: 40 },
+                  "Log scale, 1 = no change. Filled mark: the CI excludes 1.");
+    var values = [1];
+    rows.forEach(function (r) { values.push(r.low, r.high, r.estimate); });
+    var d = extent(values.filter(function (v) { return v !== null && v > 0; }));
+    var x = logScale([d[0] / 1.02, d[1] * 1.02], [0, c.w]);
+    xAxis(c, x, "B/A (log scale)", num, 10);
+    el("line", { "class": "ref", x1: x(1), x2: x(1), y1: 0, y2: c.h }, c.g);
+    rows.forEach(function (r, i) {
+      var y = i * rowH + rowH / 2, color = r.verdict === "slower" ? "#c0392b" : r.verdict === "faster" ? "#1e8449" : "#555";
+      svgText(c.g, -8, y + 4, truncate(r.label, 46), { "text-anchor": "end" });
+      var g = el("g", { "class": "mark" }, c.g);
+      if (r.low !== null && r.high !== null && r.low > 0) {
+        el("line", { x1: x(r.low), x2: x(r.high), y1: y, y2: y, stroke: color, "stroke-width": 2 }, g);
+      }
+      el("rect", { x: x(r.estimate) - 4, y: y - 4, width: 8, height: 8, stroke: color,
+                   fill: r.verdict === "no difference" ? "#fff" : color }, g);
+      tip(g, r.label + "\nB/A " + num(r.estimate) + " [" + num(r.low) + ", " + num(r.high) + "]\n" + r.verdict);
+    });
+  }
+
+  function times(parent, cmp) {
+    var series = ["A", "B"].map(function (side) {
+      return { name: side + ": " + truncate(cmp.names[side], 24), color: SIDE[side],
+               points: cmp.times[side].map(function (v, i) { return [i + 1, v]; }),
+               tip: function (p) { return side + " run " + p[0] + ": " + seconds(p[1]); } };
+    }).filter(function (s) { return s.points.length; });
+    if (!series.length) return;
+    C.lines(parent, "Times over runs (" + cmp.metric + ")", series, { width: 520, height: 280, xlabel: "run",
+      ylabel: cmp.metric + " time", yfmt: seconds, xint: true, legend: true,
+      note: "Each side's measured runs in the order they ran (warm-ups left out)." });
+  }
+
+  function ratios(parent, cmp) {
+    var r = cmp.ratios;
+    if (!r || !r.values.length) return;
+    var c = chart(parent, "B/A of each pair over runs", 520, 280, { l: 64, r: 20, t: 24, b: 44 }, "Pairs: " + r.kind + "." +
+                  (cmp.low !== undefined && cmp.low !== null ? " Band: the CI of B/A; dashed: 1." : ""));
+    var ys = r.values.concat([1]);
+    if (cmp.low !== undefined) ys.push(cmp.low, cmp.high);
+    var x = linear(pad(1, Math.max(2, r.values.length), 0.03), [0, c.w]);
+    var y = linear(pad.apply(null, extent(ys).concat([0.08])), [c.h, 0]);
+    var xt = x.ticks;
+    x.ticks = function (n) { return xt(n).filter(function (v) { return v === Math.round(v); }); };
+    xAxis(c, x, "pair", num, 6);
+    yAxis(c, y, "B/A", num, 5);
+    if (cmp.low !== undefined && cmp.low !== null && cmp.high !== null) {
+      el("rect", { x: 0, width: c.w, y: y(cmp.high), height: Math.max(1, y(cmp.low) - y(cmp.high)), fill: SIDE.both,
+                   "fill-opacity": 0.12 }, c.g);
+    }
+    el("line", { "class": "ref", x1: 0, x2: c.w, y1: y(1), y2: y(1) }, c.g);
+    var pts = [];
+    r.values.forEach(function (v, i) { if (v !== null) pts.push([i + 1, v]); });
+    el("polyline", { points: pts.map(function (p) { return x(p[0]) + "," + y(p[1]); }).join(" "), fill: "none",
+                     stroke: SIDE.both, "stroke-opacity": 0.5 }, c.g);
+    pts.forEach(function (p) {
+      tip(el("circle", { cx: x(p[0]), cy: y(p[1]), r: 3, fill: SIDE.both }, c.g), "pair " + p[0] + ": B/A " + num(p[1]));
+    });
+  }
+
+  function histogram(parent, cmp) {
+    var h = cmp.hist;
+    if (!h) return;
+    var c = chart(parent, "Distributions of A and B", 520, 280, { l: 52, r: 14, t: 24, b: 44 },
+                  h.nA + " runs of A, " + h.nB + " of B, " + h.A.length + " bins; the extreme 1% fold into the end bins.");
+    var x = linear([h.edges[0], h.edges[h.edges.length - 1]], [0, c.w]);
+    var top = Math.max.apply(null, h.A.concat(h.B).concat([1]));
+    var y = linear([0, top * 1.08], [c.h, 0]);
+    xAxis(c, x, cmp.metric + " time", seconds, 4);
+    yAxis(c, y, "runs", num, 4);
+    [["A", h.A], ["B", h.B]].forEach(function (side) {
+      side[1].forEach(function (count, i) {
+        if (!count) return;
+        var r = el("rect", { x: x(h.edges[i]) + 0.5, width: Math.max(0.5, x(h.edges[i + 1]) - x(h.edges[i]) - 1),
+                             y: y(count), height: c.h - y(count), fill: SIDE[side[0]], "fill-opacity": 0.45 }, c.g);
+        tip(r, side[0] + ": " + count + " runs in " + seconds(h.edges[i]) + " … " + seconds(h.edges[i + 1]));
+      });
+    });
+    legend(c, [["A", SIDE.A], ["B", SIDE.B]]);
+  }
+
+  forest(document.getElementById("forest"));
+  document.querySelectorAll("[data-comparison]").forEach(function (row) {
+    var cmp = data.comparisons[Number(row.dataset.comparison)];
+    times(row, cmp);
+    ratios(row, cmp);
+    histogram(row, cmp);
+  });
+  C.tooltips();
+  // How many plots the page shows: read by the browser test, harmless otherwise.
+  document.body.dataset.rendered = String(document.querySelectorAll("svg.chart").length);
+})();

@@ -1,0 +1,168 @@
+"""--export-FORMAT end to end, as a user runs the commands: every format from compare, show, analyze and run;
+one rule for existing files (replaced, as hyperfine does); exports that survive a killed parameter scan."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+HARNESS = Path(__file__).resolve().parents[1] / "campaign" / "harness.py"
+FAST = ["--no-progress", "--warmup", "0"]
+ALL = ("json", "csv", "markdown", "asciidoc", "orgmode", "hyperfine", "html")
+
+
+def _args(prefix: str, formats: tuple[str, ...] = ALL) -> list[str]:
+    suffix = {"markdown": "md", "asciidoc": "adoc", "orgmode": "org", "hyperfine": "hf.json"}
+    return [a for f in formats for a in (f"--export-{f}", f"{prefix}.{suffix.get(f, f)}")]
+
+
+def test_compare_and_show_write_every_format_and_replace_what_is_there(duet, tmp_path: Path) -> None:
+    (tmp_path / "c.md").write_text("an old report, much longer than the new one\n" * 100)
+    result = duet("compare", "sleep 0.01", "sleep 0.012", "--method", "sequential", "--runs", "4", *FAST, *_args("c"))
+    assert result.returncode == 0, result.stderr
+    md = (tmp_path / "c.md").read_text()
+    assert "an old report" not in md and md.startswith("### duetbench: B vs A (sequential)")
+    adoc, org = (tmp_path / "c.adoc").read_text(), (tmp_path / "c.org").read_text()
+    assert adoc.startswith("=== duetbench: B vs A") and "|===" in adoc and "| wall" in adoc
+    assert org.startswith("* duetbench: B vs A") and "| wall |" in org
+    html = (tmp_path / "c.html").read_text()
+    assert html.startswith("<!DOCTYPE html>") and '"comparisons"' in html
+    assert 'src="' not in html and "<link" not in html  # self-contained: nothing loaded from anywhere
+    ours = json.loads((tmp_path / "c.json").read_text())
+    # `duet show` writes the same files again, replacing them (not appending), with the same content.
+    again = duet("show", "1", *_args("c"))
+    assert again.returncode == 0, again.stderr
+    assert (tmp_path / "c.md").read_text() == md and json.loads((tmp_path / "c.json").read_text()) == ours
+    assert (tmp_path / "c.adoc").read_text() == adoc and (tmp_path / "c.org").read_text() == org
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".c.")) == []  # no temporary file left
+
+
+def test_export_problems_come_before_measuring(duet, tmp_path: Path) -> None:
+    same = duet("compare", "true", "true", "--runs", "3", *FAST, "--export-json", "r.out", "--export-csv", "./r.out")
+    assert same.returncode == 2 and "--export-json and --export-csv both name" in same.stderr
+    assert not (tmp_path / ".duet").exists()  # nothing was measured
+    listing = duet("show", "--export-json", "x.json")
+    assert listing.returncode == 2 and "needs the id of the comparison" in listing.stderr
+
+
+@pytest.fixture()
+def imported(duet, tmp_path: Path) -> Path:
+    rows = ["bench,method,run,side,value"]
+    rows += [f"b{k},{m},{r},{s},{(1.05 if s == 'B' else 1.0) * (1 + 0.01 * ((r * 7 + i * 3) % 5))}"
+             for k in range(2) for m in ("duet", "sequential") for r in range(5) for s in "AB" for i in range(6)]
+    (tmp_path / "c.csv").write_text("\n".join(rows) + "\n")
+    result = duet("import", "csv", "c.csv", "--col", "benchmark=bench", "--col", "method=method", "--col", "run=run",
+                  "--col", "side=side", "--col", "value=value", "--db", "a.db")
+    assert result.returncode == 0, result.stderr
+    return tmp_path
+
+
+def test_analyze_replaces_its_markdown_as_every_export_does(duet, imported: Path) -> None:
+    """Issue 15: `duet analyze --export-markdown` appended, `duet compare`'s replaced; now both replace."""
+    for _ in range(2):
+        result = duet("analyze", "--db", "a.db", "--resamples", "200", "--export-markdown", "a.md")
+        assert result.returncode == 0, result.stderr
+    md = (imported / "a.md").read_text()
+    assert md.count("### duetbench: campaign") == 1 and "| b0 | duet | 5 |" in md
+    result = duet("analyze", "--db", "a.db", "--resamples", "200", *_args("a", ("asciidoc", "orgmode")))
+    assert result.returncode == 0, result.stderr
+    assert (imported / "a.adoc").read_text().count("=== duetbench: campaign") == 1
+    assert (imported / "a.org").read_text().count("| b1 | sequential | 5 |") == 1
+    hyperfine = duet("analyze", "--db", "a.db", "--export-hyperfine", "h.json")
+    assert hyperfine.returncode == 2 and "No such option '--export-hyperfine'" in hyperfine.stderr
+
+
+def test_report_on_a_database_of_comparisons(duet, tmp_path: Path) -> None:
+    assert duet("compare", "sleep 0.01", "sleep 0.01", "--method", "sequential", "--runs", "3", *FAST).returncode == 0
+    scan = duet("compare", "sleep 0.0{n}", "sleep 0.0{n}1", "-L", "n", "1,2", "--method", "sequential", "--runs", "3",
+                *FAST)
+    assert scan.returncode == 0, scan.stderr
+    result = duet("report", "-o", "r.html")
+    assert result.returncode == 0 and "3 comparisons" in result.stdout, result.stderr
+    html = (tmp_path / "r.html").read_text()
+    assert html.count('class="comparison"') == 3 and "<th>n</th>" in html
+    two = duet("report", "--comparison", "2", "--comparison", "3", "-o", "two.html")
+    assert two.returncode == 0 and (tmp_path / "two.html").read_text().count('class="comparison"') == 2
+    missing = duet("report", "--comparison", "9")
+    assert missing.returncode == 2 and "no comparison #9" in missing.stderr
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="the scan's first comparison must finish quickly")
+def test_a_killed_scan_leaves_the_exports_of_what_finished(duet_env: dict[str, str], tmp_path: Path) -> None:
+    """The exports are rewritten after each comparison of a scan: kill -9 during the second and the files
+    hold the first, whole (before, nothing was written until the scan ended)."""
+    proc = subprocess.Popen([sys.executable, "-m", "duetbench", "compare", "sleep {t}", "sleep {t}", "-L", "t", "0.01,30",
+                             "--method", "sequential", "--runs", "3", *FAST, *_args("s", ("json", "markdown"))],
+                            cwd=tmp_path, env=duet_env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "s.md").exists():
+        assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read() if proc.stderr else ""
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    doc = json.loads((tmp_path / "s.json").read_text())
+    assert [e["parameters"] for e in doc["scan"]] == [{"t": "0.01"}]
+    assert "| 0.01 |" in (tmp_path / "s.md").read_text()
+
+
+def test_run_exports_its_closing_table(duet, tmp_path: Path) -> None:
+    shutil.copy(HARNESS, tmp_path / "harness.py")
+    py = sys.executable
+    (tmp_path / "campaign.yml").write_text(f"""campaign: ex
+seed: 4
+methods: {{sequential: 2, duet: 2}}
+parser: {{name: regex, pattern: 'iteration \\d+: (?P<value>[0-9.]+) s'}}
+timeout: 60
+benchmarks:
+  twice:
+    A: {py} harness.py --iterations 6 --work 30000
+    B: {py} harness.py --iterations 6 --work 60000
+""")
+    result = duet("run", "campaign.yml", "--no-progress", *_args("r", ("json", "csv", "markdown", "html")), timeout=300)
+    assert result.returncode == 0, result.stderr
+    rows = {r["method"]: r for r in json.loads((tmp_path / "r.json").read_text())["rows"]}
+    assert set(rows) == {"sequential", "duet"} and rows["duet"]["benchmark"] == "twice"
+    assert rows["duet"]["runs"] == 2 and rows["duet"]["ratio"] > 1.3
+    assert "| twice | duet | 2 |" in (tmp_path / "r.md").read_text()
+    assert (tmp_path / "r.html").read_text().startswith("<!DOCTYPE html>")
+
+
+def test_an_interrupted_run_exports_what_finished(duet_env: dict[str, str], tmp_path: Path) -> None:
+    import sqlite3
+
+    shutil.copy(HARNESS, tmp_path / "harness.py")
+    py = sys.executable
+    (tmp_path / "campaign.yml").write_text(f"""campaign: stop
+seed: 5
+methods: {{sequential: 30}}
+parser: {{name: regex, pattern: 'iteration \\d+: (?P<value>[0-9.]+) s'}}
+timeout: 60
+benchmarks:
+  b:
+    command: {py} harness.py --iterations 4 --work 30000
+""")
+    proc = subprocess.Popen([sys.executable, "-m", "duetbench", "run", "campaign.yml", "--no-progress",
+                             "--export-json", "r.json"], cwd=tmp_path, env=duet_env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    db, deadline = tmp_path / ".duet" / "results.db", time.monotonic() + 120
+    while True:
+        assert proc.poll() is None and time.monotonic() < deadline, "the campaign ended before it was interrupted"
+        try:
+            with sqlite3.connect(db) as conn:
+                if conn.execute("SELECT COUNT(*) FROM runs WHERE status = 'ok'").fetchone()[0] >= 4:
+                    break
+        except sqlite3.Error:
+            pass
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "Traceback" not in err, err
+    rows = json.loads((tmp_path / "r.json").read_text())["rows"]
+    assert len(rows) == 1 and rows[0]["benchmark"] == "b" and 4 <= rows[0]["runs"] < 30

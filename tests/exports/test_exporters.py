@@ -1,0 +1,133 @@
+"""The export registry (report/exporters/): every command's --export-FORMAT options come from it, files are
+replaced atomically (hyperfine's rule: overwrite), and the table formats escape names from outside."""
+from __future__ import annotations
+
+import os
+import re
+import stat
+from pathlib import Path
+
+import click
+import pytest
+
+from duetbench.errors import DuetError
+from duetbench.report.exporters import FORMATS, Exports, exporters_for, registry, write_atomically
+from duetbench.report.exporters import asciidoc, orgmode
+from duetbench.report.exporters._document import (Bullets, Code, Footer, Heading, Paragraph, Strong, Table,
+                                                  Warnings)
+from duetbench.report.exporters.markdown import render as markdown
+
+EVIL = "a|b<img src=x onerror=alert(1)> *bold* [[javascript:x][y]] pass:[<b>] {attr} @@html:<i>@@ `c` _u_ \u202e"
+
+
+def _exports_of(command: click.Command) -> set[str]:
+    return {opt[len("--export-"):] for p in command.params for opt in p.opts if opt.startswith("--export-")}
+
+
+def test_every_command_offers_the_formats_that_write_what_it_produces() -> None:
+    from duetbench.cli.analyze import analyze
+    from duetbench.cli.main import compare, run, show
+
+    everything = set(FORMATS)
+    assert _exports_of(compare) == _exports_of(show) == everything
+    # hyperfine's JSON holds commands' timing runs: a campaign's harness iterations are none.
+    assert _exports_of(analyze) == _exports_of(run) == everything - {"hyperfine"}
+    assert {"asciidoc", "orgmode", "html"} <= _exports_of(analyze)
+    assert [e.name for e in exporters_for("campaign")] == [f for f in FORMATS if f != "hyperfine"]
+
+
+def test_registry_names_match_their_modules_and_options() -> None:
+    assert list(registry()) == list(FORMATS)
+    for name, exporter in registry().items():
+        assert exporter.name == name and exporter.kinds and exporter.help
+
+
+def test_an_existing_file_is_replaced_keeping_its_mode(tmp_path: Path) -> None:
+    path = tmp_path / "r.md"
+    path.write_text("an older, much longer report that must not survive in part\n" * 10)
+    path.chmod(0o640)
+    write_atomically(path, "new\n", "Markdown export")
+    assert path.read_text() == "new\n"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o640
+    assert os.listdir(tmp_path) == ["r.md"]  # no temporary file left
+
+
+def test_a_new_file_gets_the_umask_mode(tmp_path: Path) -> None:
+    old = os.umask(0o027)
+    try:
+        write_atomically(tmp_path / "n.json", "{}", "JSON export")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "n.json").stat().st_mode) == 0o640
+
+
+def test_a_write_that_dies_leaves_the_old_file_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "r.csv"
+    path.write_text("old,complete\n")
+
+    def killed(fd: int) -> None:
+        raise KeyboardInterrupt  # as Ctrl-C (or a SIGTERM turned into it) while the data is being flushed
+
+    monkeypatch.setattr(os, "fsync", killed)
+    with pytest.raises(KeyboardInterrupt):
+        write_atomically(path, "new," * 100_000, "CSV export")
+    assert path.read_text() == "old,complete\n"
+    assert os.listdir(tmp_path) == ["r.csv"]
+
+
+def test_a_symlink_keeps_pointing_at_the_replaced_file(tmp_path: Path) -> None:
+    (tmp_path / "real.md").write_text("old")
+    (tmp_path / "link.md").symlink_to("real.md")
+    write_atomically(tmp_path / "link.md", "new", "Markdown export")
+    assert (tmp_path / "link.md").is_symlink() and (tmp_path / "real.md").read_text() == "new"
+
+
+def test_a_device_is_written_through_not_replaced() -> None:
+    write_atomically(Path("/dev/null"), "x", "JSON export")
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+
+
+def test_unwritable_place_is_one_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(DuetError, match=r"cannot write the JSON export to .*missing/r\.json: No such file"):
+        write_atomically(tmp_path / "missing" / "r.json", "{}", "JSON export")
+
+
+def test_two_exports_to_one_file_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(DuetError, match="--export-json and --export-csv both name"):
+        Exports({"json": tmp_path / "r", "csv": tmp_path / "." / "r"})
+    Exports({"json": Path("/dev/null"), "markdown": Path("/dev/null")})  # a device may take several
+
+
+DOC = [Heading(f"duetbench: {EVIL}"), Paragraph((Strong(EVIL), f" — {EVIL}", Code("--method auto"))),
+       Table(("name", "B/A", "note"), (False, True, False), ((EVIL, "1.0500", ""), ("plain", "+4.80% … +5.30%", "x"))),
+       Warnings((EVIL,)), Bullets((EVIL,)), Footer(EVIL)]
+
+
+def test_markdown_escapes_names_as_before() -> None:
+    text = markdown(DOC)
+    assert "<img" not in text and "&lt;img" in text and "\u202e" not in text
+    rows = [line for line in text.splitlines() if line.startswith("|")]
+    assert rows[1] == "|---|---:|---|"
+    assert all(len(re.findall(r"(?<!\\)\|", row)) == 4 for row in rows)
+    assert rows[2].endswith("| 1.0500 | |")  # an empty cell, as `duet analyze` always wrote it
+
+
+def test_asciidoc_leaves_no_markup_in_names() -> None:
+    text = asciidoc.render(DOC)
+    body = text.replace("|===", "")
+    # Every | left is a cell separator at the start of a line, every [ ] { } < > & from a name is a reference.
+    assert all(line.startswith("| ") or line == "|" or "|" not in line for line in body.splitlines())
+    for raw in ("<", ">", "[[", "pass:[", "{attr}", "`c`", "_u_", "*bold*", "\u202e"):
+        assert raw not in "\n".join(line for line in text.splitlines() if not line.startswith("[cols="))
+    assert "&#124;" in text and "&#60;img" in text and "&#92;u202e" in text  # the bidi override shown as \\u202e
+    cells = text.split("|===")[1].strip().split("\n\n")
+    assert [len(re.findall(r"(?:^|(?<= ))\|", block, re.M)) for block in cells] == [3, 3, 3]
+
+
+def test_orgmode_leaves_no_markup_in_names() -> None:
+    text = orgmode.render(DOC)
+    table = [line for line in text.splitlines() if line.startswith("|")]
+    assert [line.count("|") for line in table] == [4, 2, 4, 4]  # |-+-| has two
+    assert "\\vert{}" in text and "[[" not in text and "@@" not in text and "\u202e" not in text
+    # An emphasis mark after a space gets a zero-width space before it; inside a word it needs none.
+    assert " \u200b*bold\u200b*" not in text and " \u200b*bold*" in text
