@@ -185,8 +185,10 @@ def test_auto_decides_again_when_conditions_change(duet, tmp_path: Path) -> None
     # A command steady at first (a 10 ms sleep), then spread over 10-40 ms from its 60th invocation on:
     # the chosen method's runs suddenly spread far more than in its pilot, so auto measures both again.
     script = tmp_path / "drift.sh"
+    # A and B run this at the same moment: the count is read and written under a lock.
     script.write_text("#!/bin/sh\n"
-                      f"n=$(cat {tmp_path}/count 2>/dev/null || echo 0); echo $((n+1)) > {tmp_path}/count\n"
+                      f"n=$(flock {tmp_path}/lock sh -c 'n=$(cat {tmp_path}/count 2>/dev/null || echo 0); "
+                      f"echo $((n+1)) > {tmp_path}/count; echo $n')\n"
                       "if [ $n -gt 60 ]; then sleep 0.0$(shuf -i 10-40 -n1); else sleep 0.01; fi\n")
     script.chmod(0o755)
     r = duet("compare", str(script), str(script), "--target-width", "0.0001", "--time-budget", "6",
