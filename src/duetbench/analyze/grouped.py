@@ -27,7 +27,7 @@ from .overlap import OverlapPairs, aduet_ratio_ci, overlap_pairs
 from .interval import student_t
 from .ratio import IntervalKind, RatioResult, check_interval, exp_interval, robust_pair_filter
 from .summary import relative_ci_width
-from .table import IterationTable
+from duetbench.model.table import IterationTable
 from .tests import mann_whitney_u
 from .verdict import verdict
 

@@ -22,7 +22,7 @@ import numpy as np
 from .comparison import compare
 from .grouped import compare_group
 from .monitor import watch
-from .table import IterationTable
+from duetbench.model.table import IterationTable
 
 Noise = Literal["normal", "t3", "outliers", "skewed"]
 #: normal; Student t with 3 degrees of freedom (heavy tails); one-sided outliers (10 % of

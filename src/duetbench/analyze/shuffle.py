@@ -27,7 +27,7 @@ from ._inputs import (
 )
 from .bootstrap import mean_cis
 from .grouped import aduet_pairs, paired_runs
-from .table import IterationTable
+from duetbench.model.table import IterationTable
 
 
 

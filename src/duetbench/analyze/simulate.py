@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .table import METHODS, IterationTable
+from duetbench.model.table import METHODS, IterationTable
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from .bootstrap import mean_cis
 from .grouped import Estimator, GroupResult, aduet_pairs, compare_group
 from .interval import t_quantile
 from .ratio import IntervalKind, robust_pair_filter
-from .table import NO_TIME, IterationTable
+from duetbench.model.table import NO_TIME, IterationTable
 
 DEFAULT_SLOWDOWNS = np.round(np.arange(0.0, 0.151, 0.01), 10)
 

@@ -28,7 +28,7 @@ from .slowdown import (
     minimal_detectable_slowdown,
     slowdown_curves,
 )
-from .table import METHODS, NO_TIME, IterationTable
+from duetbench.model.table import METHODS, NO_TIME, IterationTable
 
 
 # -- inputs ------------------------------------------------------------------------------------------------
