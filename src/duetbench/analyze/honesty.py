@@ -20,7 +20,7 @@ from typing import Literal
 import numpy as np
 
 from .comparison import compare
-from .grouped import compare_group
+from .api import AnalysisOptions, analyze_group
 from .monitor import watch
 from duetbench.model.table import IterationTable
 
@@ -162,8 +162,9 @@ def campaign(method: str, estimator: str, runs: int, iterations: int, *, ratio: 
         else:
             a, b = np.exp(shared + own_a), ratio * np.exp(0.05 * rng.standard_normal(shape) + own_b)
         table = _table(method, a, b)
-        r = compare_group(table, method, estimator=estimator, confidence_level=confidence_level,  # type: ignore[arg-type]
-                          random_state=rng, n_resamples=2000, u_test=False)
+        r = analyze_group(table, method, AnalysisOptions(estimator=estimator, confidence_level=confidence_level,
+                                                         seed=rng, n_resamples=2000, u_test=False)).result
+        assert r is not None  # analyze_group raises instead
         misses += not (r.ratio.low <= ratio <= r.ratio.high)
     return Rate(misses, sims, float(runs))
 

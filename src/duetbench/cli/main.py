@@ -19,6 +19,7 @@ import click
 
 from duetbench import __version__
 from duetbench.errors import DuetError
+from duetbench.model.method import COMPARE_METHODS
 
 #: Where results go by default; the same as ``duetbench.store.db.DEFAULT_DB``, which imports SQLAlchemy.
 DEFAULT_DB = Path(".duet/results.db")
@@ -204,7 +205,7 @@ def export_options(func):  # type: ignore[no-untyped-def]
 @main.command()
 @click.argument("command_a")
 @click.argument("command_b", required=False)
-@click.option("--method", type=click.Choice(["auto", "duet", "aduet", "sequential"]), default="auto", show_default=True,
+@click.option("--method", type=click.Choice(COMPARE_METHODS), default="auto", show_default=True,
               help="auto: a short pilot of duet pairs and sequential rounds decides which gives the narrowest CI per "
                    "machine-second here (the pilot is kept as warm-up, never in the CI); "
                    "duet: A and B side by side on their own CPUs, each pair released together by a barrier; "

@@ -12,9 +12,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+# In the order a benchmark's ``methods`` mapping is given to the planner.
+from duetbench.model.method import METHODS
+
 Schedule = Literal["rmit", "ordered"]
-METHODS: tuple[str, ...] = ("sequential", "duet", "aduet")
-"""In the order a benchmark's ``methods`` mapping is given to the planner."""
 
 
 class _Frozen(BaseModel):

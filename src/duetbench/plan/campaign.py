@@ -20,9 +20,10 @@ import random
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 
+from duetbench.model.method import METHODS
 from duetbench.plan.schedule import SIDES
 
-METHOD_ORDER = ("sequential", "duet", "aduet")
+METHOD_ORDER = METHODS
 
 
 @dataclass(frozen=True)

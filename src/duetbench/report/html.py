@@ -25,7 +25,8 @@ from duetbench.report.safe_text import visible, visible_deep
 from duetbench.analyze.comparison import ComparisonResult
 from duetbench.analyze.overlap import overlap_pairs, overlap_pairs_by_run
 from duetbench.analyze.ratio import ratio_of_means_ci
-from duetbench.model.table import METHODS, IterationTable
+from duetbench.model.method import METHODS
+from duetbench.model.table import IterationTable
 from duetbench.errors import DuetError
 from duetbench.report.export import clean_json
 
@@ -90,10 +91,10 @@ def _groups(table: IterationTable) -> list[tuple[str, str, IterationTable]]:
 def _estimate(method: str, rows: IterationTable, confidence_level: float, n_resamples: int,
               u_test: bool = False) -> ComparisonResult:
     """B/A of one benchmark and method from its measured rows, exactly as `duet analyze` computes it."""
-    from duetbench.analyze.tables import AnalysisOptions, analyze_group
+    from duetbench.analyze.api import AnalysisOptions, analyze
 
-    del u_test  # the U-test is cheap next to the bootstrap; analyze_group always runs it
-    return analyze_group(rows, method, AnalysisOptions(confidence_level=confidence_level, n_resamples=n_resamples))
+    return analyze(method, rows, AnalysisOptions(confidence_level=confidence_level, n_resamples=n_resamples,
+                                                 u_test=u_test))
 
 
 def _narrowing(method: str, rows: IterationTable, confidence_level: float) -> list[list[float | None]]:

@@ -34,7 +34,7 @@ from duetbench.execute.lock import MeasurementLock
 from duetbench.host.host import host_facts, usable_cpus
 from duetbench.plan.campaign import METHOD_ORDER, PlannedRun, RunRequest, make_plan
 from duetbench.plan.schedule import choose_cpus
-from duetbench.report.campaign import BenchmarkRow, CampaignProgress, print_plan, print_summary
+from duetbench.report.campaign import CampaignProgress, print_plan, print_summary
 from duetbench.report.warnings import name_noise
 from duetbench.store.campaigns import CampaignRecord, CampaignStore, RunRecord, StoredIteration, iteration_table
 from duetbench.store.db import Store
@@ -42,7 +42,8 @@ from duetbench.analyze.sync import judge as judge_sync
 from duetbench.analyze.sync import run_sync_statuses
 from duetbench.store.option import db_argument
 from duetbench.store.orchestrators import claim, with_owner
-from duetbench.analyze.tables import AnalysisOptions, analyze_table
+from duetbench.analyze.api import AnalysisOptions, AnalysisRow
+from duetbench.analyze.tables import analyze_table
 
 EXECUTORS = ("auto", "local", "podman", "docker")
 
@@ -526,7 +527,7 @@ def print_stopping(console: Console, campaigns: CampaignStore, campaign_id: int)
 
 
 def summarize(campaigns: CampaignStore, campaign_id: int, by_name, *, seed: int, confidence: float,  # type: ignore[no-untyped-def]
-              n_resamples: int) -> list[BenchmarkRow]:
+              n_resamples: int) -> list[AnalysisRow]:
     """The closing table of `duet run`: `duet analyze`'s analysis with each benchmark's own warmup setting."""
     table = iteration_table(campaigns, campaign_id)
     runs = campaigns.runs(campaign_id, with_iterations=False)
@@ -545,12 +546,11 @@ def summarize(campaigns: CampaignStore, campaign_id: int, by_name, *, seed: int,
             ok = sum(1 for r in stored if r.status == "ok")
             failed = sum(1 for r in stored if r.status == "failed")
             found = [row for (b, m), row in analysed.items() if m == method]
-            for row in found or [None]:
-                label = row.benchmark if row else name
-                result = row.result if row else None
-                problem = row.problem if row else "no finished run with measured iterations"
-                # The duet's synchronization is stated with every result (a refusal states it as its problem).
-                said = [row.sync] if row and row.sync and row.sync != problem else []
-                rows.append(BenchmarkRow(label, method, ok, failed, result, problem, said))
+            for row in found or [AnalysisRow(name, method, 0, 0, 0, None,
+                                             problem="no finished run with measured iterations")]:
+                # The duet's synchronization is stated with every result (a refusal states it as its problem);
+                # the estimator's notes are `duet analyze`'s, not the closing summary's.
+                said = [row.sync] if row.sync and row.sync != row.problem else []
+                rows.append(replace(row, notes=said, runs_ok=ok, runs_failed=failed))
     name_noise(rows, runs)
     return rows
