@@ -5,7 +5,8 @@ Sequential: `ratio_of_means_ci` on per-run arrays (`comparison.compare`). Duets:
 log ratios B/A; with interval "t" the Student t interval over those run means (a run's mean carries the
 variance of both levels, and the run-level t keeps its level with few runs, where the two-level percentile
 bootstrap does not), with "bootstrap" the two-level bootstrap. With one pair per run it is the per-pair
-comparison, as every estimator is there (`_base.flat_if_single`)."""
+comparison, as every estimator is there (`_base.flat_if_single`); an async duet of one run (`duet compare
+--method aduet`), its overlap pairs."""
 from __future__ import annotations
 
 import math
@@ -22,7 +23,7 @@ from ..interval import student_t
 from ..pairing import aduet_pairs
 from ..ratio import RatioResult, exp_interval, robust_pair_filter
 from ..summary import describe
-from ._base import Estimate, check_timestamps, duet_runs, flat_if_single, judge, sequential_runs
+from ._base import Estimate, aduet_by_run, check_timestamps, duet_runs, flat_if_single, judge, sequential_runs
 
 if TYPE_CHECKING:
     from ..api import AnalysisOptions
@@ -39,6 +40,8 @@ def estimate(method: str, rows: IterationTable, opts: AnalysisOptions) -> Estima
         log_ratio = np.log(np.concatenate(b)) - np.log(np.concatenate(a))
         return _over_runs(log_ratio, np.repeat(np.arange(len(a)), [x.size for x in a]), opts, [])
     check_timestamps(rows)
+    if np.unique(rows.run).size == 1:
+        return aduet_by_run(rows, opts)  # one run: the level of runs is not there, its pairs are the units
     ap = aduet_pairs(rows, opts.min_overlap_rate)
     if len(ap.pairs) < 2:
         raise ValueError(f"fewer than 2 iterations of A and B overlap by more than {opts.min_overlap_rate:.0%}; "
