@@ -111,8 +111,8 @@ def analyze(method: str, samples: IterationTable, opts: AnalysisOptions) -> Comp
     if opts.winsorize:
         rows = winsorized(rows)
     a, b = rows.value[rows.side == "A"], rows.value[rows.side == "B"]
-    if a.size == 0 or b.size == 0:
-        raise ValueError("needs measured iterations of both A and B")
+    if a.size < 2 or b.size < 2:
+        raise ValueError(f"needs at least 2 measured iterations per side, got {a.size} A and {b.size} B")
     est = estimate(method, rows, opts)
     return ComparisonResult(
         method=method,

@@ -19,9 +19,6 @@ from duetbench.analyze.sync import GroupSync, SyncStatus, plan_pairing
 from duetbench.model.method import METHODS
 from duetbench.model.table import IterationTable, discard_leading
 
-#: Every name `AnalysisOptions.estimator` accepts (`analyze.estimators`).
-ESTIMATORS = ESTIMATOR_NAMES
-
 
 def _as_aduet(rows: IterationTable) -> IterationTable:
     return replace(rows, method=np.full(len(rows), "aduet", dtype=object))
@@ -83,4 +80,4 @@ def analyze_table(table: IterationTable, opts: AnalysisOptions,
     return out
 
 
-__all__ = ["ESTIMATORS", "AnalysisOptions", "AnalysisRow", "analyze_table"]
+__all__ = ["AnalysisOptions", "AnalysisRow", "analyze_table"]
