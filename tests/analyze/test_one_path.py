@@ -283,3 +283,22 @@ def test_a_stopped_hierarchical_duet_is_made_at_half_alpha() -> None:
     assert stopped.result is not None and wider.result is not None
     assert stopped.result.ratio.interval == "t-stopped" and stopped.result.ratio.confidence_level == 0.99
     assert _same(_ci(stopped.result), _ci(wider.result))
+
+
+# -- the design: an estimator is one module and one registration line ----------------------------------
+def test_a_registered_estimator_is_used_by_every_table_entry(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A toy estimator (the first run's pairs only) registered by name is what `analyze_table` runs, with
+    the summaries, U test and verdict `analyze` adds to every estimator."""
+    from duetbench.analyze import estimators
+    from duetbench.analyze.estimators._base import Estimate, duet_runs, judge
+
+    def first_run(method: str, rows: IterationTable, opts: AnalysisOptions) -> Estimate:
+        a, b = duet_runs(rows)
+        return judge("duet", a[0], b[0], opts)
+
+    monkeypatch.setitem(estimators.ESTIMATORS, "first-run", first_run)
+    table = simulated(seed=8, runs=6, iterations=15, aduet_runs=6)
+    [row] = analyze_table(table, AnalysisOptions(estimator="first-run", methods=("duet",), n_resamples=RESAMPLES))
+    assert row.result is not None and row.result.runs == 15 and row.result.a.n == 6 * 15
+    with pytest.raises(ValueError, match="first-run"):
+        analyze_table(table, AnalysisOptions(estimator="second-run"))

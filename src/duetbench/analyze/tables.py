@@ -14,7 +14,7 @@ from dataclasses import replace
 import numpy as np
 
 from duetbench.analyze.api import AnalysisOptions, AnalysisRow, analyze, counted_row
-from duetbench.analyze.estimators import ESTIMATOR_NAMES
+from duetbench.analyze.estimators import check_estimator
 from duetbench.analyze.sync import GroupSync, SyncStatus, plan_pairing
 from duetbench.model.method import METHODS
 from duetbench.model.table import IterationTable, discard_leading
@@ -41,8 +41,7 @@ def analyze_table(table: IterationTable, opts: AnalysisOptions,
     (sync.run_sync_statuses). With it, a benchmark's duet runs are paired by iteration only when
     all were synchronized, else by time overlap or not at all, and the row states which (`sync`); without
     it (data that never went through `duet run`) they are paired by iteration as before."""
-    if opts.estimator not in ESTIMATOR_NAMES:
-        raise ValueError(f"estimator must be one of {', '.join(ESTIMATOR_NAMES)}, got {opts.estimator!r}")
+    check_estimator(opts.estimator)
     unknown = [m for m in opts.methods if m not in METHODS]
     if unknown:
         raise ValueError(f"unknown method {unknown[0]!r}; known: {', '.join(METHODS)}")

@@ -22,11 +22,16 @@ AUTO: dict[str, str] = {"sequential": "hierarchical", "duet": "run-means", "adue
 ESTIMATOR_NAMES: tuple[str, ...] = ("auto", *ESTIMATORS)
 
 
+def check_estimator(name: str) -> str:
+    """`name` if it is "auto" or registered, else ValueError naming the known ones."""
+    if name != "auto" and name not in ESTIMATORS:
+        raise ValueError(f"estimator must be one of {', '.join(('auto', *ESTIMATORS))}, got {name!r}")
+    return name
+
+
 def estimator_for(name: str, method: str) -> Estimator:
-    """The estimator called `name` ("auto": the method's own), or ValueError naming the known ones."""
-    if name not in ESTIMATOR_NAMES:
-        raise ValueError(f"estimator must be one of {', '.join(ESTIMATOR_NAMES)}, got {name!r}")
-    return ESTIMATORS[AUTO[method] if name == "auto" else name]
+    """The estimator called `name` ("auto": the method's own)."""
+    return ESTIMATORS[AUTO[method] if check_estimator(name) == "auto" else name]
 
 
-__all__ = ["AUTO", "ESTIMATORS", "ESTIMATOR_NAMES", "Estimate", "Estimator", "estimator_for"]
+__all__ = ["AUTO", "ESTIMATORS", "ESTIMATOR_NAMES", "Estimate", "Estimator", "check_estimator", "estimator_for"]
