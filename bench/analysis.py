@@ -33,7 +33,8 @@ from typing import Any
 import numpy as np
 
 from duetbench.analyze.bootstrap import percentile_ci
-from duetbench.analyze.grouped import compare_group, paired_runs
+from duetbench.analyze.api import AnalysisOptions, analyze
+from duetbench.analyze.pairing import paired_runs
 from duetbench.analyze.shuffle import shuffle_analysis
 from duetbench.analyze.simulate import simulate_campaign
 from duetbench.analyze.slowdown import DEFAULT_SLOWDOWNS, minimal_detectable_slowdown
@@ -251,11 +252,11 @@ def main() -> int:
     # total a little because each pass re-splits the table).
     groups = split_groups(table)
     parts: dict[str, float] = {}
-    _, parts["ratio CIs + U tests (run means)"] = timed(lambda: [compare_group(g, m, n_resamples=REPLICATES, random_state=1) for _, m, g in groups])
+    _, parts["ratio CIs + U tests (run means)"] = timed(lambda: [analyze(m, g, AnalysisOptions(estimator="run-means", n_resamples=REPLICATES, seed=1)) for _, m, g in groups])
     _, parts["minimal detectable slowdown"] = timed(lambda: [minimal_detectable_slowdown(g, m, n_resamples=REPLICATES, random_state=1) for _, m, g in groups])
     _, parts["shuffle analysis"] = timed(lambda: [shuffle_analysis(g, m, n_shuffles=20, n_resamples=REPLICATES, random_state=1) for _, m, g in groups if m != "sequential"])
     few = groups[:6]
-    _, t_hier = timed(lambda: [compare_group(g, m, estimator="hierarchical", n_resamples=REPLICATES, random_state=1) for _, m, g in few])
+    _, t_hier = timed(lambda: [analyze(m, g, AnalysisOptions(estimator="hierarchical", n_resamples=REPLICATES, seed=1)) for _, m, g in few])
     hier_extrapolated = t_hier / len(few) * len(groups)
 
     boot = bootstrap_bench(table, n_bench)

@@ -2,7 +2,7 @@
 
 Seeded simulations of known truth (`duetbench.analyze.honesty`), run through the very functions the CLI
 uses: `compare` for `duet compare --runs N`, `monitor.watch` after every run for the adaptive stop
-(precision and evidence rules, robust filter on), `compare_group` for `duet analyze`'s estimators.
+(precision and evidence rules, robust filter on), `analyze.api.analyze` for `duet analyze`'s estimators.
 For every cell: the miss rate (for A/A: false alarms) with its Wilson 99 % bound, and for adaptive
 cells the median stopping n. The bar: ≤ 2 % at a nominal 1 %.
 
@@ -47,7 +47,7 @@ def cells(quick: bool) -> list[dict[str, object]]:
     for method in ("duet", "sequential", "aduet"):
         if method == "aduet":
             continue
-        for estimator in ("run_means", "hierarchical"):
+        for estimator in ("run-means", "hierarchical"):
             for runs in (3, 5, 10):
                 out.append(dict(kind="campaign", method=method, estimator=estimator, runs=runs, ratio=1.0))
     # --method auto: the pilot chooses, then the chosen method's adaptive comparison (duet compare), or its

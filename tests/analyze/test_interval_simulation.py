@@ -47,7 +47,7 @@ def test_the_percentile_bootstrap_is_what_failed() -> None:
     assert r.rate > 0.05
 
 
-@pytest.mark.parametrize(("estimator", "runs"), [("run_means", 3), ("run_means", 5), ("hierarchical", 5)])
+@pytest.mark.parametrize(("estimator", "runs"), [("run-means", 3), ("run-means", 5), ("hierarchical", 5)])
 @pytest.mark.parametrize("method", ["duet", "sequential"])
 def test_campaign_estimators_aa(method: str, estimator: str, runs: int) -> None:
     r = honesty.campaign(method, estimator, runs, 10, sims=2000, seed=runs)

@@ -7,7 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from duetbench.analyze.grouped import GroupResult, compare_group, paired_runs
+from duetbench.analyze.api import AnalysisOptions, AnalysisRow, analyze, analyze_group
+from duetbench.analyze.pairing import paired_runs
 from duetbench.analyze.ratio import RatioResult
 from duetbench.analyze.shuffle import shuffle_analysis
 from duetbench.analyze.simulate import simulate_campaign
@@ -30,11 +31,17 @@ def group_of(table: IterationTable, method: str, bench: str = "bench000") -> Ite
     return table.where((table.method == method) & (table.benchmark == bench))
 
 
-def result(bench: str, method: str, low: float, high: float, p: float = 0.5, width: float | None = None) -> GroupResult:
+def result(bench: str, method: str, low: float, high: float, p: float = 0.5, width: float | None = None) -> AnalysisRow:
+    from duetbench.analyze.comparison import ComparisonResult
+    from duetbench.analyze.summary import describe
+
     est = math.sqrt(low * high)
     ratio = RatioResult(estimate=est, low=low, high=high, confidence_level=0.99, n=10)
     v = "slower" if low > 1 else "faster" if high < 1 else "no difference"
-    return GroupResult(bench, method, "run_means", ratio, v, p, (high - low) / est if width is None else width, 10, 100, ())
+    same = describe([1.0, 2.0])
+    judged = ComparisonResult(method, "wall", 10, ratio, v, p, (high - low) / est if width is None else width, same, same,
+                              None, 0, None, ())
+    return AnalysisRow(bench, method, 10, 50, 50, judged)
 
 
 # -- slow_down ---------------------------------------------------------------------------------------
@@ -71,28 +78,28 @@ def test_slow_down_restarts_per_run_and_side_order_independent() -> None:
 
 # -- minimal detectable slowdown ----------------------------------------------------------------------
 @pytest.mark.parametrize("method", ["duet", "sequential"])
-@pytest.mark.parametrize("estimator", ["run_means", "merged"])
+@pytest.mark.parametrize("estimator", ["run-means", "merged"])
 def test_mds_fast_path_equals_recomputation(method: str, estimator: str) -> None:
     sim = simulate_campaign(benchmarks=1, runs=12, iterations=20, seed=11)
     g = group_of(sim.table, method)
     mds = minimal_detectable_slowdown(g, method, [0.0, 0.03, 0.07], estimator=estimator, n_resamples=500, random_state=5)
     for k, s in enumerate([0.0, 0.03, 0.07]):
         rng = np.random.default_rng(np.random.SeedSequence(5))
-        direct = compare_group(slow_down(g, 1 + s), method, estimator=estimator, n_resamples=500, random_state=rng)
+        direct = analyze(method, slow_down(g, 1 + s), AnalysisOptions(estimator=estimator, n_resamples=500, seed=rng))
         assert mds.low[k] == pytest.approx(direct.ratio.low, rel=1e-9)
         assert mds.high[k] == pytest.approx(direct.ratio.high, rel=1e-9)
         assert mds.u_test_p[k] == pytest.approx(direct.u_test_p, rel=1e-9)
 
 
 def test_mds_of_aduet_batched_equals_one_ci_per_slowdown() -> None:
-    """The run-means units found per s and bootstrapped together give what one compare_group per s gives:
+    """The run-means units found per s and bootstrapped together give what one analysis per s gives:
     the same estimates exactly, bounds within Monte Carlo error (different draws, the same bootstrap)."""
     sim = simulate_campaign(benchmarks=1, methods=("aduet",), runs=15, iterations=30, seed=12)
     g = group_of(sim.table, "aduet")
     grid = [0.0, 0.02, 0.05]
     r = minimal_detectable_slowdown(g, "aduet", grid, n_resamples=20_000, random_state=3)
     for k, s in enumerate(grid):
-        direct = compare_group(slow_down(g, 1 + s), "aduet", n_resamples=20_000, random_state=4)
+        direct = analyze("aduet", slow_down(g, 1 + s), AnalysisOptions(n_resamples=20_000, seed=4))
         assert r.estimate[k] == pytest.approx(direct.ratio.estimate, rel=1e-12)
         width = direct.ratio.high - direct.ratio.low
         assert abs(r.low[k] - direct.ratio.low) < 0.05 * width and abs(r.high[k] - direct.ratio.high) < 0.05 * width
@@ -105,7 +112,7 @@ def test_mds_of_aduet_falls_back_when_slowdowns_change_the_runs() -> None:
     g = group_of(sim.table, "aduet")
     units = aduet_run_units(g, np.array([1.0, 1.05]), 0.4, True)
     assert units is not None and units.shape == (2, 15)
-    # A rate no pair reaches: no units, so each slowdown is judged alone (and raises as compare_group does).
+    # A rate no pair reaches: no units, so each slowdown is judged alone (and raises as analyze does).
     assert aduet_run_units(g, np.array([1.0, 1.05]), 0.999999, True) is None
 
 
@@ -193,26 +200,27 @@ def test_paired_runs_drops_unmatched_iterations() -> None:
     assert [x.tolist() for x in a] == [[1.0], [3.0]] and [x.tolist() for x in b] == [[1.5], [3.5]]
 
 
-def test_compare_group_errors_are_one_clear_line() -> None:
+def test_analyze_group_errors_are_one_clear_line() -> None:
     sim = simulate_campaign(benchmarks=2, methods=("duet", "aduet"), runs=3, iterations=3, seed=0)
     with pytest.raises(ValueError, match="one benchmark"):
-        compare_group(sim.table, "duet")
+        analyze_group(sim.table, "duet", AnalysisOptions())
     g = group_of(sim.table, "aduet")
     no_stamps = IterationTable.from_columns(benchmark=g.benchmark, method=g.method, run=g.run, side=g.side, value=g.value)
-    with pytest.raises(ValueError, match="timestamps"):
-        compare_group(no_stamps, "aduet", estimator="merged")
+    with pytest.raises(ValueError, match="bench000 \\(aduet\\): .*timestamps"):
+        analyze_group(no_stamps, "aduet", AnalysisOptions(estimator="merged"))
     with pytest.raises(ValueError, match="estimator"):
-        compare_group(group_of(sim.table, "duet"), "duet", estimator="bogus")  # type: ignore[arg-type]
+        analyze_group(group_of(sim.table, "duet"), "duet", AnalysisOptions(estimator="bogus"))
 
 
 @pytest.mark.parametrize("method", ["sequential", "duet", "aduet"])
-@pytest.mark.parametrize("estimator", ["run_means", "merged", "hierarchical"])
+@pytest.mark.parametrize("estimator", ["run-means", "merged", "hierarchical"])
 def test_every_estimator_finds_a_clear_slowdown(method: str, estimator: str) -> None:
     # Truth 1.25; the sequential estimate's SD is ≈ 3.3% here (run effects of 5% per side, 10 runs).
     sim = simulate_campaign(benchmarks=1, runs=10, iterations=15, ratio=1.25, seed=4)
-    r = compare_group(group_of(sim.table, method), method, estimator=estimator, n_resamples=300, random_state=0)
-    assert r.verdict == "slower" and abs(math.log(r.ratio.estimate / 1.25)) < 0.1
-    assert r.runs == 10 and r.iterations == 2 * 10 * 15
+    row = analyze_group(group_of(sim.table, method), method, AnalysisOptions(estimator=estimator, n_resamples=300))
+    r = row.result
+    assert r is not None and r.verdict == "slower" and abs(math.log(r.ratio.estimate / 1.25)) < 0.1
+    assert row.runs == 10 and row.iterations_a + row.iterations_b == 2 * 10 * 15
 
 
 def test_shuffle_of_perfectly_paired_duet() -> None:
@@ -242,7 +250,7 @@ def test_aduet_by_runs_equals_compare_with_run_ids(robust: bool) -> None:
 
     sim = simulate_campaign(benchmarks=1, methods=("aduet",), runs=8, iterations=25, ratio=1.02, asym_sd=0.05, seed=8)
     g = sim.table
-    mine = compare_group(g, "aduet", n_resamples=400, random_state=3, robust=robust)
+    mine = analyze("aduet", g, AnalysisOptions(n_resamples=400, seed=3, robust=robust))
     m = g.measured()
     ia, ib = m.side == "A", m.side == "B"
     ref = compare("aduet", m.value[ia], m.value[ib], a_start=m.start_ns[ia], a_end=m.end_ns[ia], b_start=m.start_ns[ib],

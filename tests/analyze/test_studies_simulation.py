@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from duetbench.analyze.grouped import compare_group
+from duetbench.analyze.api import AnalysisOptions, analyze, analyze_group
 from duetbench.analyze.shuffle import shuffle_analysis, shuffle_summary
 from duetbench.analyze.simulate import simulate_campaign
 from duetbench.analyze.slowdown import minimal_detectable_slowdown, slowdown_curves
@@ -57,7 +57,8 @@ def test_ci_coverage_near_nominal(ab_campaign) -> None:  # type: ignore[no-untyp
     sim = ab_campaign
     hits: dict[str, list[bool]] = {}
     for i, (_, method, g) in enumerate(sim.table.groups()):
-        r = compare_group(g, method, confidence_level=0.95, n_resamples=R, random_state=i, u_test=False)
+        r = analyze(method, g, AnalysisOptions(estimator="run-means", confidence_level=0.95, n_resamples=R, seed=i,
+                                               u_test=False))
         truth = sim.true_mean_ratio[0] if method == "sequential" else sim.true_ratio[0]
         hits.setdefault(method, []).append(r.ratio.low <= truth <= r.ratio.high)
     want = expected_coverage(0.95, 20)
@@ -71,7 +72,8 @@ def test_aa_false_positive_rate_near_alpha(aa_campaign) -> None:  # type: ignore
     # bound 2.1% + 3 SE ≈ 5.7%. The merged estimator treats correlated iterations as independent
     # and must be caught out (many sequential A/A alarms), which shows the test can fail.
     sim = aa_campaign
-    results = [compare_group(g, m, n_resamples=R, random_state=i) for i, (_, m, g) in enumerate(sim.table.groups())]
+    results = [analyze_group(g, m, AnalysisOptions(estimator="run-means", n_resamples=R, seed=i))
+               for i, (_, m, g) in enumerate(sim.table.groups())]
     fp = aa_false_positive_rate(results, alpha=0.05)
     want = 1.0 - expected_coverage(0.99, 20)
     for method, rate in fp.items():
@@ -86,7 +88,7 @@ def test_aa_false_positive_rate_near_alpha(aa_campaign) -> None:  # type: ignore
     for method in ("duet", "aduet"):
         assert fp[method].u_rate <= 0.05 + 3 * binomial_se(0.05, 150), (method, fp[method])
     seq = [g for _, m, g in sim.table.groups() if m == "sequential"][:40]
-    merged = [compare_group(g, "sequential", estimator="merged", n_resamples=R, random_state=0) for g in seq]
+    merged = [analyze_group(g, "sequential", AnalysisOptions(estimator="merged", n_resamples=R)) for g in seq]
     assert aa_false_positive_rate(merged)["sequential"].ci_rate > 0.1  # 22–50% seen over seeds; 5× the 2.1%
 
 
@@ -103,7 +105,8 @@ def test_mds_recovers_an_injected_slowdown(aa_campaign) -> None:  # type: ignore
     for k, s in enumerate(grid[1:], start=1):
         real = simulate_campaign(benchmarks=150, methods=("sequential",), runs=20, iterations=10, ratio=1.0 + s,
                                  asym_sd=0.02, seed=300 + k)
-        caught = np.mean([compare_group(g, "sequential", n_resamples=R, random_state=j, u_test=False).verdict == "slower"
+        caught = np.mean([analyze("sequential", g, AnalysisOptions(estimator="run-means", n_resamples=R, seed=j,
+                                                                   u_test=False)).verdict == "slower"
                           for j, (_, _, g) in enumerate(real.table.groups())])
         assert abs(predicted[k] - caught) <= 3 * math.sqrt(2 * 0.25 / 150), (s, predicted[k], caught)
     # The duets cancel the synchronized interference: they catch 3% everywhere, sequential does not.

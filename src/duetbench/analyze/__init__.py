@@ -3,7 +3,9 @@
 Modules: `summary` (descriptive statistics), `bootstrap` (vectorized percentile bootstrap),
 `ratio` (duet ratio, ratio and difference of means, robust pair filter), `filter`
 (warm-up, winsorization), `overlap` (async duet pairing and ratio), `tests` (Mann–Whitney U),
-`verdict` (verdicts and plain words), `comparison` (`compare`, the CLI's entry point).
+`verdict` (verdicts and plain words), `comparison` (`compare`, on arrays), `estimators` (what an interval
+resamples, by name), `api` (`analyze`: the one way in from invocations and iteration tables, which
+`invocations` and `tables` adapt).
 Ratios are B/A: > 1 means B (candidate) is slower than A (baseline).
 """
 from .bootstrap import BootstrapCI, percentile_ci

@@ -1,12 +1,14 @@
-"""The one entry point the CLI calls: compare A and B measured by one method."""
+"""Compare A and B measured by one method, on arrays: the statistics under every estimator (`analyze.api`
+is the way in from invocations and iteration tables)."""
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike
+
+from duetbench.model.method import METHODS, Method
 
 from ._inputs import RandomState, RunsLike, as_generator, as_runs, as_sample, check_confidence_level
 from .overlap import OverlapPairs, aduet_ratio_ci, overlap_pairs, overlap_pairs_by_run
@@ -26,8 +28,6 @@ from .summary import Summary, describe, relative_ci_width
 from .tests import mann_whitney_u
 from .verdict import verdict
 
-Method = Literal["duet", "aduet", "sequential"]
-METHODS: tuple[str, ...] = ("duet", "aduet", "sequential")
 
 #: Below this many bootstrap units a percentile interval is noticeably too narrow.
 FEW_UNITS = 10
@@ -57,7 +57,7 @@ class ComparisonResult:
     notes: tuple[str, ...]
 
 
-def _robust_notes(robust: bool, n_pairs: int, removed: int) -> list[str]:
+def robust_notes(robust: bool, n_pairs: int, removed: int) -> list[str]:
     if not robust:
         return []
     if n_pairs < ROBUST_MIN_PAIRS:
@@ -91,7 +91,7 @@ def _duet(
     a_in: RunsLike
     b_in: RunsLike
     ratio_cv = describe(np.exp(log_ratio[keep])).cv
-    notes = _robust_notes(robust, n_pairs, removed)
+    notes = robust_notes(robust, n_pairs, removed)
     if ra.flat and interval == "t":
         # Yuen's interval: the kept pairs' mean, with the spread of all pairs (the removed ones
         # winsorized), so setting outliers aside does not make the interval claim too much.
@@ -152,7 +152,7 @@ def _aduet(
     log_ratio = np.log(y[pairs.b_index]) - np.log(x[pairs.a_index])
     keep = robust_pair_filter(log_ratio) if robust else np.ones(len(pairs), dtype=np.bool_)
     removed = int(len(pairs) - keep.sum())
-    notes += _robust_notes(robust, len(pairs), removed)
+    notes += robust_notes(robust, len(pairs), removed)
     kept = pairs.subset(keep)
     if interval == "t" and pair_runs is None and removed:
         # Over pairs, the t interval accounts for the pairs the filter set aside (as Yuen's does for the

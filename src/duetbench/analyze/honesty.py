@@ -20,7 +20,7 @@ from typing import Literal
 import numpy as np
 
 from .comparison import compare
-from .grouped import compare_group
+from .api import AnalysisOptions, analyze_group
 from .monitor import watch
 from duetbench.model.table import IterationTable
 
@@ -162,8 +162,9 @@ def campaign(method: str, estimator: str, runs: int, iterations: int, *, ratio: 
         else:
             a, b = np.exp(shared + own_a), ratio * np.exp(0.05 * rng.standard_normal(shape) + own_b)
         table = _table(method, a, b)
-        r = compare_group(table, method, estimator=estimator, confidence_level=confidence_level,  # type: ignore[arg-type]
-                          random_state=rng, n_resamples=2000, u_test=False)
+        r = analyze_group(table, method, AnalysisOptions(estimator=estimator, confidence_level=confidence_level,
+                                                         seed=rng, n_resamples=2000, u_test=False)).result
+        assert r is not None  # analyze_group raises instead
         misses += not (r.ratio.low <= ratio <= r.ratio.high)
     return Rate(misses, sims, float(runs))
 
@@ -216,7 +217,8 @@ def campaign_auto(runs: int, iterations: int, *, ratio: float = 1.0, noise: str 
     interference) both methods cost the same per machine-second, so the choice flips most often and would
     bend the interval most if it could."""
     from .choice import choose_from_runs
-    from .tables import AnalysisOptions, analyze_group
+    from .api import AnalysisOptions
+    from .tables import analyze_table
 
     rng = np.random.default_rng(seed)
     chosen = {"duet": 0, "sequential": 0}
@@ -237,6 +239,7 @@ def campaign_auto(runs: int, iterations: int, *, ratio: float = 1.0, noise: str 
         method = choose_from_runs([(da[0], db[0])], float(iterations), [(qa[0], qb[0])], 2.0 * iterations).method
         chosen[method] += 1
         a, b = sims_of[method]
-        r = analyze_group(_table(method, a, b), method, opts)
-        misses += not (r.ratio.low <= ratio <= r.ratio.high)
+        (row,) = analyze_table(_table(method, a, b), opts)
+        assert row.result is not None, row.problem
+        misses += not (row.result.ratio.low <= ratio <= row.result.ratio.high)
     return Rate(misses, sims, float(runs)), chosen

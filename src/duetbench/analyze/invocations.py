@@ -1,7 +1,7 @@
-"""From stored invocations to statistics: selects what enters the analysis and calls ``analyze``.
+"""From stored invocations to statistics: what enters the analysis, and the adapter into `analyze.api`.
 
-Kept apart from ``analyze`` (pure functions on arrays) and from the runner, because the live progress,
-the final report and ``duet show`` must all judge the same invocations the same way.
+Kept apart from the array statistics and from the runner, because the live progress, the final report and
+``duet show`` must all judge the same invocations the same way.
 """
 from __future__ import annotations
 
@@ -9,8 +9,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from duetbench.analyze.comparison import ComparisonResult, compare
+from duetbench.analyze.api import AnalysisOptions, analyze
+from duetbench.analyze.comparison import ComparisonResult
 from duetbench.execute.invocation import Invocation
+from duetbench.model.method import check_method
+from duetbench.model.table import IterationTable
 
 METRICS = ("wall", "cpu")
 
@@ -35,13 +38,18 @@ def usable(invocations: list[Invocation]) -> list[Invocation]:
     return [i for i in invocations if not i.warmup and i.status in ("ok", "failed") and i.wall_s > 0]
 
 
+def _complete_pairs(good: list[Invocation]) -> list[dict[str, Invocation]]:
+    by_pair: dict[int, dict[str, Invocation]] = {}
+    for inv in good:
+        by_pair.setdefault(inv.pair, {})[inv.side] = inv
+    return [p for _, p in sorted(by_pair.items()) if "A" in p and "B" in p]
+
+
 def samples(method: str, invocations: list[Invocation], metric: str) -> Samples:
+    """The values the live CI and the pilot look at, as arrays (complete pairs only for the duet)."""
     good = usable(invocations)
     if method == "duet":
-        by_pair: dict[int, dict[str, Invocation]] = {}
-        for inv in good:
-            by_pair.setdefault(inv.pair, {})[inv.side] = inv
-        pairs = [p for _, p in sorted(by_pair.items()) if "A" in p and "B" in p]
+        pairs = _complete_pairs(good)
         return Samples(np.array([_value(p["A"], metric) for p in pairs]),
                        np.array([_value(p["B"], metric) for p in pairs]))
     a = [i for i in good if i.side == "A"]
@@ -53,6 +61,35 @@ def samples(method: str, invocations: list[Invocation], metric: str) -> Samples:
     return Samples(np.array([_value(i, metric) for i in a]), np.array([_value(i, metric) for i in b]))
 
 
+def as_table(method: str, invocations: list[Invocation], metric: str, benchmark: str = "compare") -> IterationTable:
+    """The usable invocations as the iteration table of one benchmark, the way a campaign stores its runs
+    (model/table.py): a duet's complete pair p is run p, one iteration per side; the sequential method's k-th
+    A and k-th B invocation are run k (each its own launch, as a campaign's sequential runs); an async duet is
+    one run whose iterations are its invocations, with their timestamps, since its sides ran continuously
+    side by side and pair by overlap."""
+    check_method(method)
+    good = usable(invocations)
+    if method == "duet":
+        pairs = _complete_pairs(good)
+        chosen = [p[side] for p in pairs for side in ("A", "B")]
+        run = [k for k in range(len(pairs)) for _ in ("A", "B")]
+        index = [0] * len(chosen)
+    else:
+        sides = {s: [i for i in good if i.side == s] for s in ("A", "B")}
+        chosen = sides["A"] + sides["B"]
+        if method == "aduet":
+            run = [0] * len(chosen)
+            index = list(range(len(sides["A"]))) + list(range(len(sides["B"])))
+        else:
+            run = list(range(len(sides["A"]))) + list(range(len(sides["B"])))
+            index = [0] * len(chosen)
+    n = len(chosen)
+    return IterationTable.from_columns(
+        benchmark=np.full(n, benchmark, dtype=object), method=np.full(n, method, dtype=object), run=run,
+        side=[i.side for i in chosen], index=index, value=[_value(i, metric) for i in chosen],
+        start_ns=[i.start_ns for i in chosen], end_ns=[i.end_ns for i in chosen])
+
+
 def measured_runs(method: str, invocations: list[Invocation]) -> int:
     """Completed runs so far: pairs for a duet, the smaller side's count otherwise."""
     s = samples(method, invocations, "wall")
@@ -62,8 +99,8 @@ def measured_runs(method: str, invocations: list[Invocation]) -> int:
 def evaluate(method: str, invocations: list[Invocation], metric: str, *, confidence_level: float,
              n_resamples: int, seed: int, min_overlap_rate: float = 0.4,
              robust: bool = True, u_test: bool = True, interval: str = "t") -> ComparisonResult:
-    s = samples(method, invocations, metric)
-    return compare(method, s.a, s.b, metric=metric, a_start=s.a_start, a_end=s.a_end, b_start=s.b_start,
-                   b_end=s.b_end, confidence_level=confidence_level, n_resamples=n_resamples,
-                   random_state=seed, min_overlap_rate=min_overlap_rate, robust=robust, u_test=u_test,
-                   interval=interval)
+    """`analyze.api.analyze` of a comparison's invocations (`as_table`)."""
+    return analyze(method, as_table(method, invocations, metric),
+                   AnalysisOptions(confidence_level=confidence_level, n_resamples=n_resamples, seed=seed,
+                                   min_overlap_rate=min_overlap_rate, robust=robust, u_test=u_test,
+                                   interval=interval, metric=metric))

@@ -26,7 +26,8 @@ from ._inputs import (
     check_n_resamples,
 )
 from .bootstrap import mean_cis
-from .grouped import aduet_pairs, paired_runs
+from .pairing import aduet_pairs, paired_runs
+from duetbench.model.method import PAIRED_METHODS
 from duetbench.model.table import IterationTable
 
 
@@ -110,7 +111,7 @@ def shuffle_analysis(
     B's iterations are never spread over all runs: that would average B's run effects away and
     make the shuffled CI too narrow whenever runs differ.
     """
-    if method not in ("duet", "aduet"):
+    if method not in PAIRED_METHODS:
         raise ValueError(f"the shuffle analysis re-pairs duet measurements; method must be duet or aduet, got {method!r}")
     cl = check_confidence_level(confidence_level)
     n_resamples = check_n_resamples(n_resamples)

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from duetbench.model.table import METHODS, IterationTable
+from duetbench.model.method import METHODS
+from duetbench.model.table import IterationTable
 
 
 @dataclass(frozen=True)

@@ -8,18 +8,18 @@ the share still judged "equal" (thesis Figure 5.8/5.9).
 """
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from ._inputs import RandomState
 from .bootstrap import mean_cis
-from .grouped import Estimator, GroupResult, aduet_pairs, compare_group
+from .api import AnalysisOptions, analyze_group
+from .pairing import aduet_pairs
 from .interval import t_quantile
-from .ratio import IntervalKind, robust_pair_filter
+from .ratio import IntervalKind, RatioResult, robust_pair_filter
 from duetbench.model.table import NO_TIME, IterationTable
 
 DEFAULT_SLOWDOWNS = np.round(np.arange(0.0, 0.151, 0.01), 10)
@@ -125,7 +125,7 @@ def _u_pvalues(a: np.ndarray, b: np.ndarray, factors: np.ndarray) -> np.ndarray:
 def aduet_run_units(group: IterationTable, factors: np.ndarray, min_overlap_rate: float, robust: bool
                     ) -> np.ndarray | None:
     """Per slowdown factor (rows), each run's mean log ratio B/A over its overlap pairs (columns): the
-    units the async duet's run-means CI resamples (`grouped.compare_group`, Drozdík 2023 §4.3.2), with
+    units the async duet's run-means CI resamples (`estimators.run_means`, Drozdík 2023 §4.3.2), with
     B's timestamps recomputed (`slow_down`) and the pairs found again for every factor.
 
     None when the factors do not all leave the same runs with pairs (or fewer than 2 runs or pairs):
@@ -151,7 +151,7 @@ def minimal_detectable_slowdown(
     method: str,
     slowdowns: ArrayLike = DEFAULT_SLOWDOWNS,
     *,
-    estimator: Estimator = "run_means",
+    estimator: str = "run-means",
     alpha: float = 0.05,
     confidence_level: float = 0.99,
     n_resamples: int = 10_000,
@@ -170,7 +170,7 @@ def minimal_detectable_slowdown(
     once and scaled (tests check this against recomputation). The async duet is recomputed for
     every s, since its pairs change; with the run-means estimator its units (per-run mean log ratios)
     are found for every s and bootstrapped together (`mean_cis`: all rows share one set of resamples,
-    which is what common random numbers ask for), else one `compare_group` per s.
+    which is what common random numbers ask for), else one `api.analyze_group` per s.
     """
     s = np.asarray(slowdowns, dtype=np.float64)
     if s.ndim != 1 or s.size == 0 or not np.all(s > -1.0):
@@ -179,18 +179,24 @@ def minimal_detectable_slowdown(
         raise ValueError(f"alpha must lie strictly between 0 and 1, got {alpha}")
     factors = 1.0 + s
     seed = _seed_sequence(random_state)
-    ci = functools.partial(compare_group, method=method, estimator=estimator, confidence_level=confidence_level,
-                           n_resamples=n_resamples, min_overlap_rate=min_overlap_rate, robust=robust, u_test=False,
-                           interval=interval)
+    opts = AnalysisOptions(estimator=estimator, confidence_level=confidence_level, n_resamples=n_resamples,
+                           min_overlap_rate=min_overlap_rate, robust=robust, u_test=False, interval=interval)
+
+    def ci(table: IterationTable) -> RatioResult:
+        # Every s with the same random numbers (common random numbers).
+        row = analyze_group(table, method, replace(opts, seed=np.random.default_rng(seed)))
+        assert row.result is not None  # analyze_group raises instead
+        return row.result.ratio
+
     if method in ("duet", "sequential"):
-        base = ci(group, random_state=np.random.default_rng(seed))
-        est = base.ratio.estimate * factors
-        low = base.ratio.low * factors
-        high = base.ratio.high * factors
-        bench = base.benchmark
-    elif estimator == "run_means" and (units := aduet_run_units(group, factors, min_overlap_rate, robust)) is not None:
+        base = ci(group)
+        est = base.estimate * factors
+        low = base.low * factors
+        high = base.high * factors
+        bench = str(group.benchmark[0])
+    elif estimator == "run-means" and (units := aduet_run_units(group, factors, min_overlap_rate, robust)) is not None:
         if interval == "t":
-            # The t interval of each row's mean, as `compare_group` makes it (`interval.student_t`).
+            # The t interval of each row's mean, as the run-means estimator makes it (`interval.student_t`).
             n = units.shape[1]
             mean = units.mean(axis=1)
             half = t_quantile(confidence_level, n - 1) * units.std(axis=1, ddof=1) / np.sqrt(n)
@@ -201,13 +207,11 @@ def minimal_detectable_slowdown(
             est, low, high = np.exp(cis.estimate), np.exp(cis.low), np.exp(cis.high)
         bench = str(group.benchmark[0])
     else:
-        results: list[GroupResult] = [
-            ci(slow_down(group, f), random_state=np.random.default_rng(seed)) for f in factors
-        ]
-        est = np.array([r.ratio.estimate for r in results])
-        low = np.array([r.ratio.low for r in results])
-        high = np.array([r.ratio.high for r in results])
-        bench = results[0].benchmark
+        results = [ci(slow_down(group, f)) for f in factors]
+        est = np.array([r.estimate for r in results])
+        low = np.array([r.low for r in results])
+        high = np.array([r.high for r in results])
+        bench = str(group.benchmark[0])
     m = group.measured()
     p = _u_pvalues(m.value[m.side == "A"], m.value[m.side == "B"], factors)
     return SlowdownResult(

@@ -19,7 +19,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .grouped import Estimator, GroupResult, aduet_pairs, compare_group
+from .api import AnalysisOptions, AnalysisRow, analyze_group
+from .pairing import aduet_pairs
 from .shuffle import ShuffleResult, shuffle_analysis, shuffle_summary
 from .slowdown import (
     DEFAULT_SLOWDOWNS,
@@ -28,7 +29,8 @@ from .slowdown import (
     minimal_detectable_slowdown,
     slowdown_curves,
 )
-from duetbench.model.table import METHODS, NO_TIME, IterationTable
+from duetbench.model.method import METHODS, PAIRED_METHODS
+from duetbench.model.table import NO_TIME, IterationTable
 
 
 # -- inputs ------------------------------------------------------------------------------------------------
@@ -42,8 +44,8 @@ class _Judged:
 
 
 def _judged(results: Iterable[Any]) -> list[_Judged]:
-    """Accept `GroupResult`s, or rows with `.benchmark`, `.method` and `.result` (a `ComparisonResult`,
-    None for a benchmark that could not be analyzed: skipped), such as `duet analyze`'s rows."""
+    """Accept rows with `.benchmark`, `.method` and `.result` (a `ComparisonResult`, None for a benchmark that
+    could not be analyzed: skipped), such as `duet analyze`'s `AnalysisRow`s."""
     out: list[_Judged] = []
     for r in results:
         res = getattr(r, "result", r)
@@ -118,7 +120,7 @@ class RuntimeSaving:
         return float(np.median(v[np.isfinite(v)])) if np.isfinite(v).any() else math.nan
 
     def _of(self, method: str) -> np.ndarray:
-        if method not in ("duet", "aduet"):
+        if method not in PAIRED_METHODS:
             raise ValueError(f"runtime saving compares a duet method (duet, aduet) with sequential, got {method!r}")
         return self.duet_s if method == "duet" else self.aduet_s
 
@@ -223,7 +225,7 @@ class WidthReduction:
 
     def reduction(self, method: str) -> np.ndarray:
         """width(sequential) / width(method) per benchmark: > 1 means the duet's CI is narrower."""
-        if method not in ("duet", "aduet"):
+        if method not in PAIRED_METHODS:
             raise ValueError(f"method must be duet or aduet, got {method!r}")
         return self.sequential / (self.duet if method == "duet" else self.aduet)
 
@@ -237,7 +239,7 @@ class WidthReduction:
 def ci_width_reduction(results: Iterable[Any]) -> WidthReduction:
     """Per benchmark, relative CI width sequential → duet/aduet — Bulej et al. 2020 Table 1.
 
-    `results`: one `GroupResult` (or analysis row, see `_judged`) per benchmark and method (one
+    `results`: one `AnalysisRow` (see `_judged`) per benchmark and method (one
     estimator); a missing method is nan.
     """
     widths: dict[str, dict[str, float]] = {}
@@ -284,7 +286,7 @@ def split_groups(table: IterationTable) -> list[tuple[str, str, IterationTable]]
 # -- everything at once ------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class CampaignStudies:
-    comparisons: tuple[GroupResult, ...]
+    comparisons: tuple[AnalysisRow, ...]
     width_reduction: WidthReduction
     runtime: RuntimeSaving
     overlaps: tuple[OverlapStatistics, ...]
@@ -302,7 +304,7 @@ def run_studies(
     table: IterationTable,
     *,
     aa: bool = True,
-    estimator: Estimator = "run_means",
+    estimator: str = "run-means",
     confidence_level: float = 0.99,
     alpha: float = 0.05,
     n_resamples: int = 10_000,
@@ -315,7 +317,7 @@ def run_studies(
     false-positive rates and the minimal detectable slowdowns, which only mean something on A/A data.
     Loops over benchmark × method; everything inside is vectorized."""
     ss = np.random.SeedSequence(seed)
-    comparisons: list[GroupResult] = []
+    comparisons: list[AnalysisRow] = []
     overlaps: list[OverlapStatistics] = []
     shuffles: list[ShuffleResult] = []
     slows: list[SlowdownResult] = []
@@ -325,11 +327,12 @@ def run_studies(
         # One group that cannot be analysed (too few runs with pairs) must not cost the others their
         # studies: it is left out of every study, and said so.
         try:
-            comparison = compare_group(group, method, estimator=estimator, confidence_level=confidence_level,
-                                       n_resamples=n_resamples, random_state=rng, min_overlap_rate=min_overlap_rate)
+            comparison = analyze_group(group, method, AnalysisOptions(
+                estimator=estimator, confidence_level=confidence_level, n_resamples=n_resamples, seed=rng,
+                min_overlap_rate=min_overlap_rate))
             shuffle = (shuffle_analysis(group, method, n_shuffles=n_shuffles, confidence_level=confidence_level,
                                         n_resamples=n_resamples, random_state=rng, min_overlap_rate=min_overlap_rate)
-                       if method in ("duet", "aduet") else None)
+                       if method in PAIRED_METHODS else None)
             slow = (minimal_detectable_slowdown(group, method, slowdowns, estimator=estimator, alpha=alpha,
                                                 confidence_level=confidence_level, n_resamples=n_resamples,
                                                 random_state=rng, min_overlap_rate=min_overlap_rate)

@@ -9,7 +9,9 @@ import click
 from rich.console import Console
 
 from duetbench.cli.exports import export_options
+from duetbench.analyze.estimators import ESTIMATOR_NAMES
 from duetbench.errors import DuetError
+from duetbench.model.method import METHODS
 from duetbench.store.db import DEFAULT_DB
 from duetbench.store.option import DB_PATH_OR_URL, RECORD_ID, db_argument
 
@@ -60,7 +62,7 @@ def analysis_options(f):  # type: ignore[no-untyped-def]
         click.option("--campaign", "campaign", type=RECORD_ID, help="Campaign id (default: the latest)."),
         click.option("--benchmark", "benchmarks", multiple=True, metavar="GLOB",
                      help="Only benchmarks matching this glob (repeatable)."),
-        click.option("--method", "methods", multiple=True, type=click.Choice(["sequential", "duet", "aduet"]),
+        click.option("--method", "methods", multiple=True, type=click.Choice(METHODS),
                      help="Only this method (repeatable)."),
         click.option("--metric", type=click.Choice(["wall", "cpu"]), default="wall", show_default=True,
                      help="wall: the harness's iteration times; cpu: each run's process-tree CPU time."),
@@ -71,7 +73,7 @@ def analysis_options(f):  # type: ignore[no-untyped-def]
                      help="Winsorize each run (Bulej et al. 2020 §4: one value per run, beyond 20% of the range)."),
         click.option("--min-overlap", type=float, default=0.4, show_default=True,
                      help="aduet: pair iterations overlapping by more than this share of each."),
-        click.option("--estimator", type=click.Choice(["auto", "run-means", "hierarchical", "merged"]),
+        click.option("--estimator", type=click.Choice(ESTIMATOR_NAMES),
                      default="auto", show_default=True,
                      help="Bootstrap unit: auto = each method's own (duets: run means; sequential: hierarchical); "
                           "run-means; hierarchical (runs, then iterations within runs); merged (pooled pairs or "
@@ -88,7 +90,8 @@ def _rows(campaign: int | None, benchmarks: tuple[str, ...], methods: tuple[str,
           confidence: float, resamples: int, warmup: str | None, winsorize: bool, min_overlap: float,
           estimator: str, seed: int, db: Path):  # type: ignore[no-untyped-def]
     from duetbench.store.campaigns import iteration_table, process_cpu_table
-    from duetbench.analyze.tables import AnalysisOptions, analyze_table
+    from duetbench.analyze.api import AnalysisOptions
+    from duetbench.analyze.tables import analyze_table
 
     if not 0.5 <= confidence < 1:
         raise DuetError(f"--confidence must be in [0.5, 1), got {confidence}", hint="e.g. --confidence 0.95")
@@ -108,7 +111,7 @@ def _rows(campaign: int | None, benchmarks: tuple[str, ...], methods: tuple[str,
         store.close()
     opts = AnalysisOptions(confidence_level=confidence, n_resamples=resamples, seed=seed, warmup_count=count,
                            warmup_fraction=fraction, winsorize=winsorize, min_overlap_rate=min_overlap,
-                           estimator=estimator, benchmarks=benchmarks, methods=methods)
+                           estimator=estimator, benchmarks=benchmarks, methods=methods, metric=metric)
     from duetbench.analyze.sync import run_sync_statuses
 
     rows = analyze_table(table, opts, sync=run_sync_statuses(runs))

@@ -20,6 +20,7 @@ from duetbench import __version__
 from duetbench.cli.exports import export_options
 from duetbench.errors import DuetError
 from duetbench.execute.backends.registry import BACKENDS
+from duetbench.model.method import COMPARE_METHODS
 
 #: Where results go by default; the same as ``duetbench.store.db.DEFAULT_DB``, which imports SQLAlchemy.
 DEFAULT_DB = Path(".duet/results.db")
@@ -193,7 +194,7 @@ Exit codes: 0 done; 1 a command (or --setup/--prepare/...) failed; 2 bad input;
 
 @main.command(epilog=_COMPARE_EPILOG)
 @click.argument("commands", nargs=-1, required=True, metavar="COMMAND...")
-@click.option("--method", type=click.Choice(["auto", "duet", "aduet", "sequential"]), default="auto", show_default=True,
+@click.option("--method", type=click.Choice(COMPARE_METHODS), default="auto", show_default=True,
               help="auto: a short pilot of duet pairs and sequential rounds decides which gives the narrowest CI per "
                    "machine-second here (the pilot is kept as warm-up, never in the CI); "
                    "duet: A and B side by side on their own CPUs, each pair released together by a barrier; "

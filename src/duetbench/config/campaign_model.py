@@ -12,12 +12,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+# In the order a benchmark's ``methods`` mapping is given to the planner.
+from duetbench.model.method import AUTO, METHODS
+
 Schedule = Literal["rmit", "ordered"]
-METHODS: tuple[str, ...] = ("sequential", "duet", "aduet")
-"""In the order a benchmark's ``methods`` mapping is given to the planner."""
-AUTO = "auto"
-"""Not a method of its own: `duet run` measures one duet run and one sequential repetition first, then
-runs only the method that gives the narrower interval per machine-second (analyze/choice.py)."""
 
 
 class _Frozen(BaseModel):

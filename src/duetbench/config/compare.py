@@ -10,11 +10,12 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from duetbench.errors import DuetError
+from duetbench.model.method import CompareMethod
 
 #: Runs (pairs) one comparison may be asked for.
 MAX_RUNS = 1_000_000
 
-Method = Literal["auto", "duet", "aduet", "sequential"]
+Method = CompareMethod
 Metric = Literal["wall", "cpu"]
 
 

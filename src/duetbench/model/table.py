@@ -16,7 +16,10 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-METHODS = ("sequential", "duet", "aduet")
+from duetbench.model.method import METHODS
+
+__all__ = ["METHODS", "NO_TIME", "IterationTable", "discard_leading"]
+
 NO_TIME = np.int64(-1)
 
 

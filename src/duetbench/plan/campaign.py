@@ -24,15 +24,15 @@ import random
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 
+from duetbench.model.method import AUTO, AUTO_CANDIDATES, METHODS
 from duetbench.plan.schedule import SIDES
 
-METHOD_ORDER = ("sequential", "duet", "aduet")
-AUTO_CANDIDATES = ("duet", "sequential")
+METHOD_ORDER = METHODS
 
 
 def is_pilot(run: "PlannedRun", methods: dict[str, int]) -> bool:
     """Whether `run` is one of its `auto` benchmark's pilot runs (duet run 0, sequential repetition 0)."""
-    return "auto" in methods and run.method in AUTO_CANDIDATES and run.repetition == 0
+    return AUTO in methods and run.method in AUTO_CANDIDATES and run.repetition == 0
 
 
 @dataclass(frozen=True)

@@ -1,15 +1,12 @@
 """Terminal output of `duet run`: the plan (--dry-run), the live campaign view, the summary table."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from duetbench.analyze.comparison import ComparisonResult
-from duetbench.analyze.tables import AnalysisRow
+from duetbench.analyze.api import AnalysisRow
 from duetbench.plan.campaign import PlannedRun
 from duetbench.report.progress import ManualProgress
 from duetbench.analyze.ratio import RatioResult
@@ -76,32 +73,15 @@ class CampaignProgress(ManualProgress):
         self.refresh()
 
 
-@dataclass
-class BenchmarkRow:
-    benchmark: str
-    method: str
-    runs_ok: int
-    runs_failed: int
-    result: ComparisonResult | None
-    problem: str = ""
-    notes: list[str] = field(default_factory=list)
-    #: The row as `duet analyze` has it (with this benchmark's own warmup): what `duet run --export-*` writes.
-    analysed: AnalysisRow | None = None
-
-    def export_row(self) -> AnalysisRow:
-        if self.analysed is not None:
-            return self.analysed
-        return AnalysisRow(self.benchmark, self.method, 0, 0, 0, None, self.problem)
-
-
-def print_summary(console: Console, rows: list[BenchmarkRow], confidence_level: float) -> None:
+def print_summary(console: Console, rows: list[AnalysisRow], confidence_level: float) -> None:
     table = Table(title="B relative to A (ratio of execution times, > 1 means B is slower)", title_justify="left")
     for column in ("benchmark", "method", "runs", f"ratio B/A [{confidence_level:.0%} CI]", "verdict", "U-test p",
                    "CI width"):
         table.add_column(column, no_wrap=column.startswith("ratio"))
     problems = []
     for row in rows:
-        runs = f"{row.runs_ok}" + (f" [red]+{row.runs_failed} failed[/red]" if row.runs_failed else "")
+        ok = row.runs if row.runs_ok is None else row.runs_ok
+        runs = f"{ok}" + (f" [red]+{row.runs_failed} failed[/red]" if row.runs_failed else "")
         if row.result is None:
             problems.append(row)
             table.add_row(escape(row.benchmark), row.method, runs, f"[yellow]no result ({len(problems)})[/yellow]",

@@ -26,7 +26,9 @@ from duetbench.report.safe_text import visible, visible_deep
 from duetbench.analyze.comparison import ComparisonResult
 from duetbench.analyze.overlap import overlap_pairs, overlap_pairs_by_run
 from duetbench.analyze.ratio import ratio_of_means_ci
-from duetbench.model.table import METHODS, IterationTable
+from duetbench.errors import DuetError
+from duetbench.model.method import METHODS
+from duetbench.model.table import IterationTable
 from duetbench.report.exporters.json import clean_json
 
 #: Points per pair scatter; a random subset beyond this keeps a 100-benchmark report to a few MB.
@@ -90,10 +92,10 @@ def _groups(table: IterationTable) -> list[tuple[str, str, IterationTable]]:
 def _estimate(method: str, rows: IterationTable, confidence_level: float, n_resamples: int,
               u_test: bool = False) -> ComparisonResult:
     """B/A of one benchmark and method from its measured rows, exactly as `duet analyze` computes it."""
-    from duetbench.analyze.tables import AnalysisOptions, analyze_group
+    from duetbench.analyze.api import AnalysisOptions, analyze
 
-    del u_test  # the U-test is cheap next to the bootstrap; analyze_group always runs it
-    return analyze_group(rows, method, AnalysisOptions(confidence_level=confidence_level, n_resamples=n_resamples))
+    return analyze(method, rows, AnalysisOptions(confidence_level=confidence_level, n_resamples=n_resamples,
+                                                 u_test=u_test))
 
 
 def _narrowing(method: str, rows: IterationTable, confidence_level: float) -> list[list[float | None]]:

@@ -12,6 +12,7 @@ from rich.markup import escape
 
 from duetbench.report.safe_text import csv_cell
 from duetbench.analyze.studies import CampaignStudies
+from duetbench.model.method import METHODS, PAIRED_METHODS
 
 
 def _finite(x: float) -> float | None:
@@ -20,7 +21,7 @@ def _finite(x: float) -> float | None:
 
 def studies_dict(st: CampaignStudies) -> dict[str, Any]:
     """Plain data: for JSON export and for the HTML report's study charts."""
-    methods = ("duet", "aduet")
+    methods = PAIRED_METHODS
     out: dict[str, Any] = {
         "runtime_saving": {m: _finite(st.runtime.median_saving(m)) for m in methods},
         "runtime_speedup": {m: _finite(st.runtime.median_speedup(m)) for m in methods},
@@ -80,12 +81,12 @@ def studies_csv(st: CampaignStudies) -> str:
     rt = st.runtime
     for i, bench in enumerate(rt.benchmarks):
         rows.append(("runtime", "sequential", bench, "seconds_per_run", _finite(float(rt.sequential_s[i]))))
-        for m in ("duet", "aduet"):
+        for m in PAIRED_METHODS:
             rows.append(("runtime", m, bench, "seconds_per_run", _finite(float(getattr(rt, f"{m}_s")[i]))))
             rows.append(("runtime", m, bench, "saving", _finite(float(rt.saving(m)[i]))))
     wr = st.width_reduction
     for i, bench in enumerate(wr.benchmarks):
-        for m in ("sequential", "duet", "aduet"):
+        for m in METHODS:
             rows.append(("ci_width", m, bench, "relative_ci_width", _finite(float(getattr(wr, m)[i]))))
     for sh in st.shuffles:
         rows.append(("shuffle", sh.method, sh.benchmark, "width_ratio", _finite(sh.width_ratio)))

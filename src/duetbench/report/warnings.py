@@ -6,6 +6,7 @@ from typing import Any
 
 from duetbench.analyze.comparison import ComparisonResult
 from duetbench.execute.invocation import Invocation
+from duetbench.model.method import PAIRED_METHODS
 
 HIGH_CV = 0.05
 SHORT_INVOCATION_S = 0.005
@@ -53,7 +54,7 @@ def teaching_warnings(method: str, results: dict[str, ComparisonResult], invocat
     if noise:
         out.append(f"During the slowest runs other processes were busy: {noise}. EMP (Suh et al.) attributes "
                    "outliers to such daemons; `duet measure` removes the samples they disturbed.")
-    if method in ("duet", "aduet") and wall is not None and cpu is not None:
+    if method in PAIRED_METHODS and wall is not None and cpu is not None:
         wall_width = wall.ratio.high - wall.ratio.low
         cpu_width = cpu.ratio.high - cpu.ratio.low
         if cpu_width > 0 and wall_width > ASYMMETRIC_NOISE_FACTOR * cpu_width and wall.relative_ci_width > 0.01:

@@ -46,7 +46,7 @@ from duetbench.execute.invocation import Invocation
 from duetbench.host.host import host_facts
 from duetbench.plan.campaign import AUTO_CANDIDATES, METHOD_ORDER, PlannedRun, RunRequest, make_plan
 from duetbench.usecases import campaign_auto
-from duetbench.report.campaign import BenchmarkRow, CampaignProgress, print_plan, print_summary
+from duetbench.report.campaign import CampaignProgress, print_plan, print_summary
 from duetbench.report.warnings import name_noise
 from duetbench.store.campaigns import CampaignRecord, CampaignStore, RunRecord, StoredIteration, iteration_table
 from duetbench.store.db import Store
@@ -55,7 +55,8 @@ from duetbench.analyze.sync import run_sync_statuses
 from duetbench.store.location import StoreLocation
 from duetbench.store.option import db_argument
 from duetbench.store.orchestrators import claim, with_owner
-from duetbench.analyze.tables import AnalysisOptions, analyze_table
+from duetbench.analyze.api import AnalysisOptions, AnalysisRow
+from duetbench.analyze.tables import analyze_table
 
 if TYPE_CHECKING:
     from duetbench.report.exporters import Exports
@@ -637,8 +638,7 @@ def print_stopping(console: Console, campaigns: CampaignStore, campaign_id: int)
 
 
 def summarize(campaigns: CampaignStore, campaign_id: int, by_name: Mapping[str, BenchmarkSpec], *, seed: int,
-              confidence: float,
-              n_resamples: int) -> list[BenchmarkRow]:
+              confidence: float, n_resamples: int) -> list[AnalysisRow]:
     """The closing table of `duet run`: `duet analyze`'s analysis with each benchmark's own warmup setting."""
     table = iteration_table(campaigns, campaign_id)
     runs = campaigns.runs(campaign_id, with_iterations=False)
@@ -657,19 +657,18 @@ def summarize(campaigns: CampaignStore, campaign_id: int, by_name: Mapping[str, 
             ok = sum(1 for r in stored if r.status == "ok")
             failed = sum(1 for r in stored if r.status == "failed")
             found = [row for (b, m), row in analysed.items() if m == method]
-            for row in found or [None]:
-                label = row.benchmark if row else name
-                result = row.result if row else None
-                problem = row.problem if row else "no finished run with measured iterations"
-                # The duet's synchronization is stated with every result (a refusal states it as its problem).
-                said = [row.sync] if row and row.sync and row.sync != problem else []
-                rows.append(BenchmarkRow(label, method, ok, failed, result, problem, said, analysed=row))
+            for row in found or [AnalysisRow(name, method, 0, 0, 0, None,
+                                             problem="no finished run with measured iterations")]:
+                # The duet's synchronization is stated with every result (a refusal states it as its problem);
+                # the estimator's notes are `duet analyze`'s, not the closing summary's.
+                said = [row.sync] if row.sync and row.sync != row.problem else []
+                rows.append(replace(row, notes=said, runs_ok=ok, runs_failed=failed))
     name_noise(rows, runs)
     name_noise([r.analysed for r in rows if r.analysed is not None], runs)  # the exported rows, as duet analyze's
     return rows
 
 
-def export_campaign(campaigns: CampaignStore, campaign_id: int, rows: list[BenchmarkRow], opts: RunOptions, *,
+def export_campaign(campaigns: CampaignStore, campaign_id: int, rows: list[AnalysisRow], opts: RunOptions, *,
                     seed: int) -> None:
     """Write `duet run`'s --export-FORMAT files: the closing table's rows, in `duet analyze`'s shape."""
     if not opts.exports:
@@ -681,7 +680,7 @@ def export_campaign(campaigns: CampaignStore, campaign_id: int, rows: list[Bench
     # The HTML report plots the iterations: loaded only when it is asked for.
     table = iteration_table(campaigns, campaign_id) if "html" in opts.exports.paths else None
     opts.exports.write(CampaignReport(
-        campaign_id=campaign_id, name=record.name, rows=[r.export_row() for r in rows],
+        campaign_id=campaign_id, name=record.name, rows=list(rows),
         meta={"campaign": campaign_id, "name": record.name,
               "options": {"seed": seed, "confidence": opts.confidence, "resamples": opts.n_resamples},
               **({"auto": record.options["auto"]} if record.options.get("auto") else {})},
