@@ -25,6 +25,7 @@ from duetbench.analyze.overlap import overlap_pairs
 from duetbench.analyze.verdict import describe_change
 from duetbench.report.exporters.json import clean_json
 from duetbench.report.model import ComparisonReport
+from duetbench.model.method import METHODS
 from duetbench.report.safe_text import visible, visible_deep
 
 #: Histogram bins: the Freedman–Diaconis width (numpy's "fd") over both sides' values, within these bounds:
@@ -60,7 +61,7 @@ def _ratios(report: ComparisonReport, metric: str) -> dict[str, Any] | None:
     """B/A of every pair in the order measured: the duet's pairs, the aduet's overlapping invocations,
     or sequential's k-th run of A with its k-th of B (a round)."""
     method = report.method
-    if method not in ("duet", "aduet", "sequential"):
+    if method not in METHODS:
         return None  # ended during --method auto's pilot: nothing is paired yet
     s = samples(method, report.invocations, metric)
     if method == "aduet":
