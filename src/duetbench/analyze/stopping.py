@@ -540,7 +540,8 @@ def ratio_precision_stop(
         return Decision(True, "precision")
     width = f"{rciw_of_ratio:.2%}" if math.isfinite(rciw_of_ratio) else "undefined"
     if runs >= max_runs:
-        return Decision(True, "max_runs", f"reached max {max_runs} runs with the ratio's CI width {width} above the target {target:.2%}")
+        return Decision(True, "max_runs", f"reached max {max_runs} runs with the ratio's CI width {width} "
+                                          f"above the target {target:.2%}")
     if budget_s is not None and runs > 0 and elapsed_s + elapsed_s / runs > budget_s:
         return Decision(
             True, "budget",

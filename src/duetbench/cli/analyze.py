@@ -8,8 +8,8 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from duetbench.cli.exports import export_options
 from duetbench.analyze.estimators import ESTIMATOR_NAMES
+from duetbench.cli.exports import export_options
 from duetbench.errors import DuetError
 from duetbench.model.method import METHODS
 from duetbench.store.db import DEFAULT_DB
@@ -68,7 +68,8 @@ def analysis_options(f):  # type: ignore[no-untyped-def]
                      help="wall: the harness's iteration times; cpu: each run's process-tree CPU time."),
         click.option("--confidence", type=float, default=0.99, show_default=True, help="Confidence level of the CIs."),
         click.option("--resamples", type=int, default=10_000, show_default=True, help="Bootstrap replicates."),
-        click.option("--warmup", metavar="N|PCT", help="Also drop the first N (or PCT%) measured iterations of every run."),
+        click.option("--warmup", metavar="N|PCT",
+                     help="Also drop the first N (or PCT%) measured iterations of every run."),
         click.option("--winsorize/--no-winsorize", default=False, show_default=True,
                      help="Winsorize each run (Bulej et al. 2020 §4: one value per run, beyond 20% of the range)."),
         click.option("--min-overlap", type=float, default=0.4, show_default=True,
@@ -78,7 +79,8 @@ def analysis_options(f):  # type: ignore[no-untyped-def]
                      help="Bootstrap unit: auto = each method's own (duets: run means; sequential: hierarchical); "
                           "run-means; hierarchical (runs, then iterations within runs); merged (pooled pairs or "
                           "iterations)."),
-        click.option("--seed", type=click.IntRange(0, 2**63 - 1), default=0, show_default=True, help="Seed of the bootstrap."),
+        click.option("--seed", type=click.IntRange(0, 2**63 - 1), default=0, show_default=True,
+                     help="Seed of the bootstrap."),
         _db_option,
     ]
     for option in reversed(options):
@@ -89,9 +91,9 @@ def analysis_options(f):  # type: ignore[no-untyped-def]
 def _rows(campaign: int | None, benchmarks: tuple[str, ...], methods: tuple[str, ...], metric: str,
           confidence: float, resamples: int, warmup: str | None, winsorize: bool, min_overlap: float,
           estimator: str, seed: int, db: Path):  # type: ignore[no-untyped-def]
-    from duetbench.store.campaigns import iteration_table, process_cpu_table
     from duetbench.analyze.api import AnalysisOptions
     from duetbench.analyze.tables import analyze_table
+    from duetbench.store.campaigns import iteration_table, process_cpu_table
 
     if not 0.5 <= confidence < 1:
         raise DuetError(f"--confidence must be in [0.5, 1), got {confidence}", hint="e.g. --confidence 0.95")
@@ -143,7 +145,8 @@ def _rows(campaign: int | None, benchmarks: tuple[str, ...], methods: tuple[str,
 @analysis_options
 @export_options("campaign")
 @click.option("--fail-if-slower", type=float, metavar="PCT",
-              help="Exit with 3 when a benchmark is slower than A by more than PCT percent, with the chosen confidence.")
+              help="Exit with 3 when a benchmark is slower than A by more than PCT percent, "
+                   "with the chosen confidence.")
 @click.option("--studies", is_flag=True,
               help="Also the papers' method studies: runtime saving, CI-width reduction, shuffle analysis, overlaps "
                    "(and with --aa: A/A false-positive rates, minimal detectable slowdown).")

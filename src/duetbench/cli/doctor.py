@@ -20,7 +20,8 @@ _STYLE = {"ok": "green", "warn": "yellow", "bad": "bold red", "info": "cyan", "n
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (stable keys) instead of a table.")
 @click.option("--interval", type=click.FloatRange(min=0.1, max=60), default=1.0, show_default=True,
               metavar="SECONDS", help="How long to watch other processes' CPU use and steal time.")
-@click.option("--fix", is_flag=True, help="Print the kernel settings that would make timing steadier (changes nothing).")
+@click.option("--fix", is_flag=True,
+              help="Print the kernel settings that would make timing steadier (changes nothing).")
 @click.option("--apply", is_flag=True,
               help="With --fix: apply those settings (root only). The previous values are saved, so --reset "
                    "restores them.")

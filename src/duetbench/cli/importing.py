@@ -8,10 +8,19 @@ from pathlib import Path
 import click
 
 from duetbench.errors import DuetError
-from duetbench.model.method import METHODS
-from duetbench.importers import (CsvMapping, Imported, read_csv, read_duetprocess, read_gbench, read_hyperfine,
-                                 read_jmh, read_pyperf, store_imported)
+from duetbench.importers import (
+    CsvMapping,
+    Imported,
+    read_csv,
+    read_duetprocess,
+    read_gbench,
+    read_hyperfine,
+    read_jmh,
+    read_pyperf,
+    store_imported,
+)
 from duetbench.importers.csv_mapping import FIELDS, TIME_UNITS
+from duetbench.model.method import METHODS
 from duetbench.store.db import DEFAULT_DB
 from duetbench.store.option import DB_PATH_OR_URL
 

@@ -104,7 +104,8 @@ _LAZY: dict[str, tuple[str, str, str, bool]] = {
     "report": ("duetbench.cli.analyze", "report",
                "Write one self-contained HTML report (works offline) of a campaign, or of stored comparisons.",
                False),
-    "slurm-task": ("duetbench.execute.backends.slurm.task", "slurm_task", "Run one Slurm array task's share of a campaign.", True),
+    "slurm-task": ("duetbench.execute.backends.slurm.task", "slurm_task",
+                   "Run one Slurm array task's share of a campaign.", True),
     "workload": ("duetbench.cli.workload", "workload",
                  "Run an artificial workload with a known amount of work, for checking a comparison against "
                  "ground truth.", False),
@@ -275,8 +276,8 @@ Exit codes: 0 done; 1 a command (or --setup/--prepare/...) failed; 2 bad input;
                    "are set aside and counted in the report.")
 @click.option("--fill", is_flag=True,
               help="duet/aduet: re-run (unmeasured) the side that finishes first until its partner finishes, so "
-                   "the longer side never runs alone (Bulej et al. 2020 §4.4). Helps where the two CPUs are hyperthreads "
-                   "of one core; on the VMs measured so far it changed nothing (see bench/).")
+                   "the longer side never runs alone (Bulej et al. 2020 §4.4). Helps where the two CPUs are "
+                   "hyperthreads of one core; on the VMs measured so far it changed nothing (see bench/).")
 @click.option("--db", type=DB_PATH_OR_URL, default=DEFAULT_DB, show_default=True,
               help="SQLite database where every invocation is stored as it finishes, or a postgresql:// URL.")
 @click.option("--no-progress", is_flag=True, help="Do not show the live progress line.")
@@ -359,7 +360,7 @@ def compare(commands: tuple[str, ...], db: Path, no_progress: bool, **options: A
                           console=console, show_progress=show_progress, time_unit=unit))
     if len(commands_) == 2:
         # The reference is A; the other, B.
-        (a, name_a), (b, name_b) = sorted(zip(commands_, names), key=lambda item: not item[0][1])
+        (a, name_a), (b, name_b) = sorted(zip(commands_, names, strict=True), key=lambda item: not item[0][1])
         base.update(command_a=a[0], command_b=b[0], name_a=name_a, name_b=name_b)
     if grid:
         from duetbench.usecases.scan import run_scan
@@ -434,7 +435,8 @@ def _styled_console(style: str, no_progress: bool) -> tuple[Any, bool]:
 @click.argument("comparison_id", type=RECORD_ID, required=False)
 @click.option("--db", type=DB_PATH_OR_URL, default=DEFAULT_DB, show_default=True,
               help="The results database.")
-@click.option("--limit", type=click.IntRange(1, 10**6), default=30, show_default=True, help="How many comparisons to list.")
+@click.option("--limit", type=click.IntRange(1, 10**6), default=30, show_default=True,
+              help="How many comparisons to list.")
 @export_options("comparison")
 def show(comparison_id: int | None, db: Path, limit: int, **export_paths: Path | None) -> None:
     """List stored comparisons, or re-print (and re-export) comparison COMPARISON_ID."""
@@ -445,7 +447,8 @@ def show(comparison_id: int | None, db: Path, limit: int, **export_paths: Path |
 
     exports = Exports.from_options(export_paths)
     if exports and comparison_id is None:
-        raise DuetError("--export-* needs the id of the comparison to export", hint="e.g. duet show 3 --export-json r.json")
+        raise DuetError("--export-* needs the id of the comparison to export",
+                        hint="e.g. duet show 3 --export-json r.json")
     sys.exit(show_comparison(db, comparison_id, exports=exports, console=Console(highlight=False), limit=limit))
 
 
@@ -551,8 +554,8 @@ def run(campaign_file: Path, dry_run: bool, resume: bool, executor: str, seed: i
                       show_output=show_output, progress=not no_progress, target_width=target_width,
                       min_runs=min_runs, time_budget=time_budget, warmup_params=warmup_params,
                       run_params=run_params, exports=exports)
-    slurm_only = [name for name, given in (("--partition", partition), ("--nodes", nodes), ("--sbatch-arg", sbatch_args),
-                                           ("--shared-dir", shared_dir)) if given]
+    slurm_only = [name for name, given in (("--partition", partition), ("--nodes", nodes),
+                                           ("--sbatch-arg", sbatch_args), ("--shared-dir", shared_dir)) if given]
     if slurm_only and backend != "slurm":
         raise DuetError(f"{slurm_only[0]} applies only to --backend slurm", hint="add --backend slurm, or drop it")
     settings = {"partition": partition, "nodes": nodes, "split": split, "sbatch_args": list(sbatch_args),

@@ -61,11 +61,15 @@ def measure(command: str | None, runs: int | None, warmup: int, find_sample_size
     """
     from duetbench.analyze.emp import DaemonCutoff, attributable_windows, emp_v5, prorate_to_run, sample_size
     from duetbench.config.compare import split_command
+    from duetbench.report.emp import emp_to_dict, print_emp, scatter_svg
     from duetbench.usecases.measure import (
-        MeasureSample, default_samples_path, load_samples, new_header, pick_cpu,
+        MeasureSample,
+        default_samples_path,
+        load_samples,
+        new_header,
+        pick_cpu,
     )
     from duetbench.usecases.measure import measure as run_measure
-    from duetbench.report.emp import emp_to_dict, print_emp, scatter_svg
 
     console = Console(highlight=False)
     if (command is None) == (load_path is None):

@@ -63,7 +63,7 @@ class BarrierPage:
         self._map.close()
         self.path.unlink(missing_ok=True)
 
-    def __enter__(self) -> "BarrierPage":
+    def __enter__(self) -> BarrierPage:
         return self
 
     def __exit__(self, *exc: object) -> None:

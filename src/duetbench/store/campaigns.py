@@ -152,7 +152,8 @@ class CampaignStore:
         except IntegrityError:
             if run.key not in self.done_keys(campaign_id):
                 raise
-            raise RunAlreadyStored(f"run {run.key} of campaign #{campaign_id} is already stored in {self.store.location}",
+            raise RunAlreadyStored(f"run {run.key} of campaign #{campaign_id} is already stored in "
+                                   f"{self.store.location}",
                             hint="each run is stored once: resume the campaign (--resume) instead of "
                                  "running its runs again") from None
         return run_id
@@ -191,7 +192,7 @@ class CampaignStore:
         for row in self._rows(select(s.c.run_id, *[s.c[c] for c in columns]).join(r, r.c.id == s.c.run_id)
                               .where(r.c.campaign_id == campaign_id).order_by(s.c.run_id, s.c.side)):
             if row[0] in runs:  # a run committed by another writer after the first query is not in this view
-                inv = invocation_from_row(dict(zip(columns, row[1:])))
+                inv = invocation_from_row(dict(zip(columns, row[1:], strict=True)))
                 runs[row[0]].sides[inv.side] = inv
         if with_iterations:
             for row in self._rows(select(i.c.run_id, i.c.side, i.c.seq, i.c.name, i.c.value_s, i.c.start_ns,
@@ -218,7 +219,7 @@ def _campaign(row: Any) -> CampaignRecord:
                           run_dir, json.loads(options), json.loads(host), json.loads(artifacts), version, uid or "")
 
 
-def iteration_table(store: CampaignStore, campaign_id: int, *, include_failed: bool = False) -> "IterationTable":
+def iteration_table(store: CampaignStore, campaign_id: int, *, include_failed: bool = False) -> IterationTable:
     """Every stored iteration of a campaign's runs as an IterationTable (analyze/table.py).
 
     A harness run that holds several benchmarks (a JMH jar, a pyperf suite) becomes one benchmark per
@@ -240,14 +241,14 @@ def iteration_table(store: CampaignStore, campaign_id: int, *, include_failed: b
     qualified = [f"{b}/{n}" if len(names[b]) > 1 and n else b for b, *_rest, n, _v, _s, _e, _w in rows]
     if not rows:
         return IterationTable.from_columns(benchmark=[], method=[], run=[], side=[], value=[])
-    _, method, rep, side, seq, _, value, start, end, warm = zip(*rows)
+    _, method, rep, side, seq, _, value, start, end, warm = zip(*rows, strict=True)
     return IterationTable.from_columns(
         benchmark=qualified, method=method, run=rep, side=side, index=seq, value=value,
         start_ns=[NO_TIME if s is None else s for s in start], end_ns=[NO_TIME if e is None else e for e in end],
         warmup=np.array(warm, dtype=bool))
 
 
-def process_cpu_table(store: CampaignStore, campaign_id: int) -> "IterationTable":
+def process_cpu_table(store: CampaignStore, campaign_id: int) -> IterationTable:
     """One row per run side: the process tree's CPU time (user+sys, wait4 with subreaper) of the whole
     run — the `cpu` metric of a campaign. Harness iterations have no CPU time of their own."""
     from duetbench.model.table import IterationTable
@@ -258,6 +259,6 @@ def process_cpu_table(store: CampaignStore, campaign_id: int) -> "IterationTable
                        .order_by(r.c.position, r.c.id, s.c.side))
     if not rows:
         return IterationTable.from_columns(benchmark=[], method=[], run=[], side=[], value=[])
-    bench, method, rep, side, cpu, start, end = zip(*rows)
+    bench, method, rep, side, cpu, start, end = zip(*rows, strict=True)
     return IterationTable.from_columns(benchmark=bench, method=method, run=rep, side=side, value=cpu,
                                        start_ns=start, end_ns=end)

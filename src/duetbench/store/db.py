@@ -61,7 +61,7 @@ class ComparisonRecord:
 class Store:
     """The results database at a path (SQLite) or URL (PostgreSQL); see `StoreLocation`."""
 
-    def __init__(self, path: "Path | str | StoreLocation" = DEFAULT_DB) -> None:
+    def __init__(self, path: Path | str | StoreLocation = DEFAULT_DB) -> None:
         self.location = StoreLocation.parse(path)
         #: The SQLite file (None for a server database).
         self.path = self.location.path
@@ -196,7 +196,7 @@ class Store:
         columns = process_columns()
         rows = self._read(select(*[t.c[c] for c in columns]).where(t.c.comparison_id == comparison_id)
                           .order_by(t.c.seq))
-        return [invocation_from_row(dict(zip(columns, row))) for row in rows]
+        return [invocation_from_row(dict(zip(columns, row, strict=True))) for row in rows]
 
     def _read(self, statement: Any) -> list[Row[Any]]:
         with self.errors(), self.engine.connect() as conn:

@@ -84,7 +84,8 @@ def _ops_for(kind: str, ms: float) -> int:
     from duetbench.execute.native import native_binary
 
     path = str(native_binary("duet-workload"))
-    done = subprocess.run([path, kind, "--calibrate", repr(ms)], check=False, capture_output=True, text=True, timeout=120)
+    done = subprocess.run([path, kind, "--calibrate", repr(ms)], check=False, capture_output=True, text=True,
+                          timeout=120)
     try:
         return int(done.stdout.strip())
     except ValueError:
@@ -240,7 +241,8 @@ def answer(summary: dict[str, dict[str, object]], confidence: float) -> str:
                 continue
             t = m["worst_time_to_1pct_s"]
             reach = ("already" if t == 0 else
-                     f"~{_duration(t)} of measuring per benchmark ({m['worst_runs_to_1pct']} runs, for {m['worst_workload']})"
+                     f"~{_duration(t)} of measuring per benchmark "
+                     f"({m['worst_runs_to_1pct']} runs, for {m['worst_workload']})"
                      if math.isfinite(t) else "not reachable")
             parts.append(f"{method} resolves ±{m['median_half_width']:.2%} in the time spent (median; worst "
                          f"±{m['worst_half_width']:.2%}, {m['worst_workload']}), 1 % on every workload: {reach}")

@@ -486,7 +486,8 @@ def run_compare(opts: CompareOptions, *, db_path: Path, exports: Exports, consol
         progress.update(done=n, total=total, description=f"{method} {opts.name_a} vs {opts.name_b}", ci=shown_ci)
 
     settings = RunSettings(method=method, argv=argv, cpus=cpus, seed=opts.seed, warmup=opts.warmup,
-                           timeout_s=opts.timeout, prepare=opts.per_side(opts.prepare), conclude=opts.per_side(opts.conclude),
+                           timeout_s=opts.timeout, prepare=opts.per_side(opts.prepare),
+                           conclude=opts.per_side(opts.conclude),
                            ignore_failure=opts.ignore_failure, show_output=opts.show_output, fill=opts.fill,
                            output={side: where or "null" for side, where in opts.per_side(opts.output).items()},
                            input_path=opts.input, labels={"A": opts.name_a, "B": opts.name_b})
@@ -551,7 +552,8 @@ def run_compare(opts: CompareOptions, *, db_path: Path, exports: Exports, consol
                       "[/yellow]")
         return 130
     primary = report.primary
-    if opts.fail_if_slower is not None and primary is not None and exceeds_threshold(primary.ratio, opts.fail_if_slower):
+    if (opts.fail_if_slower is not None and primary is not None
+            and exceeds_threshold(primary.ratio, opts.fail_if_slower)):
         console.print(f"[red]{opts.name_b} is more than {opts.fail_if_slower:g}% slower than {opts.name_a} "
                       f"with {primary.ratio.confidence_level:.0%} confidence (--fail-if-slower).[/red]")
         return EXIT_SLOWER
@@ -618,7 +620,8 @@ def show(db_path: Path, comparison_id: int | None, *, exports: Exports, console:
                           f"[{primary.ratio.low:.4f}, {primary.ratio.high:.4f}] · {primary.runs} runs"
                           if primary else "no statistics")
                 console.print(f"[bold]#{rec.id}[/bold] {when} · {rec.method} · {rec.status} · {judged}")
-                console.print(f"    {_short(rec.name_a, rec.command_a, 70)}\n    {_short(rec.name_b, rec.command_b, 70)}")
+                console.print(f"    {_short(rec.name_a, rec.command_a, 70)}\n"
+                              f"    {_short(rec.name_b, rec.command_b, 70)}")
             return 0
         record = store.comparison(comparison_id)
         if record is None:

@@ -44,7 +44,8 @@ def _load(path: Path) -> dict[str, object]:
         return {}
     except (OSError, ValueError) as exc:
         raise DuetError(f"cannot read the tuning state file {path}: {exc}",
-                        hint=f"inspect it, or delete it if it is damaged (set {STATE_ENV} to use another path)") from None
+                        hint=f"inspect it, or delete it if it is damaged (set {STATE_ENV} to use another path)",
+                        ) from None
     if not isinstance(data, dict) or data.get("version") != STATE_VERSION:
         raise DuetError(f"the tuning state file {path} has an unknown format",
                         hint="it was written by another duetbench version; restore by hand and delete it")
