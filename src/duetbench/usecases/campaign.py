@@ -670,8 +670,7 @@ def summarize(campaigns: CampaignStore, campaign_id: int, by_name: Mapping[str, 
                 # the estimator's notes are `duet analyze`'s, not the closing summary's.
                 said = [row.sync] if row.sync and row.sync != row.problem else []
                 rows.append(replace(row, notes=said, runs_ok=ok, runs_failed=failed))
-    name_noise(rows, runs)
-    name_noise([r.analysed for r in rows if r.analysed is not None], runs)  # the exported rows, as duet analyze's
+    name_noise(rows, runs)  # these rows are also the exported ones, as duet analyze's
     return rows
 
 
