@@ -12,7 +12,7 @@ import random
 import sys
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -21,6 +21,9 @@ from duetbench.cli.exports import export_options
 from duetbench.errors import DuetError
 from duetbench.execute.backends.registry import BACKENDS
 from duetbench.model.method import COMPARE_METHODS
+
+if TYPE_CHECKING:  # analyze.stopping imports numpy: only for the annotations
+    from duetbench.analyze.stopping import Criterion
 
 #: Where results go by default; the same as ``duetbench.store.db.DEFAULT_DB``, which imports SQLAlchemy.
 DEFAULT_DB = Path(".duet/results.db")
@@ -137,6 +140,7 @@ class _Group(click.Group):
         finally:
             self._listing = False
 
+    # click types main() as overloads on standalone_mode (NoReturn when True); this one wrapper serves both.
     def main(self, *args: object, standalone_mode: bool = True, **kwargs: object) -> object:  # type: ignore[override]
         # click prints a usage error with the values as typed: mask a URL's password first (a command or a
         # name may be one), and keep it one line.
@@ -145,7 +149,8 @@ class _Group(click.Group):
         except click.ClickException as exc:
             if not standalone_mode:
                 raise
-            exc.message = _printable(exc.message)
+            # click declares message Final, but show() prints it (with the usage): replaced before it does.
+            exc.message = _printable(exc.message)  # type: ignore[misc]
             exc.show()
             sys.exit(exc.exit_code)
         except click.exceptions.Abort:
@@ -393,7 +398,7 @@ def _commands_and_names(commands: list[str], options: dict[str, Any]) -> tuple[l
         if len(given) > k:
             raise DuetError(f"--{key.replace('_', '-')} and the {'first' if k == 0 else 'second'} -n both name "
                             "a command", hint="give one of them")
-        given += [None] * (k - len(given)) + [value]  # type: ignore[list-item]
+        given += [None] * (k - len(given)) + [value]
     reference = options.pop("reference")
     index = 0
     if reference is not None:
@@ -406,7 +411,7 @@ def _commands_and_names(commands: list[str], options: dict[str, Any]) -> tuple[l
             index = commands.index(reference)
         else:  # as hyperfine: a reference command of its own, benchmarked too
             commands.insert(0, reference)
-            given.insert(0, None)  # type: ignore[arg-type]
+            given.insert(0, None)
     if len(given) > len(commands):
         raise DuetError(f"{len(given)} names (-n/--command-name) for {len(commands)} command(s)",
                         hint="give at most one name per command, in the order of the commands")
@@ -510,9 +515,9 @@ def show(comparison_id: int | None, db: Path, limit: int, **export_paths: Path |
 @export_options("campaign")
 def run(campaign_file: Path, dry_run: bool, resume: bool, executor: str, seed: int | None, confidence: float,
         show_output: bool, no_progress: bool, target_width: float | None, min_runs: int, time_budget: float | None,
-        adaptive_warmup: str | None, mi: int, run_criterion: str | None, f_min: int, wi_min: int, wi_max: int,
-        db: Path, backend: str, partition: str | None, nodes: int | None, split: str, sbatch_args: tuple[str, ...],
-        shared_dir: Path | None, **export_paths: Path | None) -> None:
+        adaptive_warmup: Criterion | None, mi: int, run_criterion: Criterion | None, f_min: int, wi_min: int,
+        wi_max: int, db: Path, backend: str, partition: str | None, nodes: int | None, split: str,
+        sbatch_args: tuple[str, ...], shared_dir: Path | None, **export_paths: Path | None) -> None:
     """Run the benchmark campaign described in CAMPAIGN_FILE (YAML; see docs/campaign-format.md).
 
     \b

@@ -3,12 +3,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 import numpy as np
 from rich.console import Console
 
 from duetbench.errors import DuetError
+
+if TYPE_CHECKING:  # imported when the command runs, not at start-up
+    from duetbench.analyze.emp import DaemonCutoff
+    from duetbench.usecases.measure import MeasureSample
 
 #: EMPv6's recommendation for the number of repetitions (Suh et al. (EMP) §4.6.2, Figure 8 step 2).
 DEFAULT_RUNS = 10
@@ -63,7 +68,6 @@ def measure(command: str | None, runs: int | None, warmup: int, find_sample_size
     from duetbench.config.compare import split_command
     from duetbench.report.emp import emp_to_dict, print_emp, scatter_svg
     from duetbench.usecases.measure import (
-        MeasureSample,
         default_samples_path,
         load_samples,
         new_header,
@@ -134,7 +138,7 @@ def measure(command: str | None, runs: int | None, warmup: int, find_sample_size
         console.print(f"JSON → {export_json}", markup=False)
 
 
-def _top_noise(samples: list) -> list[tuple[str, float, int]]:  # type: ignore[type-arg]
+def _top_noise(samples: list[MeasureSample]) -> list[tuple[str, float, int]]:
     """The busiest other processes by name over all samples: (comm, total ms, samples it ran in)."""
     total: dict[str, float] = {}
     count: dict[str, int] = {}
@@ -145,7 +149,7 @@ def _top_noise(samples: list) -> list[tuple[str, float, int]]:  # type: ignore[t
     return sorted(((n, total[n], count[n]) for n in total), key=lambda r: -r[1])[:5]
 
 
-def _read_cutoffs(path: Path, cls: type) -> dict:  # type: ignore[type-arg]
+def _read_cutoffs(path: Path, cls: type[DaemonCutoff]) -> dict[str, DaemonCutoff]:
     try:
         data = json.loads(path.read_text())
         raw = data["cutoffs"]

@@ -99,7 +99,7 @@ def _schedule(value: Any) -> str:
         guess = did_you_mean(value, ("rmit", "ordered")) if isinstance(value, str) else ""
         raise bad(f"must be rmit or ordered (got {show(value)})",
                   guess or "rmit: all runs in random order (default); ordered: benchmark by benchmark")
-    return value  # type: ignore[no-any-return]
+    return value
 
 
 def _run_count(value: Any) -> int:

@@ -222,8 +222,7 @@ def _wait_all_live(running: dict[str, RunningInvocation], page: BarrierPage | No
         fds = {os.pidfd_open(pid): pid for pid in pending}
     except (AttributeError, OSError):
         watch.close()
-        done, abort_seen = _wait_all(running, page)
-        return done, abort_seen, False
+        return (*_wait_all(running, page), False)
     poller = select.poll()
     for fd in fds:
         poller.register(fd, select.POLLIN)

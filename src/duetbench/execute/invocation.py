@@ -353,7 +353,7 @@ class LauncherServer:
             self._buffer += chunk
         line, _, self._buffer = self._buffer.partition(b"\n")
         try:
-            return json.loads(line)  # type: ignore[no-any-return]
+            return json.loads(line)
         except ValueError:
             return {"status": "launch_error", "error": "the launcher wrote an unreadable result"}
 

@@ -64,7 +64,8 @@ def _ratios(report: ComparisonReport, metric: str) -> dict[str, Any] | None:
         return None  # ended during --method auto's pilot: nothing is paired yet
     s = samples(method, report.invocations, metric)
     if method == "aduet":
-        if s.a_start is None or not s.a.size or not s.b.size:
+        if s.a_start is None or s.a_end is None or s.b_start is None or s.b_end is None \
+                or not s.a.size or not s.b.size:  # the four are stamped together
             return None
         try:
             p = overlap_pairs(s.a_start, s.a_end, s.b_start, s.b_end,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +19,7 @@ from sqlalchemy.exc import IntegrityError
 from duetbench.errors import DuetError
 from duetbench.execute.invocation import Invocation
 from duetbench.store import schema
-from duetbench.store.connect import write_transaction
+from duetbench.store.connect import inserted_id, write_transaction
 from duetbench.store.db import Store, invocation_from_row, process_columns
 from duetbench.store.location import scrub_credentials
 
@@ -97,7 +98,7 @@ class CampaignStore:
                 status="running", seed=seed, schedule=schedule, plan=json.dumps(plan), run_dir=run_dir,
                 options=json.dumps(scrub_credentials(options)), host=json.dumps(scrub_credentials(host)),
                 artifacts="{}", tool_version=tool_version, uid=uid or str(uuid.uuid4())))
-            return int(result.inserted_primary_key[0])
+            return inserted_id(result)
 
     def _update(self, campaign_id: int, **values: Any) -> None:
         t = schema.campaigns
@@ -140,7 +141,7 @@ class CampaignStore:
                     error=run.error, started=run.started, finished=run.finished, run_dir=run.run_dir,
                     clock=run.clock, notes=json.dumps(run.notes),
                     adaptive_warmup=None if run.adaptive_warmup is None else json.dumps(run.adaptive_warmup)))
-                run_id = int(result.inserted_primary_key[0])
+                run_id = inserted_id(result)
                 if run.sides:
                     conn.execute(schema.run_sides.insert(), [
                         {"run_id": run_id, **{c: getattr(inv, c) for c in columns}} for inv in run.sides.values()])
@@ -184,8 +185,7 @@ class CampaignStore:
     def runs(self, campaign_id: int, *, with_iterations: bool = True) -> list[RunRecord]:
         r, s, i = schema.runs, schema.run_sides, schema.iterations
         rows = self._rows(select(*_RUN_COLUMNS).where(r.c.campaign_id == campaign_id).order_by(r.c.position, r.c.id))
-        runs = {row[0]: RunRecord(*row[:13], notes=json.loads(row[13]), sides={}, iterations=[],
-                                  adaptive_warmup=None if row[14] is None else json.loads(row[14])) for row in rows}
+        runs = {row[0]: _run(row) for row in rows}
         if not runs:
             return []
         columns = process_columns()
@@ -210,6 +210,15 @@ _CAMPAIGN_COLUMNS = [schema.campaigns.c[name] for name in (
 _RUN_COLUMNS = [schema.runs.c[name] for name in (
     "id", "key", "position", "benchmark", "method", "repetition", "launch_order", "status", "error", "started",
     "finished", "run_dir", "clock", "notes", "adaptive_warmup")]
+
+
+def _run(row: Sequence[Any]) -> RunRecord:
+    """A run of `_RUN_COLUMNS`, without its sides and iterations (added by the caller)."""
+    (id_, key, position, benchmark, method, repetition, launch_order, status, error, started, finished, run_dir,
+     clock, notes, adaptive_warmup) = row
+    return RunRecord(id_, key, position, benchmark, method, repetition, launch_order, status, error, started,
+                     finished, run_dir, clock, notes=json.loads(notes), sides={}, iterations=[],
+                     adaptive_warmup=None if adaptive_warmup is None else json.loads(adaptive_warmup))
 
 
 def _campaign(row: Any) -> CampaignRecord:

@@ -6,6 +6,8 @@ is not. Ids are AUTOINCREMENT on SQLite (never reused, as before) and SERIAL on 
 """
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import (
     BigInteger,
     Boolean,
@@ -24,7 +26,7 @@ from sqlalchemy import (
 metadata = MetaData()
 
 
-def _process_columns(*, side_is_key: bool) -> list[Column]:  # type: ignore[type-arg]
+def _process_columns(*, side_is_key: bool) -> list[Column[Any]]:
     """What one process measured: the fields of `execute.invocation.Invocation`, plus `activity`
     (per-run noise attribution as JSON; nullable, filled by newer writers)."""
     return [

@@ -22,12 +22,16 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.markup import escape
 
 from duetbench.errors import DuetError
 from duetbench.execute.invocation import Invocation
+
+if TYPE_CHECKING:  # imported with the comparison it reports
+    from duetbench.report.model import ComparisonReport
 
 WORKLOADS = ("integer", "float", "cache", "memory")
 METHODS = ("sequential", "duet")
@@ -110,7 +114,7 @@ def _measure(method: str, argv: list[str], seed: int, plan: Plan, stage_s: float
     opts = validated(command_a=command, command_b=command, method=method, warmup=1, min_runs=plan.min_runs,
                      max_runs=plan.max_runs, time_budget=stage_s, target_rciw=_NEVER_PRECISE, stop_on_evidence=False,
                      seed=seed, confidence=confidence)
-    reports = []
+    reports: list[ComparisonReport] = []
     code = run_compare(opts, db_path=db, exports=Exports(), console=Console(file=io.StringIO()), show_progress=False,
                        on_report=reports.append)
     if code == 130:
@@ -248,7 +252,7 @@ def answer(summary: dict[str, dict[str, object]], confidence: float) -> str:
                          f"±{m['worst_half_width']:.2%}, {m['worst_workload']}), 1 % on every workload: {reach}")
         best = per.get("best")
         lines.append(f"{label}: " + "; ".join(parts) + (f" → use {best}." if best else "."))
-    alarms = sum(int(m["aa_false_alarms"]) for per in summary.values() for k, m in per.items()  # type: ignore[union-attr]
+    alarms = sum(int(m["aa_false_alarms"]) for per in summary.values() for k, m in per.items()
                  if isinstance(m, dict))
     if alarms:
         lines.append(f"{alarms} A/A comparison(s) excluded 1 from the {confidence:.0%} CI: a method is biased here "

@@ -33,7 +33,7 @@ from rich.markup import escape
 
 from duetbench import __version__
 from duetbench.analyze.api import AnalysisOptions, AnalysisRow
-from duetbench.analyze.stopping import StoppingParams, pair_run_stop, ratio_precision_stop
+from duetbench.analyze.stopping import StoppingParams, criterion_named, pair_run_stop, ratio_precision_stop
 from duetbench.analyze.sync import judge as judge_sync
 from duetbench.analyze.sync import run_sync_statuses
 from duetbench.analyze.tables import analyze_table
@@ -474,7 +474,7 @@ def bench_stopping(bench: BenchmarkSpec, opts: RunOptions) -> BenchStopping:
         if criterion is None:
             return None
         try:
-            return StoppingParams(criterion=criterion, **params)
+            return StoppingParams(criterion=criterion_named(criterion), **params)
         except DuetError as exc:
             raise DuetError(f"benchmark {bench.name}: stopping: {exc.message}", hint=exc.hint) from None
 

@@ -445,8 +445,9 @@ def run_compare(opts: CompareOptions, *, db_path: Path, exports: Exports, consol
 
         return run_single(opts, db_path=db_path, exports=exports, console=console, show_progress=show_progress,
                           time_unit=time_unit, on_report=on_report)
+    command_b: str = opts.command_b  # narrowed here: the deferred store call below runs later
     argv: dict[str, list[str]] = {}
-    for side, command, name in (("A", opts.command_a, opts.name_a), ("B", opts.command_b, opts.name_b)):
+    for side, command, name in (("A", opts.command_a, opts.name_a), ("B", command_b, opts.name_b)):
         argv[side], note = command_argv(command, shell=opts.shell, side=name)
         if note:
             from rich.markup import escape
@@ -472,7 +473,7 @@ def run_compare(opts: CompareOptions, *, db_path: Path, exports: Exports, consol
     record_method = method
     comparison = _DeferredComparison(db_path, lambda store: store.begin_comparison(
         method=method, name_a=opts.name_a, name_b=opts.name_b, command_a=opts.command_a,
-        command_b=opts.command_b, seed=opts.seed, options=_with_owner(options), host=host, tool_version=__version__))
+        command_b=command_b, seed=opts.seed, options=_with_owner(options), host=host, tool_version=__version__))
 
     total = opts.runs or opts.min_runs
     progress = LiveProgress(console, total, show_progress)
@@ -499,14 +500,14 @@ def run_compare(opts: CompareOptions, *, db_path: Path, exports: Exports, consol
     previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
         with progress:
-            for side, command in opts.per_side(opts.setup).items():
-                if command:
-                    run_shell(command, f"--setup ({side})")
+            for side, script in opts.per_side(opts.setup).items():
+                if script:
+                    run_shell(script, f"--setup ({side})")
             status, failure, method = _measure(opts, settings, method, options, comparison, stop, on_progress,
                                                progress)
-            for side, command in opts.per_side(opts.cleanup).items():
-                if command:
-                    run_shell(command, f"--cleanup ({side})")
+            for side, script in opts.per_side(opts.cleanup).items():
+                if script:
+                    run_shell(script, f"--cleanup ({side})")
     except ShellCommandFailed as exc:
         shell_failure = exc
     finally:

@@ -9,7 +9,7 @@ import errno as errno_mod
 import os
 
 from duetbench.host.doctor.live import LiveProbe
-from duetbench.host.doctor.model import Check
+from duetbench.host.doctor.model import Check, Status
 from duetbench.host.doctor.sysroot import SysRoot
 
 
@@ -39,7 +39,7 @@ def check_cgroups(root: SysRoot) -> Check:
         controllers = sorted({o for _, _, opts in v1 for o in opts.split(",")
                               if o in ("cpu", "cpuacct", "cpuset", "memory", "pids", "blkio", "freezer")})
         evidence.append(f"v1 controllers: {', '.join(controllers) or 'none'}")
-    status = "ok"
+    status: Status = "ok"
     fix = None
     if v2:
         mount = v2[0][0]
