@@ -12,7 +12,7 @@ from rich.console import Console
 from duetbench.errors import DuetError
 
 if TYPE_CHECKING:  # imported when the command runs, not at start-up
-    from duetbench.analyze.emp import DaemonCutoff
+    from duetbench.analyze.emp import CutoffRule, DaemonCutoff
     from duetbench.usecases.measure import MeasureSample
 
 #: EMPv6's recommendation for the number of repetitions (Suh et al. (EMP) §4.6.2, Figure 8 step 2).
@@ -50,7 +50,7 @@ FIND_RUNS = 300
 @click.option("--show-output", is_flag=True, help="Show the command's output instead of discarding it.")
 def measure(command: str | None, runs: int | None, warmup: int, find_sample_size: bool, cpu: int | None, shell: bool,
             timeout: float | None, samples_path: Path | None, load_path: Path | None, cutoffs_path: Path | None,
-            cutoff_rule: str, plot_path: Path | None, export_json: Path | None, show_output: bool) -> None:
+            cutoff_rule: CutoffRule, plot_path: Path | None, export_json: Path | None, show_output: bool) -> None:
     """Measure COMMAND's process time (user+sys) and elapsed time with EMP (Suh et al.).
 
     Each sample runs COMMAND once, pinned to a CPU, and records the CPU time every other process used
@@ -120,7 +120,7 @@ def measure(command: str | None, runs: int | None, warmup: int, find_sample_size
     daemons = prorate_to_run([s.daemons() for s in measured], et, windows)
     indices = [s.index for s in measured]
     attributable = attributable_windows(windows, et)
-    result = emp_v5(pt, et, daemons, cutoffs=cutoffs, rule=cutoff_rule,  # type: ignore[arg-type]
+    result = emp_v5(pt, et, daemons, cutoffs=cutoffs, rule=cutoff_rule,
                     attributable=attributable)
     choice = sample_size(pt, et, daemons, result.cutoffs) if find_sample_size else None
     print_emp(console, header.command, result, indices, pt, et, choice, _top_noise(measured))

@@ -412,7 +412,8 @@ def run_campaign(path: Path, opts: RunOptions, console: Console, *, backend: str
         if rows:
             print_summary(console, rows, opts.confidence)
             print_stopping(console, campaigns, campaign_id)
-        for name, choice in (campaigns.campaign(campaign_id).options.get("auto") or {}).items():  # type: ignore[union-attr]
+        stored = campaigns.campaign(campaign_id)  # recorded above: None only if it were deleted meanwhile
+        for name, choice in ((stored.options.get("auto") if stored else None) or {}).items():
             console.print(f"  {escape(name)}: method auto → {escape(choice['reason'])}", highlight=False)
             if choice.get("cpu_hint"):
                 console.print(f"  {escape(name)}: note: {escape(choice['cpu_hint'])}", highlight=False)

@@ -247,8 +247,8 @@ def _stop_rule(opts: CompareOptions, method: str, on_progress: Callable[[int, st
                 ci_text = (f"B/A {r.ratio.estimate:.4f} [{r.ratio.low:.4f}, {r.ratio.high:.4f}] "
                            f"width {r.relative_ci_width:.2%}")
         on_progress(n, ci_text)
-        if not adaptive:
-            return n < opts.runs  # type: ignore[operator]
+        if opts.runs is not None:  # not adaptive: a fixed count
+            return n < opts.runs
         # Stop on precision (a fixed-n interval, judged on its width only) or on evidence (an anytime-valid
         # confidence sequence), never because a fixed-n interval first looks significant: that inflates false
         # alarms without bound (analyze/monitor.py).
@@ -390,7 +390,10 @@ class Pilot:
 
                     start = time.monotonic()
                     self.invocations[method].append([])
-                    runner = Runner(settings, more, lambda inv, m=method: self._keep(m, inv))  # type: ignore[misc]
+                    def keep(inv: Invocation, m: str = method) -> None:
+                        self._keep(m, inv)
+
+                    runner = Runner(settings, more, keep)
                     try:
                         outcome = runner.run()
                     except KeyboardInterrupt:
