@@ -1,7 +1,6 @@
 """Errors a user can act on. The CLI prints them as one line and exits with their code."""
 from __future__ import annotations
 
-
 #: `duet compare`'s exit code when --fail-if-slower trips: apart from 1 (a command failed) and 2 (bad
 #: input), so that CI can tell a measured regression from a broken benchmark.
 EXIT_SLOWER = 3

@@ -124,7 +124,8 @@ def as_runs(x: Any, name: str, *, min_runs: int = 2, positive: bool = True) -> R
         try:
             seq = list(x)
         except TypeError:
-            raise ValueError(f"{name} must be a 1-D array or a sequence of per-run arrays, got {type(x).__name__}") from None
+            raise ValueError(f"{name} must be a 1-D array or a sequence of per-run arrays, "
+                             f"got {type(x).__name__}") from None
         if not seq:
             raise ValueError(f"{name} is empty; at least {min_runs} values are needed")
         try:
@@ -143,7 +144,8 @@ def as_runs(x: Any, name: str, *, min_runs: int = 2, positive: bool = True) -> R
         return Runs(values, np.ones(values.size, dtype=np.intp), flat=True)
 
     if len(items) < min_runs:
-        raise ValueError(f"{name} has {len(items)} run{'s' if len(items) != 1 else ''}; at least {min_runs} runs are needed")
+        raise ValueError(f"{name} has {len(items)} run{'s' if len(items) != 1 else ''}; "
+                         f"at least {min_runs} runs are needed")
     arrays: list[FloatArray] = []
     for r, item in enumerate(items):
         try:

@@ -17,7 +17,6 @@ import numpy as np
 from numpy.typing import ArrayLike
 from threadpoolctl import ThreadpoolController
 
-from .quantile import tail_quantiles
 from ._inputs import (
     FloatArray,
     IntArray,
@@ -27,6 +26,7 @@ from ._inputs import (
     check_confidence_level,
     check_n_resamples,
 )
+from .quantile import tail_quantiles
 
 #: Upper bound on gathered elements per chunk of the hierarchical bootstrap (~32 MB of float64).
 _CHUNK_ELEMENTS = 1 << 22
@@ -108,7 +108,8 @@ def bootstrap_distribution(
         values = np.asarray(statistic(*(a[idx] for a in arrays), axis=-1), dtype=np.float64)
         if values.shape != (m,):
             raise ValueError(
-                f"statistic must reduce along axis=-1 to one value per replicate: got shape {values.shape} for input {(m, n)}"
+                "statistic must reduce along axis=-1 to one value per replicate: "
+                f"got shape {values.shape} for input {(m, n)}"
             )
         out[start : start + m] = values
     return out

@@ -11,8 +11,8 @@ from numpy.typing import ArrayLike
 from duetbench.model.method import METHODS, Method
 
 from ._inputs import RandomState, RunsLike, as_generator, as_runs, as_sample, check_confidence_level
-from .overlap import OverlapPairs, aduet_ratio_ci, overlap_pairs, overlap_pairs_by_run
 from .interval import PRIOR_PRECISION, confidence_sequence, yuen
+from .overlap import OverlapPairs, aduet_ratio_ci, overlap_pairs, overlap_pairs_by_run
 from .ratio import (
     DifferenceResult,
     IntervalKind,
@@ -27,7 +27,6 @@ from .ratio import (
 from .summary import Summary, describe, relative_ci_width
 from .tests import mann_whitney_u
 from .verdict import verdict
-
 
 #: Below this many bootstrap units a percentile interval is noticeably too narrow.
 FEW_UNITS = 10
@@ -122,7 +121,8 @@ def _aduet(
 ) -> tuple[RatioResult, int, int, float, list[str]]:
     given = [s for s in stamps if s is not None]
     if len(given) != 4:
-        raise ValueError("the aduet method pairs iterations by time: a_start, a_end, b_start and b_end are all required")
+        raise ValueError("the aduet method pairs iterations by time: "
+                         "a_start, a_end, b_start and b_end are all required")
     a_start, a_end, b_start, b_end = given
     x = as_sample(a, _A, min_size=2, positive=True)
     y = as_sample(b, _B, min_size=2, positive=True)

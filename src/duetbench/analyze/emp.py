@@ -143,7 +143,7 @@ def prorate_to_run(daemons: Sequence[SampleDaemons], et: Sequence[float] | np.nd
     over the window. Not in the paper (see the module note); it keeps a daemon that ran while the next
     run was being launched from looking like one that ran during a run whose ET stayed central."""
     out = []
-    for seen, e, w in zip(daemons, np.asarray(et, dtype=float), np.asarray(window, dtype=float)):
+    for seen, e, w in zip(daemons, np.asarray(et, dtype=float), np.asarray(window, dtype=float), strict=True):
         share = min(1.0, e / w) if w > 0 else 1.0
         out.append({name: [t * share for t in times] for name, times in seen.items()})
     return out
@@ -263,7 +263,8 @@ def daemon_cutoffs(long_running: Sequence[LongRunningDaemon], rule: CutoffRule =
     return out
 
 
-def daemon_removals(daemons: Sequence[SampleDaemons], cutoffs: Mapping[str, DaemonCutoff]) -> dict[int, list[tuple[str, float]]]:
+def daemon_removals(daemons: Sequence[SampleDaemons], cutoffs: Mapping[str, DaemonCutoff]
+                    ) -> dict[int, list[tuple[str, float]]]:
     """First sanity check (§4.5.2, Table XVII): samples holding an execution of an identified daemon
     above its cutoff, with the offending daemons and their PT."""
     out: dict[int, list[tuple[str, float]]] = {}

@@ -77,7 +77,8 @@ def discard_warmup(x: ArrayLike, count_or_fraction: int | float) -> FloatArray:
     else:
         fraction = float(count_or_fraction)
         if not 0.0 <= fraction < 1.0:
-            raise ValueError(f"warm-up fraction must lie in [0, 1), got {count_or_fraction}; pass an int to drop a count")
+            raise ValueError(f"warm-up fraction must lie in [0, 1), got {count_or_fraction}; "
+                             "pass an int to drop a count")
         count = math.floor(fraction * run.size)
     if count >= run.size:
         raise ValueError(f"discarding {count} warm-up iterations leaves nothing of a run of {run.size}")

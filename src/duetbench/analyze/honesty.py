@@ -19,10 +19,11 @@ from typing import Literal
 
 import numpy as np
 
-from .comparison import compare
-from .api import AnalysisOptions, analyze_group
-from .monitor import watch
 from duetbench.model.table import IterationTable
+
+from .api import AnalysisOptions, analyze_group
+from .comparison import compare
+from .monitor import watch
 
 Noise = Literal["normal", "t3", "outliers", "skewed"]
 #: normal; Student t with 3 degrees of freedom (heavy tails); one-sided outliers (10 % of
@@ -192,7 +193,7 @@ def auto(*, ratio: float = 1.0, noise: str = "normal", sigma: float = 0.01, shar
     chosen = {"duet": 0, "sequential": 0}
     misses = 0
     stops = []
-    for k in range(sims):
+    for _ in range(sims):
         d = simulate("duet", pilot_units, ratio, noise, sigma, rng, shared_sigma)
         q = simulate("sequential", pilot_units, ratio, noise, sigma, rng, shared_sigma)
         method = choose(duet_candidate(d.a, d.b, float(pilot_units)),
@@ -216,8 +217,8 @@ def campaign_auto(runs: int, iterations: int, *, ratio: float = 1.0, noise: str 
     sides do to each other (it favours sequential). At the defaults (duet_sigma = sigma, no shared
     interference) both methods cost the same per machine-second, so the choice flips most often and would
     bend the interval most if it could."""
-    from .choice import choose_from_runs
     from .api import AnalysisOptions
+    from .choice import choose_from_runs
     from .tables import analyze_table
 
     rng = np.random.default_rng(seed)

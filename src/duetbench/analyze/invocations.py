@@ -56,8 +56,10 @@ def samples(method: str, invocations: list[Invocation], metric: str) -> Samples:
     b = [i for i in good if i.side == "B"]
     if method == "aduet":
         return Samples(np.array([_value(i, metric) for i in a]), np.array([_value(i, metric) for i in b]),
-                       np.array([i.start_ns for i in a], dtype=np.int64), np.array([i.end_ns for i in a], dtype=np.int64),
-                       np.array([i.start_ns for i in b], dtype=np.int64), np.array([i.end_ns for i in b], dtype=np.int64))
+                       np.array([i.start_ns for i in a], dtype=np.int64),
+                       np.array([i.end_ns for i in a], dtype=np.int64),
+                       np.array([i.start_ns for i in b], dtype=np.int64),
+                       np.array([i.end_ns for i in b], dtype=np.int64))
     return Samples(np.array([_value(i, metric) for i in a]), np.array([_value(i, metric) for i in b]))
 
 

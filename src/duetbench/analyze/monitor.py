@@ -70,7 +70,8 @@ def monitor(n: int, relative_ci_width: float, log_units: FloatArray | None, *, m
 
 def watch(method: str, a: ArrayLike, b: ArrayLike, *, min_units: int, target_rciw: float, confidence_level: float,
           evidence: bool = True, robust: bool = True, interval: str = "t", min_overlap_rate: float = 0.4,
-          stamps: Mapping[str, ArrayLike | None] | None = None, n_resamples: int = 2000) -> tuple[MonitorDecision, ComparisonResult | None]:
+          stamps: Mapping[str, ArrayLike | None] | None = None, n_resamples: int = 2000
+          ) -> tuple[MonitorDecision, ComparisonResult | None]:
     """The decision `duet compare` makes after each run (pair) of an adaptive comparison, from the values
     measured so far: the live comparison (fixed-n interval) and `monitor`. The CLI and the simulations
     that prove its error rates (`analyze.honesty`) both call this, so what is proven is what runs.

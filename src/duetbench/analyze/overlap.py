@@ -45,7 +45,8 @@ def _timeline(start: ArrayLike, end: ArrayLike, side: str) -> tuple[np.ndarray, 
     s = np.asarray(start)
     e = np.asarray(end)
     if s.ndim != 1 or e.ndim != 1 or s.shape != e.shape:
-        raise ValueError(f"{side}_start and {side}_end must be 1-D arrays of equal length, got shapes {s.shape} and {e.shape}")
+        raise ValueError(f"{side}_start and {side}_end must be 1-D arrays of equal length, "
+                         f"got shapes {s.shape} and {e.shape}")
     integer = s.dtype.kind in "iu" and e.dtype.kind in "iu"
     # Integer nanoseconds stay exact in int64; float timestamps (e.g. seconds) are accepted too.
     dtype = np.int64 if integer else np.float64
@@ -61,7 +62,8 @@ def _timeline(start: ArrayLike, end: ArrayLike, side: str) -> tuple[np.ndarray, 
     short = e <= s
     if short.any():
         i = int(np.flatnonzero(short)[0])
-        raise ValueError(f"{side} iteration {i} ends ({e[i]}) no later than it starts ({s[i]}); iterations need end > start")
+        raise ValueError(f"{side} iteration {i} ends ({e[i]}) no later than it starts ({s[i]}); "
+                         "iterations need end > start")
     return s, e
 
 
@@ -199,7 +201,8 @@ def aduet_ratio_ci(
       log(iA/iB); we use log(b/a) so that the ratio reads B/A like every other method.
     interval="t" (default): a Student-t interval over runs, or over pairs in time order with a
     variance that counts the covariance of pairs up to 2 apart (`interval.hac_t`), because
-    neighbouring overlap pairs share an iteration and are not independent; the weighted estimator's through its linearization
+    neighbouring overlap pairs share an iteration and are not independent; the weighted estimator's
+    through its linearization
     (Σ w (v − estimate) / mean w per unit). interval="bootstrap": the thesis's percentile bootstrap.
     `keep` (interval="t" over pairs only): which of `pairs` the robust filter kept; the estimate is the
     kept pairs' mean and the variance that of all pairs with the removed ones winsorized to the kept
@@ -215,7 +218,8 @@ def aduet_ratio_ci(
     n_pairs = len(pairs)
     if n_pairs < 2:
         raise ValueError(f"the async duet needs at least 2 overlap pairs, got {n_pairs}")
-    if pairs.a_index.max() >= a.size or pairs.b_index.max() >= b.size or min(pairs.a_index.min(), pairs.b_index.min()) < 0:
+    if (pairs.a_index.max() >= a.size or pairs.b_index.max() >= b.size
+            or min(pairs.a_index.min(), pairs.b_index.min()) < 0):
         raise ValueError("pairs refer to iterations outside a_times/b_times; pair the same arrays you pass here")
     v = np.log(b[pairs.b_index]) - np.log(a[pairs.a_index])
     w = np.asarray(pairs.overlap_ns, dtype=np.float64)
@@ -225,11 +229,13 @@ def aduet_ratio_ci(
     else:
         ids = np.asarray(run_ids)
         if ids.shape != (n_pairs,):
-            raise ValueError(f"run_ids must give the run of each pair: expected {n_pairs} values, got shape {ids.shape}")
+            raise ValueError(f"run_ids must give the run of each pair: expected {n_pairs} values, "
+                             f"got shape {ids.shape}")
         _, unit = np.unique(ids, return_inverse=True)
         n_units = int(unit.max()) + 1
         if n_units < 2:
-            raise ValueError("the async duet CI over runs needs pairs from at least 2 runs; omit run_ids to bootstrap over pairs")
+            raise ValueError("the async duet CI over runs needs pairs from at least 2 runs; "
+                             "omit run_ids to bootstrap over pairs")
         count = np.bincount(unit, minlength=n_units)
         unit_v = np.bincount(unit, weights=v, minlength=n_units) / count
         unit_w = np.bincount(unit, weights=w, minlength=n_units).astype(np.float64)

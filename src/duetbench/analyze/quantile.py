@@ -37,7 +37,8 @@ def _lerp(a: FloatArray, b: FloatArray, t: float) -> FloatArray:
     return out
 
 
-def _tail_order_stats(rows: FloatArray, j: int, threshold: FloatArray, top: bool) -> tuple[FloatArray, FloatArray, np.ndarray]:
+def _tail_order_stats(rows: FloatArray, j: int, threshold: FloatArray, top: bool
+                      ) -> tuple[FloatArray, FloatArray, np.ndarray]:
     """Order statistics j and j+1 of every row counted from the bottom (or, with `top`, from the
     top), found among the values beyond `threshold` only; `ok` marks rows where at least j+2 values
     lie beyond it, i.e. where the answer is exact."""

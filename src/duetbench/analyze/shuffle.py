@@ -19,6 +19,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from duetbench.model.method import PAIRED_METHODS
+from duetbench.model.table import IterationTable
+
 from ._inputs import (
     RandomState,
     as_generator,
@@ -27,9 +30,6 @@ from ._inputs import (
 )
 from .bootstrap import mean_cis
 from .pairing import aduet_pairs, paired_runs
-from duetbench.model.method import PAIRED_METHODS
-from duetbench.model.table import IterationTable
-
 
 
 @dataclass(frozen=True)
@@ -112,7 +112,8 @@ def shuffle_analysis(
     make the shuffled CI too narrow whenever runs differ.
     """
     if method not in PAIRED_METHODS:
-        raise ValueError(f"the shuffle analysis re-pairs duet measurements; method must be duet or aduet, got {method!r}")
+        raise ValueError("the shuffle analysis re-pairs duet measurements; "
+                         f"method must be duet or aduet, got {method!r}")
     cl = check_confidence_level(confidence_level)
     n_resamples = check_n_resamples(n_resamples)
     if int(n_shuffles) != n_shuffles or n_shuffles < 1:
@@ -130,7 +131,8 @@ def shuffle_analysis(
         b = ap.b_value[ap.pairs.b_index]
         lengths = np.unique(ap.pair_run, return_counts=True)[1].astype(np.intp)
     if lengths.size < 2:
-        raise ValueError(f"{group.benchmark[0] if len(group) else '?'} ({method}): the shuffle analysis needs pairs from at least 2 runs")
+        raise ValueError(f"{group.benchmark[0] if len(group) else '?'} ({method}): "
+                         "the shuffle analysis needs pairs from at least 2 runs")
     log_a, log_b = _padded(np.log(a), lengths), _padded(np.log(b), lengths)
     original = np.nanmean(log_b - log_a, axis=1)[None, :]
     shuffled = _shuffled_log_gms(log_a, log_b, int(n_shuffles), across_runs, rng)

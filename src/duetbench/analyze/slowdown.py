@@ -14,13 +14,14 @@ from dataclasses import dataclass, fields, replace
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._inputs import RandomState
-from .bootstrap import mean_cis
-from .api import AnalysisOptions, analyze_group
-from .pairing import aduet_pairs
-from .interval import t_quantile
-from .ratio import IntervalKind, RatioResult, robust_pair_filter
 from duetbench.model.table import NO_TIME, IterationTable
+
+from ._inputs import RandomState
+from .api import AnalysisOptions, analyze_group
+from .bootstrap import mean_cis
+from .interval import t_quantile
+from .pairing import aduet_pairs
+from .ratio import IntervalKind, RatioResult, robust_pair_filter
 
 DEFAULT_SLOWDOWNS = np.round(np.arange(0.0, 0.151, 0.01), 10)
 
@@ -262,4 +263,5 @@ def slowdown_curves(results: Iterable[SlowdownResult]) -> dict[str, SlowdownCurv
     return curves
 
 
-__all__ = ["DEFAULT_SLOWDOWNS", "SlowdownCurve", "SlowdownResult", "minimal_detectable_slowdown", "slow_down", "slowdown_curves"]
+__all__ = ["DEFAULT_SLOWDOWNS", "SlowdownCurve", "SlowdownResult", "minimal_detectable_slowdown", "slow_down",
+           "slowdown_curves"]

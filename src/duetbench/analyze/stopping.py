@@ -31,6 +31,14 @@ from .kld import kld_similarity
 
 Criterion = Literal["cv", "rciw", "kld"]
 CRITERIA: tuple[Criterion, ...] = ("cv", "rciw", "kld")
+
+
+def criterion_named(name: str) -> Criterion:
+    """`name` as a criterion (e.g. from a campaign file); DuetError naming the criteria when it is none."""
+    for criterion in CRITERIA:
+        if name == criterion:
+            return criterion
+    raise DuetError(f"unknown stopping criterion {name!r}", hint=f"use one of {', '.join(CRITERIA)}")
 #: "window": the unions start at the window's first step (paper Eq. 1, warmup);
 #: "cumulative": they start at step 1 (paper Eq. 2, runs).
 Basis = Literal["window", "cumulative"]
@@ -67,10 +75,7 @@ class StoppingParams:
     outlier_factor: float | None = 10.0
 
     def __post_init__(self) -> None:
-        if self.criterion not in CRITERIA:
-            raise DuetError(
-                f"unknown stopping criterion {self.criterion!r}", hint=f"use one of {', '.join(CRITERIA)}"
-            )
+        criterion_named(self.criterion)
         for name in ("cv_threshold", "rciw_threshold"):
             v = getattr(self, name)
             if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
@@ -540,7 +545,8 @@ def ratio_precision_stop(
         return Decision(True, "precision")
     width = f"{rciw_of_ratio:.2%}" if math.isfinite(rciw_of_ratio) else "undefined"
     if runs >= max_runs:
-        return Decision(True, "max_runs", f"reached max {max_runs} runs with the ratio's CI width {width} above the target {target:.2%}")
+        return Decision(True, "max_runs", f"reached max {max_runs} runs with the ratio's CI width {width} "
+                                          f"above the target {target:.2%}")
     if budget_s is not None and runs > 0 and elapsed_s + elapsed_s / runs > budget_s:
         return Decision(
             True, "budget",

@@ -19,6 +19,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from duetbench.model.method import METHODS, PAIRED_METHODS
+from duetbench.model.table import NO_TIME, IterationTable
+
 from .api import AnalysisOptions, AnalysisRow, analyze_group
 from .pairing import aduet_pairs
 from .shuffle import ShuffleResult, shuffle_analysis, shuffle_summary
@@ -29,8 +32,6 @@ from .slowdown import (
     minimal_detectable_slowdown,
     slowdown_curves,
 )
-from duetbench.model.method import METHODS, PAIRED_METHODS
-from duetbench.model.table import NO_TIME, IterationTable
 
 
 # -- inputs ------------------------------------------------------------------------------------------------
@@ -51,7 +52,8 @@ def _judged(results: Iterable[Any]) -> list[_Judged]:
         res = getattr(r, "result", r)
         if res is None:
             continue
-        out.append(_Judged(str(r.benchmark), str(r.method), str(res.verdict), float(res.u_test_p), float(res.relative_ci_width)))
+        out.append(_Judged(str(r.benchmark), str(r.method), str(res.verdict), float(res.u_test_p),
+                           float(res.relative_ci_width)))
     return out
 
 
@@ -157,7 +159,8 @@ def runtime_saving(table: IterationTable) -> RuntimeSaving:
         if method == "sequential":
             per_run = np.add.reduceat((e0 - s0).astype(np.float64), unit_first) if b.size else np.empty(0)
         else:
-            per_run = (np.maximum.reduceat(e0, unit_first) - np.minimum.reduceat(s0, unit_first)).astype(np.float64) if b.size else np.empty(0)
+            per_run = ((np.maximum.reduceat(e0, unit_first) - np.minimum.reduceat(s0, unit_first)).astype(np.float64)
+                       if b.size else np.empty(0))
         unit_bench = b[unit_first] if b.size else np.empty(0, np.int64)
         total = np.bincount(unit_bench, weights=per_run, minlength=n_bench)
         count = np.bincount(unit_bench, minlength=n_bench)
@@ -272,7 +275,7 @@ def split_groups(table: IterationTable) -> list[tuple[str, str, IterationTable]]
     sorted_table = table.where(order)
     cuts = np.flatnonzero(np.diff(key[order])) + 1
     out: list[tuple[str, str, IterationTable]] = []
-    for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, order.size]):
+    for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, order.size], strict=True):
         if lo == hi:
             continue
         k = int(key[order[lo]])

@@ -1,19 +1,31 @@
 """`duet analyze` and `duet report`: the papers' analyses on any stored campaign (or imported data)."""
 from __future__ import annotations
 
+import functools
 import shlex
 import sys
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
 
-from duetbench.cli.exports import export_options
 from duetbench.analyze.estimators import ESTIMATOR_NAMES
+from duetbench.cli.exports import export_options
 from duetbench.errors import DuetError
 from duetbench.model.method import METHODS
 from duetbench.store.db import DEFAULT_DB
 from duetbench.store.option import DB_PATH_OR_URL, RECORD_ID, db_argument
+
+if TYPE_CHECKING:  # imported when a command runs
+    from duetbench.analyze.api import AnalysisRow
+    from duetbench.analyze.studies import CampaignStudies
+    from duetbench.model.table import IterationTable
+    from duetbench.report.model import ComparisonReport
+    from duetbench.store.campaigns import CampaignRecord, CampaignStore
+    from duetbench.store.db import Store
 
 _db_option = click.option("--db", type=DB_PATH_OR_URL, default=DEFAULT_DB,
                           show_default=True, help="The results database.")
@@ -36,7 +48,7 @@ def _warmup(text: str | None) -> tuple[int, float]:
         raise DuetError(f"--warmup {text!r}: expected a count (e.g. 5) or a percentage below 100 (e.g. 20%)") from None
 
 
-def _open(db: Path, campaign: int | None):  # type: ignore[no-untyped-def]
+def _open(db: Path, campaign: int | None) -> tuple[Store, CampaignStore, CampaignRecord]:
     from duetbench.store.campaigns import CampaignStore
     from duetbench.store.db import Store
 
@@ -48,16 +60,40 @@ def _open(db: Path, campaign: int | None):  # type: ignore[no-untyped-def]
         found = campaigns.campaigns(limit=1)
         if not found:
             raise DuetError(f"{db} holds no campaign", hint="run 'duet run CAMPAIGN.yml' or 'duet import' first")
-        record = found[0]
-    else:
-        record = campaigns.campaign(campaign)
-        if record is None:
-            known = ", ".join(str(c.id) for c in campaigns.campaigns(limit=20))
-            raise DuetError(f"no campaign #{campaign} in {db}", hint=f"known: {known or 'none'}")
+        return store, campaigns, found[0]
+    record = campaigns.campaign(campaign)
+    if record is None:
+        known = ", ".join(str(c.id) for c in campaigns.campaigns(limit=20))
+        raise DuetError(f"no campaign #{campaign} in {db}", hint=f"known: {known or 'none'}")
     return store, campaigns, record
 
 
-def analysis_options(f):  # type: ignore[no-untyped-def]
+@dataclass(frozen=True)
+class _Analysis:
+    """What `analysis_options` asks for, as the one argument `analysis` of the command."""
+
+    campaign: int | None
+    benchmarks: tuple[str, ...]
+    methods: tuple[str, ...]
+    metric: str
+    confidence: float
+    resamples: int
+    warmup: str | None
+    winsorize: bool
+    min_overlap: float
+    estimator: str
+    seed: int
+    db: Path
+
+
+def analysis_options(f: Callable[..., None]) -> Callable[..., None]:
+    """The options every analysis command shares; `f` gets them as `analysis` (an `_Analysis`)."""
+
+    @functools.wraps(f)
+    def command(**kwargs: Any) -> None:  # click's values, typed by the options below
+        names = [field.name for field in fields(_Analysis)]
+        f(analysis=_Analysis(**{name: kwargs.pop(name) for name in names}), **kwargs)
+
     options = [
         click.option("--campaign", "campaign", type=RECORD_ID, help="Campaign id (default: the latest)."),
         click.option("--benchmark", "benchmarks", multiple=True, metavar="GLOB",
@@ -68,7 +104,8 @@ def analysis_options(f):  # type: ignore[no-untyped-def]
                      help="wall: the harness's iteration times; cpu: each run's process-tree CPU time."),
         click.option("--confidence", type=float, default=0.99, show_default=True, help="Confidence level of the CIs."),
         click.option("--resamples", type=int, default=10_000, show_default=True, help="Bootstrap replicates."),
-        click.option("--warmup", metavar="N|PCT", help="Also drop the first N (or PCT%) measured iterations of every run."),
+        click.option("--warmup", metavar="N|PCT",
+                     help="Also drop the first N (or PCT%) measured iterations of every run."),
         click.option("--winsorize/--no-winsorize", default=False, show_default=True,
                      help="Winsorize each run (Bulej et al. 2020 §4: one value per run, beyond 20% of the range)."),
         click.option("--min-overlap", type=float, default=0.4, show_default=True,
@@ -78,21 +115,23 @@ def analysis_options(f):  # type: ignore[no-untyped-def]
                      help="Bootstrap unit: auto = each method's own (duets: run means; sequential: hierarchical); "
                           "run-means; hierarchical (runs, then iterations within runs); merged (pooled pairs or "
                           "iterations)."),
-        click.option("--seed", type=click.IntRange(0, 2**63 - 1), default=0, show_default=True, help="Seed of the bootstrap."),
+        click.option("--seed", type=click.IntRange(0, 2**63 - 1), default=0, show_default=True,
+                     help="Seed of the bootstrap."),
         _db_option,
     ]
+    decorated: Callable[..., None] = command
     for option in reversed(options):
-        f = option(f)
-    return f
+        decorated = option(decorated)
+    return decorated
 
 
-def _rows(campaign: int | None, benchmarks: tuple[str, ...], methods: tuple[str, ...], metric: str,
-          confidence: float, resamples: int, warmup: str | None, winsorize: bool, min_overlap: float,
-          estimator: str, seed: int, db: Path):  # type: ignore[no-untyped-def]
-    from duetbench.store.campaigns import iteration_table, process_cpu_table
+def _rows(analysis: _Analysis) -> tuple[CampaignRecord, IterationTable, list[AnalysisRow]]:
     from duetbench.analyze.api import AnalysisOptions
     from duetbench.analyze.tables import analyze_table
+    from duetbench.store.campaigns import iteration_table, process_cpu_table
 
+    confidence, resamples, min_overlap, db = analysis.confidence, analysis.resamples, analysis.min_overlap, analysis.db
+    benchmarks, methods, metric = analysis.benchmarks, analysis.methods, analysis.metric
     if not 0.5 <= confidence < 1:
         raise DuetError(f"--confidence must be in [0.5, 1), got {confidence}", hint="e.g. --confidence 0.95")
     if resamples < 100:
@@ -102,16 +141,17 @@ def _rows(campaign: int | None, benchmarks: tuple[str, ...], methods: tuple[str,
                         hint="10000 (the default) is plenty; 100000 at most")
     if not 0 < min_overlap < 1:
         raise DuetError(f"--min-overlap must be between 0 and 1, got {min_overlap}", hint="the thesis uses 0.4")
-    count, fraction = _warmup(warmup)
-    store, campaigns, record = _open(db, campaign)
+    count, fraction = _warmup(analysis.warmup)
+    store, campaigns, record = _open(db, analysis.campaign)
     try:
         table = iteration_table(campaigns, record.id) if metric == "wall" else process_cpu_table(campaigns, record.id)
         runs = campaigns.runs(record.id, with_iterations=False)
     finally:
         store.close()
-    opts = AnalysisOptions(confidence_level=confidence, n_resamples=resamples, seed=seed, warmup_count=count,
-                           warmup_fraction=fraction, winsorize=winsorize, min_overlap_rate=min_overlap,
-                           estimator=estimator, benchmarks=benchmarks, methods=methods, metric=metric)
+    opts = AnalysisOptions(confidence_level=confidence, n_resamples=resamples, seed=analysis.seed,
+                           warmup_count=count, warmup_fraction=fraction, winsorize=analysis.winsorize,
+                           min_overlap_rate=min_overlap, estimator=analysis.estimator, benchmarks=benchmarks,
+                           methods=methods, metric=metric)
     from duetbench.analyze.sync import run_sync_statuses
 
     rows = analyze_table(table, opts, sync=run_sync_statuses(runs))
@@ -143,12 +183,14 @@ def _rows(campaign: int | None, benchmarks: tuple[str, ...], methods: tuple[str,
 @analysis_options
 @export_options("campaign")
 @click.option("--fail-if-slower", type=float, metavar="PCT",
-              help="Exit with 3 when a benchmark is slower than A by more than PCT percent, with the chosen confidence.")
+              help="Exit with 3 when a benchmark is slower than A by more than PCT percent, "
+                   "with the chosen confidence.")
 @click.option("--studies", is_flag=True,
               help="Also the papers' method studies: runtime saving, CI-width reduction, shuffle analysis, overlaps "
                    "(and with --aa: A/A false-positive rates, minimal detectable slowdown).")
 @click.option("--aa", is_flag=True, help="The campaign compares A with itself: run the A/A studies too.")
-def analyze(fail_if_slower: float | None, studies: bool, aa: bool, **options: object) -> None:
+def analyze(analysis: _Analysis, fail_if_slower: float | None, studies: bool, aa: bool,
+            **export_paths: Path | None) -> None:
     """Per benchmark and method: the ratio B/A with its CI, verdict, U-test, CV, CI width.
 
     \b
@@ -162,22 +204,23 @@ def analyze(fail_if_slower: float | None, studies: bool, aa: bool, **options: ob
     from duetbench.report.exporters import Exports
     from duetbench.report.model import CampaignReport
 
-    exports = Exports.from_options(options)
+    exports = Exports.from_options(export_paths)
     if fail_if_slower is not None and not (0 <= fail_if_slower < 1000):
         raise DuetError(f"--fail-if-slower must be a percentage between 0 and 1000, got {fail_if_slower}")
-    record, table, rows = _rows(**options)  # type: ignore[arg-type]
+    record, table, rows = _rows(analysis)
     # Piped into a file or a CI log, rich would wrap the table at 80 columns; a wide one stays readable.
     console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
     state = "" if record.status == "finished" else f" ({record.status})"
-    title = f"campaign #{record.id} {record.name}{state} · metric {options['metric']} · B relative to A (> 1: B slower)"
+    title = f"campaign #{record.id} {record.name}{state} · metric {analysis.metric} · B relative to A (> 1: B slower)"
     out.print_rows(console, rows, title=title)
-    meta = {"campaign": record.id, "name": record.name, "options": {k: v for k, v in options.items() if k != "db"}}
-    meta["options"] = {k: list(v) if isinstance(v, tuple) else v for k, v in meta["options"].items()}
+    meta: dict[str, Any] = {"campaign": record.id, "name": record.name,
+                            "options": {k: list(v) if isinstance(v, tuple) else v
+                                        for k, v in asdict(analysis).items() if k != "db"}}
     result = None
     if studies or aa:
         from duetbench.report.studies import print_studies, studies_dict
 
-        result = _studies(table, aa=aa, **options)  # type: ignore[arg-type]
+        result = _studies(table, analysis, aa=aa)
         print_studies(console, result)
         meta["studies"] = studies_dict(result)
     exports.write(CampaignReport(campaign_id=record.id, name=record.name, rows=rows, meta=meta,
@@ -193,18 +236,17 @@ def analyze(fail_if_slower: float | None, studies: bool, aa: bool, **options: ob
             sys.exit(EXIT_SLOWER)
 
 
-def _environment(record) -> dict[str, object]:  # type: ignore[no-untyped-def]
+def _environment(record: CampaignRecord) -> dict[str, object]:
     """What the HTML report lists under Environment: the host's facts and the campaign's artifacts."""
     return {**record.host, **{f"artifact: {k}": v[:2000] for k, v in record.artifacts.items()}}
 
 
-def _studies(table, *, aa: bool, confidence: float, resamples: int, min_overlap: float, seed: int,  # type: ignore[no-untyped-def]
-             **_: object):
+def _studies(table: IterationTable, analysis: _Analysis, *, aa: bool) -> CampaignStudies:
     from duetbench.analyze.studies import run_studies
 
     try:
-        return run_studies(table.measured(), aa=aa, confidence_level=confidence, n_resamples=resamples,
-                           min_overlap_rate=min_overlap, seed=seed)
+        return run_studies(table.measured(), aa=aa, confidence_level=analysis.confidence,
+                           n_resamples=analysis.resamples, min_overlap_rate=analysis.min_overlap, seed=analysis.seed)
     except ValueError as exc:
         raise DuetError(f"the method studies cannot run on this campaign: {exc}") from None
 
@@ -220,15 +262,15 @@ def _studies(table, *, aa: bool, confidence: float, resamples: int, min_overlap:
               show_default=True, help="The HTML file to write.")
 @click.option("--no-studies", is_flag=True, help="Leave out the method studies (faster on huge campaigns).")
 @click.option("--aa", is_flag=True, help="The campaign compares A with itself: add the A/A studies.")
-def report(output: Path, no_studies: bool, aa: bool, comparison_ids: tuple[int, ...], limit: int,
-           **options: object) -> None:
+def report(analysis: _Analysis, output: Path, no_studies: bool, aa: bool, comparison_ids: tuple[int, ...],
+           limit: int) -> None:
     """Write one self-contained HTML report (works offline) of a campaign, or of stored comparisons."""
     from duetbench.report.exporters import write_atomically
 
-    db: Path = options["db"]  # type: ignore[assignment]
-    if comparison_ids and options["campaign"] is not None:
+    db = analysis.db
+    if comparison_ids and analysis.campaign is not None:
         raise DuetError("--comparison and --campaign each choose what to report", hint="give one of them")
-    if comparison_ids or (options["campaign"] is None and not _holds_campaign(db)):
+    if comparison_ids or (analysis.campaign is None and not _holds_campaign(db)):
         from duetbench.report.comparisons_html import render_comparisons_html
 
         title, entries = _comparisons(db, comparison_ids, limit)
@@ -239,12 +281,12 @@ def report(output: Path, no_studies: bool, aa: bool, comparison_ids: tuple[int, 
     from duetbench.report.exporters.html import campaign_html
     from duetbench.report.model import CampaignReport
 
-    record, table, rows = _rows(**options)  # type: ignore[arg-type]
+    record, table, rows = _rows(analysis)
     studies = None
     if not no_studies:
         from duetbench.report.studies import studies_dict
 
-        studies = studies_dict(_studies(table, aa=aa, **options))  # type: ignore[arg-type]
+        studies = studies_dict(_studies(table, analysis, aa=aa))
     page = campaign_html(CampaignReport(campaign_id=record.id, name=record.name, rows=rows, meta={}, table=table,
                                         environment=_environment(record), studies=studies))
     write_atomically(output, page, "HTML report", hint="choose a writable path with -o")
@@ -266,7 +308,8 @@ def _holds_campaign(db: Path) -> bool:
         store.close()
 
 
-def _comparisons(db: Path, ids: tuple[int, ...], limit: int):  # type: ignore[no-untyped-def]
+def _comparisons(db: Path, ids: tuple[int, ...], limit: int
+                 ) -> tuple[str, list[tuple[ComparisonReport, dict[str, Any]]]]:
     """(title, [(report, parameters)]) of comparisons `ids`, or of the latest `limit`, oldest first."""
     from duetbench.store.db import Store
     from duetbench.usecases.compare import build_report

@@ -18,7 +18,8 @@ from duetbench.usecases.calibrate import METHODS, WORKLOADS, choose_seed, plan_f
 @click.option("--quick", is_flag=True, help="Shorter tasks (INC 10/50 ms, workloads 20 ms) and a 30 s budget.")
 @click.option("--confidence", type=click.FloatRange(min=0.5, max=0.999), default=0.99, show_default=True,
               help="Confidence level of the CIs whose half-width is the resolution.")
-@click.option("--seed", type=click.IntRange(0, 2**63 - 1), help="Seed of the schedule and the bootstrap (default: random, reported).")
+@click.option("--seed", type=click.IntRange(0, 2**63 - 1),
+              help="Seed of the schedule and the bootstrap (default: random, reported).")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
 def calibrate(budget: float | None, quick: bool, confidence: float, seed: int | None, as_json: bool) -> None:
     """This machine's noise floor: can it resolve a 1 % difference, and with which method?
@@ -53,7 +54,8 @@ def _render(console: Console, result: dict) -> None:
                     _pct(r["et_rel_std"]))
     console.print(inc)
     conf = result["confidence"]
-    wl = Table(title=f"A/A on the artificial workloads: {conf:.0%} CI half-width of B/A (= smallest difference resolved)")
+    wl = Table(title=f"A/A on the artificial workloads: {conf:.0%} CI half-width of B/A "
+                     "(= smallest difference resolved)")
     for col in ("workload", "method", "runs", "time", "wall ±", "cpu ±", "pair-ratio CV wall/cpu", "A/A ok"):
         wl.add_column(col, justify="right" if col not in ("workload", "method") else "left")
     rows = result["workloads"]

@@ -5,6 +5,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
@@ -13,6 +14,10 @@ from rich.table import Table
 
 from duetbench.errors import DuetError
 
+if TYPE_CHECKING:  # imported when the command runs
+    from duetbench.host.doctor.report import DoctorReport
+    from duetbench.host.doctor.tune import Outcome
+
 _STYLE = {"ok": "green", "warn": "yellow", "bad": "bold red", "info": "cyan", "not-observable": "dim"}
 
 
@@ -20,7 +25,8 @@ _STYLE = {"ok": "green", "warn": "yellow", "bad": "bold red", "info": "cyan", "n
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (stable keys) instead of a table.")
 @click.option("--interval", type=click.FloatRange(min=0.1, max=60), default=1.0, show_default=True,
               metavar="SECONDS", help="How long to watch other processes' CPU use and steal time.")
-@click.option("--fix", is_flag=True, help="Print the kernel settings that would make timing steadier (changes nothing).")
+@click.option("--fix", is_flag=True,
+              help="Print the kernel settings that would make timing steadier (changes nothing).")
 @click.option("--apply", is_flag=True,
               help="With --fix: apply those settings (root only). The previous values are saved, so --reset "
                    "restores them.")
@@ -63,15 +69,15 @@ def doctor(as_json: bool, interval: float, fix: bool, apply: bool, reset: bool, 
         raise DuetError(f"--{'apply' if apply else 'reset'} changes kernel settings and needs root",
                         hint="run it with sudo; duet doctor --fix shows what it would change")
     if reset:
-        outcomes = tune.reset(sysroot, state)
-        failed = [o for o in outcomes if not o.ok]
+        restored = tune.reset(sysroot, state)
+        failed = [o for o in restored if not o.ok]
         if as_json:
             click.echo(json.dumps({"root": str(root), "state_file": str(state),
-                                   "reset": [o.to_dict() for o in outcomes]}, indent=2))
-        elif not outcomes:
+                                   "reset": [o.to_dict() for o in restored]}, indent=2))
+        elif not restored:
             console.print(f"nothing to reset: no settings saved in {escape(str(state))}")
         else:
-            _print_outcomes(console, "restored", outcomes)
+            _print_outcomes(console, "restored", restored)
         sys.exit(1 if failed else 0)
 
     result = doctor_report.run_checks(root, interval_s=interval)
@@ -89,10 +95,7 @@ def doctor(as_json: bool, interval: float, fix: bool, apply: bool, reset: bool, 
     sys.exit(1 if outcomes and any(not o.ok for o in outcomes) else 0)
 
 
-def _print_table(console: Console, result: object) -> None:
-    from duetbench.host.doctor.report import DoctorReport
-
-    assert isinstance(result, DoctorReport)
+def _print_table(console: Console, result: DoctorReport) -> None:
     table = Table(title=f"duet doctor · {escape(result.root)} · sampled {result.interval_s:g} s",
                   show_lines=True, expand=False)
     table.add_column("item", no_wrap=True)
@@ -109,10 +112,7 @@ def _print_table(console: Console, result: object) -> None:
     console.print("  ".join(f"[{_STYLE[k]}]{v} {k}[/{_STYLE[k]}]" for k, v in counts.items() if v))
 
 
-def _print_fix(console: Console, result: object, outcomes: list | None, state: Path) -> None:
-    from duetbench.host.doctor.report import DoctorReport
-
-    assert isinstance(result, DoctorReport)
+def _print_fix(console: Console, result: DoctorReport, outcomes: list[Outcome] | None, state: Path) -> None:
     hidden = [c for c in result.checks if c.status == "not-observable"]
     if not result.settings:
         console.print("[bold]--fix:[/bold] nothing this machine lets us change makes timing steadier; "
@@ -129,7 +129,7 @@ def _print_fix(console: Console, result: object, outcomes: list | None, state: P
         console.print(f"  [dim]{escape(c.title)}: {escape(c.evidence[0])}[/dim]")
 
 
-def _print_outcomes(console: Console, verb: str, outcomes: list) -> None:
+def _print_outcomes(console: Console, verb: str, outcomes: list[Outcome]) -> None:
     for o in outcomes:
         mark = "[green]✓[/green]" if o.ok else "[red]✗[/red]"
         console.print(f"  {mark} {escape(o.path)} = {escape(o.value)}  [dim]{escape(o.message)}[/dim]")

@@ -8,10 +8,20 @@ from pathlib import Path
 import click
 
 from duetbench.errors import DuetError
-from duetbench.model.method import METHODS
-from duetbench.importers import (CsvMapping, Imported, read_csv, read_duetprocess, read_gbench, read_hyperfine,
-                                 read_jmh, read_pyperf, store_imported)
+from duetbench.importers import (
+    CsvMapping,
+    Imported,
+    read_csv,
+    read_duetprocess,
+    read_gbench,
+    read_hyperfine,
+    read_jmh,
+    read_pyperf,
+    store_imported,
+)
 from duetbench.importers.csv_mapping import FIELDS, TIME_UNITS
+from duetbench.importers.gbench import Metric
+from duetbench.model.method import METHODS
 from duetbench.store.db import DEFAULT_DB
 from duetbench.store.option import DB_PATH_OR_URL
 
@@ -59,7 +69,7 @@ def _files(fmt: str, files: tuple[Path, ...], allowed: tuple[int, ...]) -> None:
 
 
 def read(fmt: str, files: tuple[Path, ...], *, method: str | None = None, command_a: str = "0",
-         command_b: str = "1", mapping: CsvMapping | None = None, gbench_metric: str = "real_time") -> Imported:
+         command_b: str = "1", mapping: CsvMapping | None = None, gbench_metric: Metric = "real_time") -> Imported:
     """The importer behind `duet import FORMAT FILE...`."""
     if fmt == "hyperfine":
         _files(fmt, files, (1, 2))
@@ -72,7 +82,7 @@ def read(fmt: str, files: tuple[Path, ...], *, method: str | None = None, comman
     if fmt == "gbench":
         _files(fmt, files, (1, 2))
         return read_gbench(files[0], files[1] if len(files) == 2 else None, method=method or "sequential",
-                           metric=gbench_metric)  # type: ignore[arg-type]  # a click.Choice of METRICS
+                           metric=gbench_metric)
     if fmt == "jmh":
         _files(fmt, files, (2,))
         return read_jmh(files[0], files[1], method=method or "sequential")
@@ -105,7 +115,7 @@ def read(fmt: str, files: tuple[Path, ...], *, method: str | None = None, comman
 @click.option("--time-unit", type=click.Choice(TIME_UNITS), default="ns", show_default=True,
               help="csv: unit of the start/end columns (iso: ISO-8601 date-times).")
 def import_(fmt: str, files: tuple[Path, ...], name: str | None, db: Path, method: str | None, command_a: str,
-            command_b: str, gbench_metric: str | None, cols: tuple[str, ...], sets: tuple[str, ...],
+            command_b: str, gbench_metric: Metric | None, cols: tuple[str, ...], sets: tuple[str, ...],
             maps: tuple[str, ...], where: tuple[str, ...], unit: str, time_unit: str) -> None:
     """Import measurements of A and B made by another tool as a campaign; prints its id.
 

@@ -12,7 +12,7 @@ import random
 import sys
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -21,6 +21,9 @@ from duetbench.cli.exports import export_options
 from duetbench.errors import DuetError
 from duetbench.execute.backends.registry import BACKENDS
 from duetbench.model.method import COMPARE_METHODS
+
+if TYPE_CHECKING:  # analyze.stopping imports numpy: only for the annotations
+    from duetbench.analyze.stopping import Criterion
 
 #: Where results go by default; the same as ``duetbench.store.db.DEFAULT_DB``, which imports SQLAlchemy.
 DEFAULT_DB = Path(".duet/results.db")
@@ -104,7 +107,8 @@ _LAZY: dict[str, tuple[str, str, str, bool]] = {
     "report": ("duetbench.cli.analyze", "report",
                "Write one self-contained HTML report (works offline) of a campaign, or of stored comparisons.",
                False),
-    "slurm-task": ("duetbench.execute.backends.slurm.task", "slurm_task", "Run one Slurm array task's share of a campaign.", True),
+    "slurm-task": ("duetbench.execute.backends.slurm.task", "slurm_task",
+                   "Run one Slurm array task's share of a campaign.", True),
     "workload": ("duetbench.cli.workload", "workload",
                  "Run an artificial workload with a known amount of work, for checking a comparison against "
                  "ground truth.", False),
@@ -136,6 +140,7 @@ class _Group(click.Group):
         finally:
             self._listing = False
 
+    # click types main() as overloads on standalone_mode (NoReturn when True); this one wrapper serves both.
     def main(self, *args: object, standalone_mode: bool = True, **kwargs: object) -> object:  # type: ignore[override]
         # click prints a usage error with the values as typed: mask a URL's password first (a command or a
         # name may be one), and keep it one line.
@@ -144,7 +149,8 @@ class _Group(click.Group):
         except click.ClickException as exc:
             if not standalone_mode:
                 raise
-            exc.message = _printable(exc.message)
+            # click declares message Final, but show() prints it (with the usage): replaced before it does.
+            exc.message = _printable(exc.message)  # type: ignore[misc]
             exc.show()
             sys.exit(exc.exit_code)
         except click.exceptions.Abort:
@@ -275,8 +281,8 @@ Exit codes: 0 done; 1 a command (or --setup/--prepare/...) failed; 2 bad input;
                    "are set aside and counted in the report.")
 @click.option("--fill", is_flag=True,
               help="duet/aduet: re-run (unmeasured) the side that finishes first until its partner finishes, so "
-                   "the longer side never runs alone (Bulej et al. 2020 §4.4). Helps where the two CPUs are hyperthreads "
-                   "of one core; on the VMs measured so far it changed nothing (see bench/).")
+                   "the longer side never runs alone (Bulej et al. 2020 §4.4). Helps where the two CPUs are "
+                   "hyperthreads of one core; on the VMs measured so far it changed nothing (see bench/).")
 @click.option("--db", type=DB_PATH_OR_URL, default=DEFAULT_DB, show_default=True,
               help="SQLite database where every invocation is stored as it finishes, or a postgresql:// URL.")
 @click.option("--no-progress", is_flag=True, help="Do not show the live progress line.")
@@ -359,7 +365,7 @@ def compare(commands: tuple[str, ...], db: Path, no_progress: bool, **options: A
                           console=console, show_progress=show_progress, time_unit=unit))
     if len(commands_) == 2:
         # The reference is A; the other, B.
-        (a, name_a), (b, name_b) = sorted(zip(commands_, names), key=lambda item: not item[0][1])
+        (a, name_a), (b, name_b) = sorted(zip(commands_, names, strict=True), key=lambda item: not item[0][1])
         base.update(command_a=a[0], command_b=b[0], name_a=name_a, name_b=name_b)
     if grid:
         from duetbench.usecases.scan import run_scan
@@ -392,7 +398,7 @@ def _commands_and_names(commands: list[str], options: dict[str, Any]) -> tuple[l
         if len(given) > k:
             raise DuetError(f"--{key.replace('_', '-')} and the {'first' if k == 0 else 'second'} -n both name "
                             "a command", hint="give one of them")
-        given += [None] * (k - len(given)) + [value]  # type: ignore[list-item]
+        given += [None] * (k - len(given)) + [value]
     reference = options.pop("reference")
     index = 0
     if reference is not None:
@@ -405,7 +411,7 @@ def _commands_and_names(commands: list[str], options: dict[str, Any]) -> tuple[l
             index = commands.index(reference)
         else:  # as hyperfine: a reference command of its own, benchmarked too
             commands.insert(0, reference)
-            given.insert(0, None)  # type: ignore[arg-type]
+            given.insert(0, None)
     if len(given) > len(commands):
         raise DuetError(f"{len(given)} names (-n/--command-name) for {len(commands)} command(s)",
                         hint="give at most one name per command, in the order of the commands")
@@ -434,7 +440,8 @@ def _styled_console(style: str, no_progress: bool) -> tuple[Any, bool]:
 @click.argument("comparison_id", type=RECORD_ID, required=False)
 @click.option("--db", type=DB_PATH_OR_URL, default=DEFAULT_DB, show_default=True,
               help="The results database.")
-@click.option("--limit", type=click.IntRange(1, 10**6), default=30, show_default=True, help="How many comparisons to list.")
+@click.option("--limit", type=click.IntRange(1, 10**6), default=30, show_default=True,
+              help="How many comparisons to list.")
 @export_options("comparison")
 def show(comparison_id: int | None, db: Path, limit: int, **export_paths: Path | None) -> None:
     """List stored comparisons, or re-print (and re-export) comparison COMPARISON_ID."""
@@ -445,7 +452,8 @@ def show(comparison_id: int | None, db: Path, limit: int, **export_paths: Path |
 
     exports = Exports.from_options(export_paths)
     if exports and comparison_id is None:
-        raise DuetError("--export-* needs the id of the comparison to export", hint="e.g. duet show 3 --export-json r.json")
+        raise DuetError("--export-* needs the id of the comparison to export",
+                        hint="e.g. duet show 3 --export-json r.json")
     sys.exit(show_comparison(db, comparison_id, exports=exports, console=Console(highlight=False), limit=limit))
 
 
@@ -507,9 +515,9 @@ def show(comparison_id: int | None, db: Path, limit: int, **export_paths: Path |
 @export_options("campaign")
 def run(campaign_file: Path, dry_run: bool, resume: bool, executor: str, seed: int | None, confidence: float,
         show_output: bool, no_progress: bool, target_width: float | None, min_runs: int, time_budget: float | None,
-        adaptive_warmup: str | None, mi: int, run_criterion: str | None, f_min: int, wi_min: int, wi_max: int,
-        db: Path, backend: str, partition: str | None, nodes: int | None, split: str, sbatch_args: tuple[str, ...],
-        shared_dir: Path | None, **export_paths: Path | None) -> None:
+        adaptive_warmup: Criterion | None, mi: int, run_criterion: Criterion | None, f_min: int, wi_min: int,
+        wi_max: int, db: Path, backend: str, partition: str | None, nodes: int | None, split: str,
+        sbatch_args: tuple[str, ...], shared_dir: Path | None, **export_paths: Path | None) -> None:
     """Run the benchmark campaign described in CAMPAIGN_FILE (YAML; see docs/campaign-format.md).
 
     \b
@@ -551,8 +559,8 @@ def run(campaign_file: Path, dry_run: bool, resume: bool, executor: str, seed: i
                       show_output=show_output, progress=not no_progress, target_width=target_width,
                       min_runs=min_runs, time_budget=time_budget, warmup_params=warmup_params,
                       run_params=run_params, exports=exports)
-    slurm_only = [name for name, given in (("--partition", partition), ("--nodes", nodes), ("--sbatch-arg", sbatch_args),
-                                           ("--shared-dir", shared_dir)) if given]
+    slurm_only = [name for name, given in (("--partition", partition), ("--nodes", nodes),
+                                           ("--sbatch-arg", sbatch_args), ("--shared-dir", shared_dir)) if given]
     if slurm_only and backend != "slurm":
         raise DuetError(f"{slurm_only[0]} applies only to --backend slurm", hint="add --backend slurm, or drop it")
     settings = {"partition": partition, "nodes": nodes, "split": split, "sbatch_args": list(sbatch_args),

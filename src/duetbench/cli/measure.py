@@ -3,12 +3,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 import numpy as np
 from rich.console import Console
 
 from duetbench.errors import DuetError
+
+if TYPE_CHECKING:  # imported when the command runs, not at start-up
+    from duetbench.analyze.emp import CutoffRule, DaemonCutoff
+    from duetbench.usecases.measure import MeasureSample
 
 #: EMPv6's recommendation for the number of repetitions (Suh et al. (EMP) §4.6.2, Figure 8 step 2).
 DEFAULT_RUNS = 10
@@ -45,7 +50,7 @@ FIND_RUNS = 300
 @click.option("--show-output", is_flag=True, help="Show the command's output instead of discarding it.")
 def measure(command: str | None, runs: int | None, warmup: int, find_sample_size: bool, cpu: int | None, shell: bool,
             timeout: float | None, samples_path: Path | None, load_path: Path | None, cutoffs_path: Path | None,
-            cutoff_rule: str, plot_path: Path | None, export_json: Path | None, show_output: bool) -> None:
+            cutoff_rule: CutoffRule, plot_path: Path | None, export_json: Path | None, show_output: bool) -> None:
     """Measure COMMAND's process time (user+sys) and elapsed time with EMP (Suh et al.).
 
     Each sample runs COMMAND once, pinned to a CPU, and records the CPU time every other process used
@@ -61,11 +66,14 @@ def measure(command: str | None, runs: int | None, warmup: int, find_sample_size
     """
     from duetbench.analyze.emp import DaemonCutoff, attributable_windows, emp_v5, prorate_to_run, sample_size
     from duetbench.config.compare import split_command
+    from duetbench.report.emp import emp_to_dict, print_emp, scatter_svg
     from duetbench.usecases.measure import (
-        MeasureSample, default_samples_path, load_samples, new_header, pick_cpu,
+        default_samples_path,
+        load_samples,
+        new_header,
+        pick_cpu,
     )
     from duetbench.usecases.measure import measure as run_measure
-    from duetbench.report.emp import emp_to_dict, print_emp, scatter_svg
 
     console = Console(highlight=False)
     if (command is None) == (load_path is None):
@@ -112,7 +120,7 @@ def measure(command: str | None, runs: int | None, warmup: int, find_sample_size
     daemons = prorate_to_run([s.daemons() for s in measured], et, windows)
     indices = [s.index for s in measured]
     attributable = attributable_windows(windows, et)
-    result = emp_v5(pt, et, daemons, cutoffs=cutoffs, rule=cutoff_rule,  # type: ignore[arg-type]
+    result = emp_v5(pt, et, daemons, cutoffs=cutoffs, rule=cutoff_rule,
                     attributable=attributable)
     choice = sample_size(pt, et, daemons, result.cutoffs) if find_sample_size else None
     print_emp(console, header.command, result, indices, pt, et, choice, _top_noise(measured))
@@ -130,7 +138,7 @@ def measure(command: str | None, runs: int | None, warmup: int, find_sample_size
         console.print(f"JSON → {export_json}", markup=False)
 
 
-def _top_noise(samples: list) -> list[tuple[str, float, int]]:  # type: ignore[type-arg]
+def _top_noise(samples: list[MeasureSample]) -> list[tuple[str, float, int]]:
     """The busiest other processes by name over all samples: (comm, total ms, samples it ran in)."""
     total: dict[str, float] = {}
     count: dict[str, int] = {}
@@ -141,7 +149,7 @@ def _top_noise(samples: list) -> list[tuple[str, float, int]]:  # type: ignore[t
     return sorted(((n, total[n], count[n]) for n in total), key=lambda r: -r[1])[:5]
 
 
-def _read_cutoffs(path: Path, cls: type) -> dict:  # type: ignore[type-arg]
+def _read_cutoffs(path: Path, cls: type[DaemonCutoff]) -> dict[str, DaemonCutoff]:
     try:
         data = json.loads(path.read_text())
         raw = data["cutoffs"]

@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from duetbench.store.db import DEFAULT_DB
+from duetbench.store.location import StoreLocation
 from duetbench.store.option import DB_PATH_OR_URL, SOURCE_DB
 
 
@@ -15,7 +16,7 @@ from duetbench.store.option import DB_PATH_OR_URL, SOURCE_DB
 @click.argument("sources", nargs=-1, required=True, type=SOURCE_DB)
 @click.option("--db", type=DB_PATH_OR_URL, default=DEFAULT_DB, show_default=True,
               help="The store to merge into: a SQLite file (created if missing) or a postgresql:// URL.")
-def merge(sources: tuple[Path, ...], db: object) -> None:
+def merge(sources: tuple[Path, ...], db: Path | StoreLocation) -> None:
     """Merge the results in SOURCES (SQLite files, e.g. one per cluster task) into --db.
 
     Campaigns are matched by their uid, runs by (campaign, run key), comparisons by uid: what --db
@@ -31,7 +32,7 @@ def merge(sources: tuple[Path, ...], db: object) -> None:
     from duetbench.store.merge import merge_databases
 
     console = Console(highlight=False)
-    dest = Store(db)  # type: ignore[arg-type]
+    dest = Store(db)
     try:
         report = merge_databases(sources, dest)
     finally:

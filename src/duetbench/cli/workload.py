@@ -17,6 +17,13 @@ from duetbench.execute.native import native_binary
 KINDS = ("integer", "float", "cache", "memory", "inc")
 
 
+class _MissingProgram(click.ClickException):
+    """A missing native program when this command runs on its own. click fixes the exit code per class:
+    DuetError's, as the `duet` group would exit."""
+
+    exit_code = DuetError.exit_code
+
+
 def _native_path() -> str:
     """Absolute path of ``duet-workload``.
 
@@ -28,9 +35,7 @@ def _native_path() -> str:
     except DuetError as err:
         if click.get_current_context().parent is not None:
             raise
-        exc = click.ClickException(str(err))
-        exc.exit_code = err.exit_code
-        raise exc from None
+        raise _MissingProgram(str(err)) from None
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})

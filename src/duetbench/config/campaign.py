@@ -12,9 +12,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from duetbench.model.method import METHODS
+
 from .campaign_checks import cross_level_issues
-from .campaign_model import (METHODS, BenchmarkSpec, Campaign, ContainerSpec, ParserSpec, Schedule, SideSpec,
-                             Warmup)
+from .campaign_model import BenchmarkSpec, Campaign, ContainerSpec, ParserSpec, Schedule, SideSpec, Warmup
 from .campaign_problems import CampaignError, Problem, clamp, from_validation_error, place
 from .campaign_resolve import resolve
 from .campaign_schema import CampaignModel

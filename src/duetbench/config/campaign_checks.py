@@ -9,7 +9,8 @@ import shlex
 from collections.abc import Iterator
 from typing import Any
 
-from .campaign_model import AUTO, METHODS
+from duetbench.model.method import AUTO, METHODS
+
 from .campaign_problems import Issue
 from .campaign_schema import did_you_mean
 from .yaml_locations import DataPath

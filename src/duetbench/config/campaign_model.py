@@ -12,9 +12,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-# In the order a benchmark's ``methods`` mapping is given to the planner.
-from duetbench.model.method import AUTO, METHODS
-
 Schedule = Literal["rmit", "ordered"]
 
 

@@ -14,8 +14,18 @@ from pydantic import ValidationError
 
 from duetbench.errors import DuetError
 
-from .campaign_schema import (BENCHMARK_ONLY_KEYS, CAMPAIGN_ONLY_KEYS, ERROR_TYPE, BenchmarkModel,
-                              CampaignModel, ContainerModel, MethodsModel, SideModel, did_you_mean, show)
+from .campaign_schema import (
+    BENCHMARK_ONLY_KEYS,
+    CAMPAIGN_ONLY_KEYS,
+    ERROR_TYPE,
+    BenchmarkModel,
+    CampaignModel,
+    ContainerModel,
+    MethodsModel,
+    SideModel,
+    did_you_mean,
+    show,
+)
 from .yaml_locations import DataPath, Located, Mark
 
 MAX_LINES = 50

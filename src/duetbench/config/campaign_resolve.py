@@ -11,8 +11,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from duetbench.model.method import METHODS
+
 from .campaign_checks import DEFAULT_METHODS
-from .campaign_model import (METHODS, BenchmarkSpec, Campaign, ContainerSpec, ParserSpec, SideSpec, Warmup)
+from .campaign_model import BenchmarkSpec, Campaign, ContainerSpec, ParserSpec, SideSpec, Warmup
 from .campaign_schema import BenchmarkModel, CampaignModel, ContainerModel, MethodsModel, SideModel
 
 DEFAULT_PARSER = "iteration-log"

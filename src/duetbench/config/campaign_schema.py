@@ -13,15 +13,16 @@ import json
 import math
 import os
 import re
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo, model_validator
 from pydantic_core import PydanticCustomError
 
+from duetbench.model.method import AUTO, METHODS
+
 from . import placeholders
-from .campaign_model import AUTO, METHODS
 
 NAME_PATTERN = re.compile(r"[A-Za-z0-9._-]+")
 #: A name becomes one path component (run directories, ``<id>-<campaign>``): far below the usual 255 bytes.
@@ -98,7 +99,7 @@ def _schedule(value: Any) -> str:
         guess = did_you_mean(value, ("rmit", "ordered")) if isinstance(value, str) else ""
         raise bad(f"must be rmit or ordered (got {show(value)})",
                   guess or "rmit: all runs in random order (default); ordered: benchmark by benchmark")
-    return value  # type: ignore[no-any-return]
+    return value
 
 
 def _run_count(value: Any) -> int:
@@ -301,7 +302,7 @@ class MethodsModel(_Level):
     auto: RunCount = None
 
     @model_validator(mode="after")
-    def _auto_alone(self) -> "MethodsModel":
+    def _auto_alone(self) -> MethodsModel:
         if self.auto and any(getattr(self, m) for m in METHODS):
             raise bad("auto chooses between duet and sequential by itself: give it alone",
                       "e.g. methods: {auto: 10}, or name the methods yourself: {duet: 10, sequential: 5}")

@@ -70,15 +70,16 @@ class CompareOptions(BaseModel):
     parameters: dict[str, str] = Field(default_factory=dict)
 
     @model_validator(mode="after")
-    def _consistent(self) -> "CompareOptions":
+    def _consistent(self) -> CompareOptions:
         if self.min_runs > self.max_runs:
             raise ValueError(f"--min-runs ({self.min_runs}) is larger than --max-runs ({self.max_runs})")
         if self.command_b is not None and self.name_a == self.name_b:
             raise ValueError(f"two commands are both named {self.name_a!r}; give them different names")
         files = [o for o in self.output if o not in OUTPUT_KINDS]
         if self.command_b is not None and len(self.output) == 1 and files and self.method != "sequential":
-            raise ValueError(f"--output: both commands would write to {files[0]!r} at the same time (a duet runs them side by "
-                             "side); give --output twice, one file per command, or use --method sequential")
+            raise ValueError(f"--output: both commands would write to {files[0]!r} at the same time (a duet runs "
+                             "them side by side); give --output twice, one file per command, "
+                             "or use --method sequential")
         return self
 
     def per_side(self, values: list[str]) -> dict[str, str | None]:
@@ -137,7 +138,8 @@ def detect_shell_syntax(command: str) -> str | None:
             if ch == '"':
                 quote = ""
             elif ch in "$`":
-                return f"{'a variable or substitution ($)' if ch == '$' else 'a command substitution (`)'} in double quotes"
+                what = "a variable or substitution ($)" if ch == "$" else "a command substitution (`)"
+                return f"{what} in double quotes"
             continue
         if ch in "'\"":
             quote, word_start = ch, False

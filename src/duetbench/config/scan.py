@@ -100,7 +100,7 @@ def parameter_grid(scan: tuple[str, str, str] | None, step: str | None,
         raise DuetError(f"parameter {duplicate!r} is given twice", hint="give each parameter once")
     if not params:
         return []
-    grid = [dict(zip(names, combo)) for combo in itertools.product(*(p.values for p in params))]
+    grid = [dict(zip(names, combo, strict=True)) for combo in itertools.product(*(p.values for p in params))]
     if len(grid) > MAX_COMPARISONS:
         raise DuetError(f"the parameters make {len(grid)} combinations, each a comparison",
                         hint=f"at most {MAX_COMPARISONS}: scan fewer values")

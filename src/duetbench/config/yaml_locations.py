@@ -102,14 +102,14 @@ def last_line(text: str) -> Mark:
 class _CountingLoader(yaml.SafeLoader):
     """SafeLoader that refuses a document with more than MAX_ALIASES aliases while composing it."""
 
-    def compose_node(self, parent: Node | None, index: object) -> Node | None:  # type: ignore[override]
+    def compose_node(self, parent: Node | None, index: int) -> Node | None:
         if self.check_event(yaml.AliasEvent):
             self.aliases_seen = getattr(self, "aliases_seen", 0) + 1
             if self.aliases_seen > MAX_ALIASES:
                 mark = self.peek_event().start_mark
                 raise YamlTooLarge(Mark(mark.line + 1, mark.column + 1),
                                    f"more than {MAX_ALIASES} aliases (*name); a campaign file needs far fewer")
-        return super().compose_node(parent, index)  # type: ignore[no-any-return]
+        return super().compose_node(parent, index)
 
 
 def compose(text: str) -> Node | None:

@@ -63,7 +63,7 @@ class BarrierPage:
         self._map.close()
         self.path.unlink(missing_ok=True)
 
-    def __enter__(self) -> "BarrierPage":
+    def __enter__(self) -> BarrierPage:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -73,7 +73,7 @@ class BarrierPage:
 def sweep_stale_pages(directory: str = "/dev/shm") -> list[Path]:
     """Remove the barrier pages whose maker no longer runs; the paths removed. Pages of live makers,
     and pages without an owner in their name (older versions), are left alone."""
-    removed = []
+    removed: list[Path] = []
     try:
         names = os.listdir(directory)
     except OSError:

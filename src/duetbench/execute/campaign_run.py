@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from duetbench.analyze.stopping import StoppingParams
 from duetbench.execute.barrier import ABORT_EXITED, ABORT_USER, BarrierPage
 from duetbench.execute.container import (
     ContainerEngine,
@@ -26,14 +27,13 @@ from duetbench.execute.container import (
     note_container,
     remove_container,
 )
-from duetbench.analyze.stopping import StoppingParams
 from duetbench.execute.invocation import Invocation, LaunchSpec, RunningInvocation
 from duetbench.execute.live import Inotify, LiveWarmup
 from duetbench.execute.runner import _activity_json, _wait_any
 from duetbench.host.activity import ActivityWindow
 from duetbench.host.cgroup import SideCgroup
-from duetbench.plan.layout import env_offset
 from duetbench.plan.campaign import PlannedRun
+from duetbench.plan.layout import env_offset
 
 STDOUT = "stdout.txt"
 STDERR = "stderr.txt"
@@ -98,7 +98,8 @@ def execute_run(run: PlannedRun, bench: object, run_dir: Path, *, campaign_id: i
         # The pid makes the name unique on the machine: two campaigns with the same id in different
         # databases (tests, Slurm tasks of one campaign on one box) must never share a cgroup, whose
         # clean-up (cgroup.kill) would end the other's processes.
-        side: SideCgroup.create(f"duetbench-{os.getpid()}-c{campaign_id}-{run.position}-{side}") if use_cgroups else None
+        side: (SideCgroup.create(f"duetbench-{os.getpid()}-c{campaign_id}-{run.position}-{side}")
+               if use_cgroups else None)
         for side in run.sides}
     started = time.time()
     running: dict[str, RunningInvocation] = {}
@@ -221,8 +222,7 @@ def _wait_all_live(running: dict[str, RunningInvocation], page: BarrierPage | No
         fds = {os.pidfd_open(pid): pid for pid in pending}
     except (AttributeError, OSError):
         watch.close()
-        done, abort_seen = _wait_all(running, page)
-        return done, abort_seen, False
+        return (*_wait_all(running, page), False)
     poller = select.poll()
     for fd in fds:
         poller.register(fd, select.POLLIN)
@@ -246,7 +246,7 @@ def _wait_all_live(running: dict[str, RunningInvocation], page: BarrierPage | No
                 watch.drain()
                 if live.update():
                     stopped = True
-                    for pid, side in pending.items():
+                    for side in pending.values():
                         running[side].terminate()
             for pid in exited:
                 side = pending.pop(pid)

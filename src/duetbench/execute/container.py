@@ -44,7 +44,8 @@ def find_engine(name: str) -> ContainerEngine:
     try:
         probe = subprocess.run([binary, "info"], capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired) as exc:
-        raise DuetError(f"--executor {name}: '{name} info' failed: {exc}", hint="check the engine's installation") from None
+        raise DuetError(f"--executor {name}: '{name} info' failed: {exc}",
+                        hint="check the engine's installation") from None
     if probe.returncode != 0:
         reason = (probe.stderr.strip().splitlines() or ["no output"])[-1]
         raise DuetError(f"--executor {name}: the engine cannot run containers here: {reason}",

@@ -301,7 +301,7 @@ class LauncherServer:
     def fileno(self) -> int:
         return self._results
 
-    def start(self, spec: LaunchSpec, *, discard_output: bool = False, hold: bool = False) -> "ServedInvocation":
+    def start(self, spec: LaunchSpec, *, discard_output: bool = False, hold: bool = False) -> ServedInvocation:
         """Send one invocation; it runs while the caller waits for it (``poll`` on ``fileno``). With
         ``hold`` it starts only once the gate releases it (``ReleaseGate.release``)."""
         if self.busy is not None:
@@ -353,7 +353,7 @@ class LauncherServer:
             self._buffer += chunk
         line, _, self._buffer = self._buffer.partition(b"\n")
         try:
-            return json.loads(line)  # type: ignore[no-any-return]
+            return json.loads(line)
         except ValueError:
             return {"status": "launch_error", "error": "the launcher wrote an unreadable result"}
 

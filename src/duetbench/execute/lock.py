@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import fcntl
 import json
-import os
 import math
+import os
 import sys
 import time
 from pathlib import Path
@@ -103,7 +103,7 @@ class MeasurementLock:
             os.close(self._fd)
             self._fd = None
 
-    def __enter__(self) -> "MeasurementLock":
+    def __enter__(self) -> MeasurementLock:
         self.acquire()
         return self
 

@@ -47,7 +47,7 @@ class Owner:
     boot: str
 
     @classmethod
-    def me(cls) -> "Owner":
+    def me(cls) -> Owner:
         pid = os.getpid()
         return cls(pid, process_start(pid) or 0, socket.gethostname(), boot_id())
 
@@ -55,7 +55,7 @@ class Owner:
         return {"pid": self.pid, "start": self.start, "host": self.host, "boot": self.boot}
 
     @classmethod
-    def from_json(cls, data: Any) -> "Owner | None":
+    def from_json(cls, data: Any) -> Owner | None:
         if not isinstance(data, dict):
             return None
         try:

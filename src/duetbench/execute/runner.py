@@ -18,8 +18,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from duetbench.execute.barrier import ABORT_USER, BarrierPage
-from duetbench.execute.invocation import (Invocation, LaunchSpec, LauncherServer, ReleaseGate, ServedInvocation,
-                                           forget_cgroup_usage)
+from duetbench.execute.invocation import (
+    Invocation,
+    LauncherServer,
+    LaunchSpec,
+    ReleaseGate,
+    ServedInvocation,
+    forget_cgroup_usage,
+)
 from duetbench.host.activity import ActivityWindow, Snapshot, activity_delta, snapshot, top_activity
 from duetbench.host.cgroup import SideCgroup
 from duetbench.host.procstat import read_steal_seconds, steal_delta
@@ -323,17 +329,19 @@ class Runner:
             measuring: dict[str, tuple[ServedInvocation, dict[int, float]]] = {}
             fillers: dict[str, ServedInvocation] = {}
 
+            # launch and fill are called only within this segment, so they see this segment's state (B023
+            # warns of closures outliving their loop iteration; these do not).
             def launch(side: str) -> None:
                 self._prepare(side)
                 index = count[side]
-                spec = self._spec(side, index, segment, index < self.s.warmup, cpu[side], None, cgroups)
+                spec = self._spec(side, index, segment, index < self.s.warmup, cpu[side], None, cgroups)  # noqa: B023
                 steal = read_steal_seconds()
-                measuring[side] = (self._server(cpu[side]).start(spec), steal)
+                measuring[side] = (self._server(cpu[side]).start(spec), steal)  # noqa: B023
                 count[side] += 1
-                left[side] -= 1
+                left[side] -= 1  # noqa: B023
 
             def fill(side: str) -> None:
-                fillers[side] = self._filler(side, cpu[side])
+                fillers[side] = self._filler(side, cpu[side])  # noqa: B023
 
             for side in self.schedule.next_round_order():
                 launch(side)
@@ -449,7 +457,7 @@ class _PipeSinks:
         self._stop_r, self._stop_w = -1, -1
         self._thread: threading.Thread | None = None
 
-    def __enter__(self) -> "_PipeSinks":
+    def __enter__(self) -> _PipeSinks:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -5,7 +5,6 @@ from dataclasses import replace
 
 from .model import Iteration, LogLine, ParseResult
 
-
 #: Parsers that report every iteration as printed, without knowing which were warmups.
 GENERIC = ("regex", "csv")
 
@@ -37,14 +36,14 @@ def _pairs(result: ParseResult, log: list[LogLine]) -> tuple[list[tuple[int, Log
             # warmups included, without knowing which were warmups: one iteration per hook line, so
             # match them all and let the log say which were warmups (attach_log marks them). Not for
             # JMH and the like, whose outputs leave warmups out: equal counts there are a coincidence.
-            return list(zip(range(len(its)), log)), ""
+            return list(zip(range(len(its)), log, strict=True)), ""
         if problems:
             return [], "; ".join(problems)
-        return list(zip(measured, m_lines)) + list(zip(warm, w_lines)), ""
+        return list(zip(measured, m_lines, strict=True)) + list(zip(warm, w_lines, strict=False)), ""
     if len(its) != len(log):
         return [], (f"{who} reported {len(its)} iterations but the hook logged {len(log)} "
                     "(the log has no warmup/measurement kinds to tell them apart)")
-    return list(zip(range(len(its)), log)), ""
+    return list(zip(range(len(its)), log, strict=True)), ""
 
 
 def attach_log(result: ParseResult, log: list[LogLine]) -> ParseResult:

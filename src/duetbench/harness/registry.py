@@ -59,10 +59,10 @@ class ModuleParser:
 
     @property
     def options_model(self) -> type[BaseModel]:
-        return self.module.Options  # type: ignore[no-any-return]
+        return self.module.Options
 
     def parse(self, inp: ParserInput, options: Any) -> ParseResult:
-        return self.module.parse(inp, options)  # type: ignore[no-any-return]
+        return self.module.parse(inp, options)
 
 
 @dataclass(frozen=True)
@@ -86,10 +86,10 @@ class NamedParser:
 
     @property
     def options_model(self) -> type[BaseModel]:
-        return self.inner.options_model  # type: ignore[no-any-return]
+        return self.inner.options_model
 
     def parse(self, inp: ParserInput, options: Any) -> ParseResult:
-        return self.inner.parse(inp, options)  # type: ignore[no-any-return]
+        return self.inner.parse(inp, options)
 
 
 def _entry_points() -> dict[str, Any]:
@@ -236,8 +236,8 @@ def parse(name: str, options: dict[str, Any] | None, inp: ParserInput) -> ParseR
                             hint="fix the parser function; run it on the run's stdout file to see why") from None
         result = _check(name, returned)
     if not result.iterations:
-        source = result.metadata.get("source")
-        raise DuetError(f"{str(source) + ': ' if source else ''}parser '{name}' found no iterations",
+        origin = result.metadata.get("source")
+        raise DuetError(f"{str(origin) + ': ' if origin else ''}parser '{name}' found no iterations",
                         hint="check the harness's output and the parser's options")
     log = [line for line in inp.iteration_log if line.side == inp.side]
     if log and name != "iteration-log":

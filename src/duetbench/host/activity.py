@@ -22,7 +22,6 @@ import os
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any, Protocol
 
 _TICK_NS = 1e9 / os.sysconf("SC_CLK_TCK")
@@ -80,7 +79,7 @@ class ProcessActivity:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "ProcessActivity":
+    def from_dict(cls, data: Mapping[str, Any]) -> ProcessActivity:
         return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})
 
 

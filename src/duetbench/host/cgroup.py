@@ -96,7 +96,7 @@ class SideCgroup:
     path: Path
 
     @classmethod
-    def create(cls, name: str) -> "SideCgroup | None":
+    def create(cls, name: str) -> SideCgroup | None:
         root = find_cgroup2_root()
         if root is None:
             return None
@@ -112,7 +112,7 @@ class SideCgroup:
             return None
         return group
 
-    def ensure(self) -> "SideCgroup | None":
+    def ensure(self) -> SideCgroup | None:
         """This cgroup, made again if something removed it since (a clean-up tool, another duet's sweep
         from another pid namespace); None if it cannot be, and the invocation then runs without one.
         cpu.stat is read as a delta per invocation, so a new cgroup's counter starting at 0 is fine."""

@@ -6,5 +6,5 @@ from .gbench import read_gbench
 from .harness_json import read_hyperfine, read_jmh, read_pyperf
 from .store import store_imported
 
-__all__ = ["CsvMapping", "Imported", "read_csv", "read_duetprocess", "read_gbench", "read_hyperfine", "read_jmh", "read_pyperf",
-           "store_imported"]
+__all__ = ["CsvMapping", "Imported", "read_csv", "read_duetprocess", "read_gbench", "read_hyperfine", "read_jmh",
+           "read_pyperf", "store_imported"]

@@ -5,8 +5,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from duetbench.model.table import METHODS, NO_TIME, IterationTable
 from duetbench.errors import DuetError
+from duetbench.model.table import METHODS, NO_TIME, IterationTable
 
 
 @dataclass(frozen=True)
@@ -108,7 +108,8 @@ def build_table(where: str, *, benchmark: np.ndarray, method: np.ndarray, run_ke
     start = np.full(n, NO_TIME, dtype=np.int64) if start_ns is None else start_ns.astype(np.int64)
     end = np.full(n, NO_TIME, dtype=np.int64) if end_ns is None else end_ns.astype(np.int64)
     known = (start != NO_TIME) & (end != NO_TIME)
-    fail(known & (end < start), "iteration ends before it starts", None, "check the start and end columns and their unit")
+    fail(known & (end < start), "iteration ends before it starts", None,
+         "check the start and end columns and their unit")
     key = (benchmark + "\x1f" + method + "\x1f" + side + "\x1f" + run.astype(str) + "\x1f"
            + index.astype(str)).astype(str)
     _, first, counts = np.unique(key, return_index=True, return_counts=True)

@@ -8,7 +8,7 @@ a run identified by VM and repetition), or a constant. Value maps rename what th
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -130,7 +130,7 @@ def _timestamps(path: Path, text: np.ndarray, rows: np.ndarray, unit: str, what:
             raise DuetError(f"{path}: row {rows[i]}: {what} {t!r} is not an ISO-8601 date-time",
                             hint="use --time-unit ns|us|ms|s for numeric timestamps") from None
         # Naive times are taken as UTC: only differences between timestamps matter for pairing.
-        seconds = stamp.timestamp() if stamp.tzinfo else stamp.replace(tzinfo=timezone.utc).timestamp()
+        seconds = stamp.timestamp() if stamp.tzinfo else stamp.replace(tzinfo=UTC).timestamp()
         out[i] = int(seconds) * 1_000_000_000 + stamp.microsecond * 1_000
     return out
 

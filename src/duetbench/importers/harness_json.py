@@ -86,7 +86,7 @@ def read_hyperfine(path: Path, path_b: Path | None = None, *, command_a: int | s
         a, b = _parse("hyperfine", path), _parse("hyperfine", Path(path_b))
         files = (path, Path(path_b))
     name = benchmark or f"{a.metadata['command']} vs {b.metadata['command']}"
-    meta = {"A": a.metadata, "B": b.metadata}
+    meta: dict[str, object] = {"A": a.metadata, "B": b.metadata}
     return _assemble("hyperfine", files, {"A": ({"": name}, a.iterations), "B": ({"": name}, b.iterations)},
                      "sequential", True, meta, [])
 

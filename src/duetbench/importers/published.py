@@ -125,7 +125,8 @@ def runtime_speedup(table: IterationTable, *, duet_method: str = "aduet") -> dic
     out: dict[str, float] = {}
     for bench in dict.fromkeys(table.benchmark.tolist()):
         mine = table.benchmark == bench
-        seq, duet = table.value[mine & (table.method == "sequential")], table.value[mine & (table.method == duet_method)]
+        seq = table.value[mine & (table.method == "sequential")]
+        duet = table.value[mine & (table.method == duet_method)]
         if seq.size and duet.size:
             out[bench] = float(seq.mean() / duet.mean() - 1.0)
     return out

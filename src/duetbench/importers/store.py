@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 
 from duetbench import __version__
-from duetbench.model.table import NO_TIME, IterationTable
 from duetbench.execute.invocation import Invocation
+from duetbench.model.table import NO_TIME, IterationTable
 from duetbench.plan.campaign import PlannedRun
 from duetbench.store.campaigns import CampaignStore, RunRecord, StoredIteration
 from duetbench.store.db import Store
@@ -50,9 +50,10 @@ def _runs(table: IterationTable, now: float) -> list[tuple[PlannedRun, RunRecord
     # One stored run per (benchmark, method, run), and per side too for sequential runs.
     unit = np.where(sequential, table.side, "AB")
     keys = list(dict.fromkeys(zip(table.benchmark.tolist(), table.method.tolist(), table.run.tolist(),
-                                  unit.tolist())))
+                                  unit.tolist(), strict=True)))
     by_key: dict[tuple[str, str, int, str], list[int]] = {k: [] for k in keys}
-    for i, k in enumerate(zip(table.benchmark.tolist(), table.method.tolist(), table.run.tolist(), unit.tolist())):
+    for i, k in enumerate(zip(table.benchmark.tolist(), table.method.tolist(), table.run.tolist(), unit.tolist(),
+                              strict=True)):
         by_key[k].append(i)
     out: list[tuple[PlannedRun, RunRecord]] = []
     for position, (bench, method, run, sides) in enumerate(keys):
@@ -66,7 +67,7 @@ def _runs(table: IterationTable, now: float) -> list[tuple[PlannedRun, RunRecord
                                       start_ns=None if clock == "none" else int(a),
                                       end_ns=None if clock == "none" else int(b), warmup=bool(w))
                       for s, q, v, a, b, w in zip(table.side[rows], table.index[rows], table.value[rows], start, end,
-                                                  table.warmup[rows])]
+                                                  table.warmup[rows], strict=True)]
         side_records = {}
         for s in present:
             mine = table.side[rows] == s

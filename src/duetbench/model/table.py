@@ -46,7 +46,7 @@ class IterationTable:
         return int(self.value.size)
 
     @classmethod
-    def from_columns(cls, **columns: object) -> "IterationTable":
+    def from_columns(cls, **columns: object) -> IterationTable:
         """Build from sequences; start_ns/end_ns/warmup/index may be omitted (unknown / False / 0..n)."""
         n = len(columns["value"])  # type: ignore[arg-type]
         out = {
@@ -62,16 +62,16 @@ class IterationTable:
         }
         return cls(**out)
 
-    def where(self, mask: np.ndarray) -> "IterationTable":
+    def where(self, mask: np.ndarray) -> IterationTable:
         return IterationTable(**{f.name: getattr(self, f.name)[mask] for f in fields(self)})
 
-    def measured(self) -> "IterationTable":
+    def measured(self) -> IterationTable:
         return self.where(~self.warmup)
 
     def has_timestamps(self) -> bool:
         return bool(len(self)) and bool(np.all(self.start_ns != NO_TIME)) and bool(np.all(self.end_ns != NO_TIME))
 
-    def groups(self) -> Iterator[tuple[str, str, "IterationTable"]]:
+    def groups(self) -> Iterator[tuple[str, str, IterationTable]]:
         """(benchmark, method, rows) for every benchmark and method present, benchmarks in first-seen order."""
         for bench in dict.fromkeys(self.benchmark.tolist()):
             in_bench = self.benchmark == bench
@@ -99,7 +99,7 @@ def discard_leading(table: IterationTable, count: int = 0, fraction: float = 0.0
         return table
     warm = table.warmup.copy()
     keys = np.stack([table.run, (table.side == "B").astype(np.int64)])
-    for bench, method in {(b, m) for b, m in zip(table.benchmark.tolist(), table.method.tolist())}:
+    for bench, method in {(b, m) for b, m in zip(table.benchmark.tolist(), table.method.tolist(), strict=True)}:
         sel = np.flatnonzero((table.benchmark == bench) & (table.method == method) & ~table.warmup)
         if not sel.size:
             continue

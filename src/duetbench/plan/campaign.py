@@ -21,8 +21,9 @@ A benchmark with ``methods: {auto: N}`` is planned with N duet runs *and* N sequ
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
+from typing import Any
 
 from duetbench.model.method import AUTO, AUTO_CANDIDATES, METHODS
 from duetbench.plan.schedule import SIDES
@@ -30,7 +31,7 @@ from duetbench.plan.schedule import SIDES
 METHOD_ORDER = METHODS
 
 
-def is_pilot(run: "PlannedRun", methods: dict[str, int]) -> bool:
+def is_pilot(run: PlannedRun, methods: dict[str, int]) -> bool:
     """Whether `run` is one of its `auto` benchmark's pilot runs (duet run 0, sequential repetition 0)."""
     return AUTO in methods and run.method in AUTO_CANDIDATES and run.repetition == 0
 
@@ -56,11 +57,12 @@ class PlannedRun:
         return data
 
     @classmethod
-    def from_json(cls, data: dict[str, object]) -> "PlannedRun":
-        return cls(position=int(data["position"]), benchmark=str(data["benchmark"]),  # type: ignore[arg-type]
-                   method=str(data["method"]), repetition=int(data["repetition"]),  # type: ignore[arg-type]
-                   sides=tuple(data["sides"]),  # type: ignore[arg-type]
-                   cpus={str(k): int(v) for k, v in dict(data["cpus"]).items()})  # type: ignore[call-overload]
+    def from_json(cls, data: Mapping[str, Any]) -> PlannedRun:
+        """The run `to_json` wrote (parsed JSON: its values are whatever the file holds)."""
+        return cls(position=int(data["position"]), benchmark=str(data["benchmark"]),
+                   method=str(data["method"]), repetition=int(data["repetition"]),
+                   sides=tuple(data["sides"]),
+                   cpus={str(k): int(v) for k, v in dict(data["cpus"]).items()})
 
 
 @dataclass(frozen=True)
@@ -88,7 +90,7 @@ def _pilot_first(units: list[tuple[str, str, int, tuple[str, ...], dict[str, int
     pilot = [u for u in mine if u[1] in AUTO_CANDIDATES and u[2] == 0]
     rest = [u for u in mine if not (u[1] in AUTO_CANDIDATES and u[2] == 0)]
     out = list(units)
-    for i, u in zip(places, pilot + rest):
+    for i, u in zip(places, pilot + rest, strict=True):
         out[i] = u
     return out
 

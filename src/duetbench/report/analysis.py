@@ -8,8 +8,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from duetbench.analyze.verdict import describe_change
 from duetbench.analyze.api import AnalysisRow
+from duetbench.analyze.verdict import describe_change
 
 COLUMNS = ("benchmark", "method", "runs", "iterations_a", "iterations_b", "ratio", "ci_low", "ci_high",
            "confidence_level", "verdict", "u_test_p", "cv_a", "cv_b", "relative_ci_width", "change", "problem",

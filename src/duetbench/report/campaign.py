@@ -7,9 +7,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsed
 from rich.table import Table
 
 from duetbench.analyze.api import AnalysisRow
+from duetbench.analyze.ratio import RatioResult
 from duetbench.plan.campaign import PlannedRun
 from duetbench.report.progress import ManualProgress
-from duetbench.analyze.ratio import RatioResult
 
 
 def print_plan(console: Console, name: str, seed: int, schedule: str, plan: list[PlannedRun],
@@ -64,7 +64,8 @@ class CampaignProgress(ManualProgress):
     def _plain_line(self, run: PlannedRun, state: str) -> None:
         if not self.enabled:
             task = self.progress.tasks[0]
-            self.console.print(escape(f"[{int(task.completed)}/{task.total or 0:.0f}] {run.key}: {state}"), highlight=False)
+            self.console.print(escape(f"[{int(task.completed)}/{task.total or 0:.0f}] {run.key}: {state}"),
+                               highlight=False)
 
     def _describe(self, run: PlannedRun) -> None:
         fails = f"[red]{self.failures} failed[/red]" if self.failures else ""
@@ -89,8 +90,8 @@ def print_summary(console: Console, rows: list[AnalysisRow], confidence_level: f
             continue
         r = row.result
         colour = {"slower": "red", "faster": "green"}.get(r.verdict, "white")
-        table.add_row(escape(row.benchmark), row.method, runs, format_ratio(r.ratio), f"[{colour}]{r.verdict}[/{colour}]",
-                      f"{r.u_test_p:.3g}", f"{r.relative_ci_width:.2%}")
+        table.add_row(escape(row.benchmark), row.method, runs, format_ratio(r.ratio),
+                      f"[{colour}]{r.verdict}[/{colour}]", f"{r.u_test_p:.3g}", f"{r.relative_ci_width:.2%}")
     console.print(table)
     # Explanations go below the table: they are sentences, and would wrap into unreadable columns.
     for number, row in enumerate(problems, start=1):

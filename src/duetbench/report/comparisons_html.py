@@ -23,9 +23,9 @@ import numpy as np
 from duetbench.analyze.invocations import samples, usable
 from duetbench.analyze.overlap import overlap_pairs
 from duetbench.analyze.verdict import describe_change
+from duetbench.model.method import METHODS
 from duetbench.report.exporters.json import clean_json
 from duetbench.report.model import ComparisonReport
-from duetbench.model.method import METHODS
 from duetbench.report.safe_text import visible, visible_deep
 
 #: Histogram bins: the Freedman–Diaconis width (numpy's "fd") over both sides' values, within these bounds:
@@ -65,7 +65,8 @@ def _ratios(report: ComparisonReport, metric: str) -> dict[str, Any] | None:
         return None  # ended during --method auto's pilot: nothing is paired yet
     s = samples(method, report.invocations, metric)
     if method == "aduet":
-        if s.a_start is None or not s.a.size or not s.b.size:
+        if s.a_start is None or s.a_end is None or s.b_start is None or s.b_end is None \
+                or not s.a.size or not s.b.size:  # the four are stamped together
             return None
         try:
             p = overlap_pairs(s.a_start, s.a_end, s.b_start, s.b_end,

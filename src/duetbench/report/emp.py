@@ -121,7 +121,7 @@ def emp_to_dict(result: EmpResult, indices: Sequence[int], choice: SampleSizeCho
     out: dict[str, Any] = {
         "samples_analysed": result.n,
         "central_cluster": {"median_et_s": s.center, "robust_sd_s": s.scale, "l_threshold_et_s": s.threshold,
-                            "l_samples": [indices[k] for k in np.flatnonzero(s.l_sample)],
+                            "l_samples": [indices[k] for k in np.flatnonzero(s.l_sample).tolist()],
                             "pairs": {"central": s.pairs_central, "first_long": s.pairs_first_long,
                                       "second_long": s.pairs_second_long, "both_long": s.pairs_both_long},
                             "l_shape": s.l_shape},

@@ -22,14 +22,13 @@ from typing import Any
 import jinja2
 import numpy as np
 
-from duetbench.report.safe_text import visible, visible_deep
 from duetbench.analyze.comparison import ComparisonResult
 from duetbench.analyze.overlap import overlap_pairs, overlap_pairs_by_run
 from duetbench.analyze.ratio import ratio_of_means_ci
-from duetbench.errors import DuetError
 from duetbench.model.method import METHODS
 from duetbench.model.table import IterationTable
 from duetbench.report.exporters.json import clean_json
+from duetbench.report.safe_text import visible, visible_deep
 
 #: Points per pair scatter; a random subset beyond this keeps a 100-benchmark report to a few MB.
 MAX_SCATTER_POINTS = 250
@@ -193,7 +192,7 @@ def _timeline(rows: IterationTable) -> dict[str, Any] | None:
         lo = np.maximum(rows.start_ns[shown_a][p.a_index], rows.start_ns[shown_b][p.b_index])
         hi = np.minimum(rows.end_ns[shown_a][p.a_index], rows.end_ns[shown_b][p.b_index])
         overlaps = [[_sig((s - t0) / 1e6, 7), _sig((e - t0) / 1e6, 7), _sig(r, 3)]
-                    for s, e, r in zip(lo.tolist(), hi.tolist(), p.overlap_rate.tolist())]
+                    for s, e, r in zip(lo.tolist(), hi.tolist(), p.overlap_rate.tolist(), strict=True)]
     except ValueError:
         pass  # one side's iterations overlap each other (bad timestamps): show the bars without overlaps
     return {"run": run, "A": bars(shown_a), "B": bars(shown_b), "overlaps": overlaps,

@@ -86,6 +86,6 @@ def guard_standard_streams() -> None:
     import sys
 
     if not isinstance(sys.stdout, VisibleStream):
-        sys.stdout = VisibleStream(sys.stdout)  # type: ignore[assignment]
+        sys.stdout = VisibleStream(sys.stdout)
     if not isinstance(sys.stderr, VisibleStream):
-        sys.stderr = VisibleStream(sys.stderr)  # type: ignore[assignment]
+        sys.stderr = VisibleStream(sys.stderr)

@@ -10,9 +10,9 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from duetbench.report.safe_text import csv_cell
 from duetbench.analyze.studies import CampaignStudies
 from duetbench.model.method import METHODS, PAIRED_METHODS
+from duetbench.report.safe_text import csv_cell
 
 
 def _finite(x: float) -> float | None:
@@ -27,7 +27,8 @@ def studies_dict(st: CampaignStudies) -> dict[str, Any]:
         "runtime_speedup": {m: _finite(st.runtime.median_speedup(m)) for m in methods},
         "ci_width_reduction": {m: _finite(st.width_reduction.geomean_reduction(m)) for m in methods},
         "shuffle_width_ratio": {m: _finite(v) for m, v in st.shuffle_ratio.items()},
-        "relative_overlap_time": {o.benchmark: {f"{m:g}": _finite(v) for m, v in zip(o.m, o.relative_overlap_time)}
+        "relative_overlap_time": {o.benchmark: {f"{m:g}": _finite(v)
+                                                for m, v in zip(o.m, o.relative_overlap_time, strict=True)}
                                   for o in st.overlaps},
     }
     out["runtime_saving"] = {k: v for k, v in out["runtime_saving"].items() if v is not None}
@@ -37,7 +38,7 @@ def studies_dict(st: CampaignStudies) -> dict[str, Any]:
     if st.skipped:
         out["skipped"] = [{"benchmark": b, "method": m, "reason": why} for b, m, why in st.skipped]
     if st.slowdown_curves:
-        out["mds"] = {m: [(float(s), float(share)) for s, share in zip(c.slowdowns, c.share_equal_ci)]
+        out["mds"] = {m: [(float(s), float(share)) for s, share in zip(c.slowdowns, c.share_equal_ci, strict=True)]
                       for m, c in st.slowdown_curves.items()}
     return out
 
@@ -66,7 +67,7 @@ def print_studies(console: Console, st: CampaignStudies) -> None:
                           f"95% CI {fp.ci_rate_low:.0%}–{fp.ci_rate_high:.0%}), U test {fp.u_alarms}/{fp.benchmarks}",
                           highlight=False)
     for m, curve in st.slowdown_curves.items():
-        detected = [s for s, share in zip(curve.slowdowns, curve.share_equal_ci) if share <= 0.5]
+        detected = [s for s, share in zip(curve.slowdowns, curve.share_equal_ci, strict=True) if share <= 0.5]
         where = f"{detected[0]:.0%}" if detected else f"> {curve.slowdowns[-1]:.0%}"
         console.print(f"  minimal detectable slowdown, {m}: half of the {curve.benchmarks} benchmark(s) detect an "
                       f"injected slowdown of {where}", highlight=False)
@@ -91,12 +92,12 @@ def studies_csv(st: CampaignStudies) -> str:
     for sh in st.shuffles:
         rows.append(("shuffle", sh.method, sh.benchmark, "width_ratio", _finite(sh.width_ratio)))
     for o in st.overlaps:
-        for m, v in zip(o.m, o.relative_overlap_time):
+        for m, v in zip(o.m, o.relative_overlap_time, strict=True):
             rows.append(("overlap", "aduet", o.benchmark, f"relative_overlap_time@m={m:g}", _finite(float(v))))
     for m, fp in (st.false_positives or {}).items():
         rows += [("aa", m, "", "ci_false_positive_rate", fp.ci_rate), ("aa", m, "", "u_false_positive_rate", fp.u_rate)]
     for m, curve in st.slowdown_curves.items():
-        for s, share in zip(curve.slowdowns, curve.share_equal_ci):
+        for s, share in zip(curve.slowdowns, curve.share_equal_ci, strict=True):
             rows.append(("mds", m, "", f"share_equal@{s:g}", _finite(float(share))))
     out = io.StringIO(newline="")
     writer = csv.writer(out)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +19,7 @@ from sqlalchemy.exc import IntegrityError
 from duetbench.errors import DuetError
 from duetbench.execute.invocation import Invocation
 from duetbench.store import schema
-from duetbench.store.connect import write_transaction
+from duetbench.store.connect import inserted_id, write_transaction
 from duetbench.store.db import Store, invocation_from_row, process_columns
 from duetbench.store.location import scrub_credentials
 
@@ -97,7 +98,7 @@ class CampaignStore:
                 status="running", seed=seed, schedule=schedule, plan=json.dumps(plan), run_dir=run_dir,
                 options=json.dumps(scrub_credentials(options)), host=json.dumps(scrub_credentials(host)),
                 artifacts="{}", tool_version=tool_version, uid=uid or str(uuid.uuid4())))
-            return int(result.inserted_primary_key[0])
+            return inserted_id(result)
 
     def _update(self, campaign_id: int, **values: Any) -> None:
         t = schema.campaigns
@@ -140,7 +141,7 @@ class CampaignStore:
                     error=run.error, started=run.started, finished=run.finished, run_dir=run.run_dir,
                     clock=run.clock, notes=json.dumps(run.notes),
                     adaptive_warmup=None if run.adaptive_warmup is None else json.dumps(run.adaptive_warmup)))
-                run_id = int(result.inserted_primary_key[0])
+                run_id = inserted_id(result)
                 if run.sides:
                     conn.execute(schema.run_sides.insert(), [
                         {"run_id": run_id, **{c: getattr(inv, c) for c in columns}} for inv in run.sides.values()])
@@ -152,7 +153,8 @@ class CampaignStore:
         except IntegrityError:
             if run.key not in self.done_keys(campaign_id):
                 raise
-            raise RunAlreadyStored(f"run {run.key} of campaign #{campaign_id} is already stored in {self.store.location}",
+            raise RunAlreadyStored(f"run {run.key} of campaign #{campaign_id} is already stored in "
+                                   f"{self.store.location}",
                             hint="each run is stored once: resume the campaign (--resume) instead of "
                                  "running its runs again") from None
         return run_id
@@ -183,15 +185,14 @@ class CampaignStore:
     def runs(self, campaign_id: int, *, with_iterations: bool = True) -> list[RunRecord]:
         r, s, i = schema.runs, schema.run_sides, schema.iterations
         rows = self._rows(select(*_RUN_COLUMNS).where(r.c.campaign_id == campaign_id).order_by(r.c.position, r.c.id))
-        runs = {row[0]: RunRecord(*row[:13], notes=json.loads(row[13]), sides={}, iterations=[],
-                                  adaptive_warmup=None if row[14] is None else json.loads(row[14])) for row in rows}
+        runs = {row[0]: _run(row) for row in rows}
         if not runs:
             return []
         columns = process_columns()
         for row in self._rows(select(s.c.run_id, *[s.c[c] for c in columns]).join(r, r.c.id == s.c.run_id)
                               .where(r.c.campaign_id == campaign_id).order_by(s.c.run_id, s.c.side)):
             if row[0] in runs:  # a run committed by another writer after the first query is not in this view
-                inv = invocation_from_row(dict(zip(columns, row[1:])))
+                inv = invocation_from_row(dict(zip(columns, row[1:], strict=True)))
                 runs[row[0]].sides[inv.side] = inv
         if with_iterations:
             for row in self._rows(select(i.c.run_id, i.c.side, i.c.seq, i.c.name, i.c.value_s, i.c.start_ns,
@@ -211,6 +212,15 @@ _RUN_COLUMNS = [schema.runs.c[name] for name in (
     "finished", "run_dir", "clock", "notes", "adaptive_warmup")]
 
 
+def _run(row: Sequence[Any]) -> RunRecord:
+    """A run of `_RUN_COLUMNS`, without its sides and iterations (added by the caller)."""
+    (id_, key, position, benchmark, method, repetition, launch_order, status, error, started, finished, run_dir,
+     clock, notes, adaptive_warmup) = row
+    return RunRecord(id_, key, position, benchmark, method, repetition, launch_order, status, error, started,
+                     finished, run_dir, clock, notes=json.loads(notes), sides={}, iterations=[],
+                     adaptive_warmup=None if adaptive_warmup is None else json.loads(adaptive_warmup))
+
+
 def _campaign(row: Any) -> CampaignRecord:
     (id_, name, path, sha, text, created, finished, status, seed, schedule, plan, run_dir, options, host, artifacts,
      version, uid) = row
@@ -218,7 +228,7 @@ def _campaign(row: Any) -> CampaignRecord:
                           run_dir, json.loads(options), json.loads(host), json.loads(artifacts), version, uid or "")
 
 
-def iteration_table(store: CampaignStore, campaign_id: int, *, include_failed: bool = False) -> "IterationTable":
+def iteration_table(store: CampaignStore, campaign_id: int, *, include_failed: bool = False) -> IterationTable:
     """Every stored iteration of a campaign's runs as an IterationTable (analyze/table.py).
 
     A harness run that holds several benchmarks (a JMH jar, a pyperf suite) becomes one benchmark per
@@ -240,14 +250,14 @@ def iteration_table(store: CampaignStore, campaign_id: int, *, include_failed: b
     qualified = [f"{b}/{n}" if len(names[b]) > 1 and n else b for b, *_rest, n, _v, _s, _e, _w in rows]
     if not rows:
         return IterationTable.from_columns(benchmark=[], method=[], run=[], side=[], value=[])
-    _, method, rep, side, seq, _, value, start, end, warm = zip(*rows)
+    _, method, rep, side, seq, _, value, start, end, warm = zip(*rows, strict=True)
     return IterationTable.from_columns(
         benchmark=qualified, method=method, run=rep, side=side, index=seq, value=value,
         start_ns=[NO_TIME if s is None else s for s in start], end_ns=[NO_TIME if e is None else e for e in end],
         warmup=np.array(warm, dtype=bool))
 
 
-def process_cpu_table(store: CampaignStore, campaign_id: int) -> "IterationTable":
+def process_cpu_table(store: CampaignStore, campaign_id: int) -> IterationTable:
     """One row per run side: the process tree's CPU time (user+sys, wait4 with subreaper) of the whole
     run — the `cpu` metric of a campaign. Harness iterations have no CPU time of their own."""
     from duetbench.model.table import IterationTable
@@ -258,6 +268,6 @@ def process_cpu_table(store: CampaignStore, campaign_id: int) -> "IterationTable
                        .order_by(r.c.position, r.c.id, s.c.side))
     if not rows:
         return IterationTable.from_columns(benchmark=[], method=[], run=[], side=[], value=[])
-    bench, method, rep, side, cpu, start, end = zip(*rows)
+    bench, method, rep, side, cpu, start, end = zip(*rows, strict=True)
     return IterationTable.from_columns(benchmark=bench, method=method, run=rep, side=side, value=cpu,
                                        start_ns=start, end_ns=end)

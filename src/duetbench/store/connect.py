@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from sqlalchemy import create_engine, event
-from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.engine import Connection, CursorResult, Engine
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
 from duetbench.errors import DuetError
@@ -154,3 +154,11 @@ def _operational(exc: DBAPIError) -> bool:
     from sqlalchemy.exc import InterfaceError, OperationalError
 
     return isinstance(exc, (OperationalError, InterfaceError)) or exc.connection_invalidated
+
+
+def inserted_id(result: CursorResult[Any]) -> int:
+    """The primary key of the one row an INSERT just wrote."""
+    key = result.inserted_primary_key
+    if key is None:  # SQLAlchemy leaves it unset only for an executemany, which no caller passes
+        raise RuntimeError("the INSERT reported no primary key")
+    return int(key[0])

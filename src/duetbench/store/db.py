@@ -11,17 +11,25 @@ import json
 import sys
 import time
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Row, func, select
+from sqlalchemy import func, select
 from sqlalchemy.exc import SQLAlchemyError
 
 from duetbench.errors import DuetError
 from duetbench.execute.invocation import Invocation
 from duetbench.store import schema
-from duetbench.store.connect import database_errors, describe, open_engine, read_only, write_transaction
+from duetbench.store.connect import (
+    database_errors,
+    describe,
+    inserted_id,
+    open_engine,
+    read_only,
+    write_transaction,
+)
 from duetbench.store.location import StoreLocation, scrub_credentials
 from duetbench.store.migrations import migrate
 
@@ -61,7 +69,7 @@ class ComparisonRecord:
 class Store:
     """The results database at a path (SQLite) or URL (PostgreSQL); see `StoreLocation`."""
 
-    def __init__(self, path: "Path | str | StoreLocation" = DEFAULT_DB) -> None:
+    def __init__(self, path: Path | str | StoreLocation = DEFAULT_DB) -> None:
         self.location = StoreLocation.parse(path)
         #: The SQLite file (None for a server database).
         self.path = self.location.path
@@ -122,7 +130,7 @@ class Store:
                 command_a=command_a, command_b=command_b, seed=seed,
                 options=json.dumps(scrub_credentials(options)), host=json.dumps(scrub_credentials(host)),
                 tool_version=tool_version, uid=uid or str(uuid.uuid4())))
-            comparison_id = int(result.inserted_primary_key[0])
+            comparison_id = inserted_id(result)
         self._seq[comparison_id] = 0
         return comparison_id
 
@@ -196,9 +204,9 @@ class Store:
         columns = process_columns()
         rows = self._read(select(*[t.c[c] for c in columns]).where(t.c.comparison_id == comparison_id)
                           .order_by(t.c.seq))
-        return [invocation_from_row(dict(zip(columns, row))) for row in rows]
+        return [invocation_from_row(dict(zip(columns, row, strict=True))) for row in rows]
 
-    def _read(self, statement: Any) -> list[Row[Any]]:
+    def _read(self, statement: Any) -> list[Sequence[Any]]:
         with self.errors(), self.engine.connect() as conn:
             return list(conn.execute(statement).all())
 
@@ -208,7 +216,7 @@ _COMPARISON_COLUMNS = [schema.comparisons.c[name] for name in (
     "options", "host", "tool_version", "uid")]
 
 
-def _record(row: Row[Any]) -> ComparisonRecord:
+def _record(row: Sequence[Any]) -> ComparisonRecord:
     (id_, created, finished, status, method, name_a, name_b, command_a, command_b, seed, options, host,
      version, uid) = row
     return ComparisonRecord(id_, created, finished, status, method, name_a, name_b, command_a, command_b,

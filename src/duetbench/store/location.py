@@ -60,7 +60,7 @@ class StoreLocation:
     shown: URL | None = None  # the URL as the user wrote it, for display (password masked on render)
 
     @classmethod
-    def parse(cls, where: "str | Path | StoreLocation") -> "StoreLocation":
+    def parse(cls, where: str | Path | StoreLocation) -> StoreLocation:
         if isinstance(where, StoreLocation):
             return where
         text = str(where)
@@ -86,7 +86,7 @@ class StoreLocation:
                         hint="use a SQLite file path or a postgresql:// URL")
 
     @classmethod
-    def sqlite(cls, path: Path) -> "StoreLocation":
+    def sqlite(cls, path: Path) -> StoreLocation:
         from sqlalchemy.engine import URL
 
         return cls("sqlite", URL.create("sqlite", database=str(path)), path)
@@ -124,7 +124,7 @@ class StoreLocation:
     def __hash__(self) -> int:
         return hash(str(self.url))
 
-    def same_place(self, other: "StoreLocation") -> bool:
+    def same_place(self, other: StoreLocation) -> bool:
         if self.path is not None and other.path is not None:
             return self.path.resolve() == other.path.resolve()
         return self.url == other.url

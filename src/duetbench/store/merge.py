@@ -19,9 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from duetbench.errors import DuetError
+from duetbench.execute.invocation import Invocation
 from duetbench.store import schema
 from duetbench.store.campaigns import CampaignRecord, CampaignStore, RunAlreadyStored, RunRecord
-from duetbench.store.connect import write_transaction
+from duetbench.store.connect import inserted_id, write_transaction
 from duetbench.store.db import ComparisonRecord, Store, process_columns
 from duetbench.store.location import StoreLocation, scrub_credentials
 
@@ -133,7 +134,7 @@ def _copy_campaign(dest: Store, c: CampaignRecord) -> int:
             run_dir=c.run_dir, options=json.dumps(scrub_credentials(c.options)),
             host=json.dumps(scrub_credentials(c.host)), artifacts=json.dumps(c.artifacts),
             tool_version=c.tool_version, uid=c.uid))
-        return int(result.inserted_primary_key[0])
+        return inserted_id(result)
 
 
 def _merge_comparisons(src: Store, dest: Store, report: MergeReport, source_name: str) -> None:
@@ -162,7 +163,7 @@ def _same_comparison(a: ComparisonRecord, b: ComparisonRecord) -> bool:
         b.created, b.finished, b.status, b.method, b.command_a, b.command_b, b.seed)
 
 
-def _copy_comparison(dest: Store, c: ComparisonRecord, invocations: list) -> None:  # type: ignore[type-arg]
+def _copy_comparison(dest: Store, c: ComparisonRecord, invocations: list[Invocation]) -> None:
     columns = process_columns()
     with dest.errors(), write_transaction(dest.engine) as conn:
         result = conn.execute(schema.comparisons.insert(), dict(
@@ -170,7 +171,7 @@ def _copy_comparison(dest: Store, c: ComparisonRecord, invocations: list) -> Non
             name_b=c.name_b, command_a=c.command_a, command_b=c.command_b, seed=c.seed,
             options=json.dumps(scrub_credentials(c.options)), host=json.dumps(scrub_credentials(c.host)),
             tool_version=c.tool_version, uid=c.uid))
-        new_id = int(result.inserted_primary_key[0])
+        new_id = inserted_id(result)
         if invocations:
             conn.execute(schema.invocations.insert(), [
                 {"comparison_id": new_id, "seq": seq, **{col: getattr(inv, col) for col in columns}}

@@ -31,7 +31,7 @@ def with_owner(options: dict[str, Any]) -> dict[str, Any]:
     return {**options, OWNER_KEY: Owner.me().to_json()}
 
 
-def mark_dead(store: "Store") -> list[str]:
+def mark_dead(store: Store) -> list[str]:
     """Mark the ``running`` records of dead orchestrators; one description per record marked."""
     marked: list[str] = []
     for table, what in ((schema.comparisons, "comparison"), (schema.campaigns, "campaign")):
@@ -52,7 +52,7 @@ def mark_dead(store: "Store") -> list[str]:
     return marked
 
 
-def claim(store: "Store", table_name: str, record_id: int) -> None:
+def claim(store: Store, table_name: str, record_id: int) -> None:
     """Make this process the orchestrator of a record it continues (``duet run --resume``)."""
     table = getattr(schema, table_name)
     with write_transaction(store.engine) as conn:

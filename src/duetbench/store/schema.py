@@ -6,13 +6,27 @@ is not. Ids are AUTOINCREMENT on SQLite (never reused, as before) and SERIAL on 
 """
 from __future__ import annotations
 
-from sqlalchemy import (BigInteger, Boolean, Column, Float, ForeignKey, Index, Integer, MetaData, String, Table, Text,
-                        UniqueConstraint)
+from typing import Any
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    Column,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
 
 metadata = MetaData()
 
 
-def _process_columns(*, side_is_key: bool) -> list[Column]:  # type: ignore[type-arg]
+def _process_columns(*, side_is_key: bool) -> list[Column[Any]]:
     """What one process measured: the fields of `execute.invocation.Invocation`, plus `activity`
     (per-run noise attribution as JSON; nullable, filled by newer writers)."""
     return [

@@ -22,12 +22,16 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.markup import escape
 
 from duetbench.errors import DuetError
 from duetbench.execute.invocation import Invocation
+
+if TYPE_CHECKING:  # imported with the comparison it reports
+    from duetbench.report.model import ComparisonReport
 
 WORKLOADS = ("integer", "float", "cache", "memory")
 METHODS = ("sequential", "duet")
@@ -84,7 +88,8 @@ def _ops_for(kind: str, ms: float) -> int:
     from duetbench.execute.native import native_binary
 
     path = str(native_binary("duet-workload"))
-    done = subprocess.run([path, kind, "--calibrate", repr(ms)], check=False, capture_output=True, text=True, timeout=120)
+    done = subprocess.run([path, kind, "--calibrate", repr(ms)], check=False, capture_output=True, text=True,
+                          timeout=120)
     try:
         return int(done.stdout.strip())
     except ValueError:
@@ -109,7 +114,7 @@ def _measure(method: str, argv: list[str], seed: int, plan: Plan, stage_s: float
     opts = validated(command_a=command, command_b=command, method=method, warmup=1, min_runs=plan.min_runs,
                      max_runs=plan.max_runs, time_budget=stage_s, target_rciw=_NEVER_PRECISE, stop_on_evidence=False,
                      seed=seed, confidence=confidence)
-    reports = []
+    reports: list[ComparisonReport] = []
     code = run_compare(opts, db_path=db, exports=Exports(), console=Console(file=io.StringIO()), show_progress=False,
                        on_report=reports.append)
     if code == 130:
@@ -240,13 +245,14 @@ def answer(summary: dict[str, dict[str, object]], confidence: float) -> str:
                 continue
             t = m["worst_time_to_1pct_s"]
             reach = ("already" if t == 0 else
-                     f"~{_duration(t)} of measuring per benchmark ({m['worst_runs_to_1pct']} runs, for {m['worst_workload']})"
+                     f"~{_duration(t)} of measuring per benchmark "
+                     f"({m['worst_runs_to_1pct']} runs, for {m['worst_workload']})"
                      if math.isfinite(t) else "not reachable")
             parts.append(f"{method} resolves ±{m['median_half_width']:.2%} in the time spent (median; worst "
                          f"±{m['worst_half_width']:.2%}, {m['worst_workload']}), 1 % on every workload: {reach}")
         best = per.get("best")
         lines.append(f"{label}: " + "; ".join(parts) + (f" → use {best}." if best else "."))
-    alarms = sum(int(m["aa_false_alarms"]) for per in summary.values() for k, m in per.items()  # type: ignore[union-attr]
+    alarms = sum(int(m["aa_false_alarms"]) for per in summary.values() for k, m in per.items()
                  if isinstance(m, dict))
     if alarms:
         lines.append(f"{alarms} A/A comparison(s) excluded 1 from the {confidence:.0%} CI: a method is biased here "

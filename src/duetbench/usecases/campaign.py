@@ -32,31 +32,38 @@ from rich.console import Console
 from rich.markup import escape
 
 from duetbench import __version__
-from duetbench.analyze.stopping import StoppingParams, pair_run_stop, ratio_precision_stop
+from duetbench.analyze.api import AnalysisOptions, AnalysisRow
+from duetbench.analyze.stopping import StoppingParams, criterion_named, pair_run_stop, ratio_precision_stop
+from duetbench.analyze.sync import judge as judge_sync
+from duetbench.analyze.sync import run_sync_statuses
+from duetbench.analyze.tables import analyze_table
 from duetbench.config.campaign_model import BenchmarkSpec, Campaign
-from duetbench.model.table import discard_leading
 from duetbench.errors import DuetError
 from duetbench.execute.backends.base import Backend, CampaignJob, RunLoop
 from duetbench.execute.backends.registry import create_backend
 from duetbench.execute.barrier import ABORT_EXITED, ABORT_TIMEOUT
-from duetbench.execute.campaign_run import (ITERATION_LOG, STDERR, STDOUT, RunExecution, _Interrupted, execute_run,
-                                            side_argv)
+from duetbench.execute.campaign_run import (
+    ITERATION_LOG,
+    STDERR,
+    STDOUT,
+    RunExecution,
+    _Interrupted,
+    execute_run,
+    side_argv,
+)
 from duetbench.execute.container import ContainerEngine
 from duetbench.execute.invocation import Invocation
 from duetbench.host.host import host_facts
+from duetbench.model.table import discard_leading
 from duetbench.plan.campaign import AUTO_CANDIDATES, METHOD_ORDER, PlannedRun, RunRequest, make_plan
-from duetbench.usecases import campaign_auto
 from duetbench.report.campaign import CampaignProgress, print_plan, print_summary
 from duetbench.report.warnings import name_noise
 from duetbench.store.campaigns import CampaignRecord, CampaignStore, RunRecord, StoredIteration, iteration_table
 from duetbench.store.db import Store
-from duetbench.analyze.sync import judge as judge_sync
-from duetbench.analyze.sync import run_sync_statuses
 from duetbench.store.location import StoreLocation
 from duetbench.store.option import db_argument
 from duetbench.store.orchestrators import claim, with_owner
-from duetbench.analyze.api import AnalysisOptions, AnalysisRow
-from duetbench.analyze.tables import analyze_table
+from duetbench.usecases import campaign_auto
 
 if TYPE_CHECKING:
     from duetbench.report.exporters import Exports
@@ -405,7 +412,8 @@ def run_campaign(path: Path, opts: RunOptions, console: Console, *, backend: str
         if rows:
             print_summary(console, rows, opts.confidence)
             print_stopping(console, campaigns, campaign_id)
-        for name, choice in (campaigns.campaign(campaign_id).options.get("auto") or {}).items():  # type: ignore[union-attr]
+        stored = campaigns.campaign(campaign_id)  # recorded above: None only if it were deleted meanwhile
+        for name, choice in ((stored.options.get("auto") if stored else None) or {}).items():
             console.print(f"  {escape(name)}: method auto → {escape(choice['reason'])}", highlight=False)
             if choice.get("cpu_hint"):
                 console.print(f"  {escape(name)}: note: {escape(choice['cpu_hint'])}", highlight=False)
@@ -467,7 +475,7 @@ def bench_stopping(bench: BenchmarkSpec, opts: RunOptions) -> BenchStopping:
         if criterion is None:
             return None
         try:
-            return StoppingParams(criterion=criterion, **params)
+            return StoppingParams(criterion=criterion_named(criterion), **params)
         except DuetError as exc:
             raise DuetError(f"benchmark {bench.name}: stopping: {exc.message}", hint=exc.hint) from None
 
@@ -532,8 +540,8 @@ def _precision(campaigns: CampaignStore, campaign_id: int, bench: BenchmarkSpec,
                          sync=run_sync_statuses(campaigns.runs(campaign_id, with_iterations=False)))
     widths = [r.result.relative_ci_width for r in rows if r.result is not None]
     width = max(widths) if widths and len(widths) == len(rows) else math.nan
-    decision = ratio_precision_stop(width, target, min(sides), min_runs, max(campaign_auto.planned_runs(bench, method), min_runs),
-                                    0.0, None)
+    decision = ratio_precision_stop(width, target, min(sides), min_runs,
+                                    max(campaign_auto.planned_runs(bench, method), min_runs), 0.0, None)
     if decision.reason != "precision":
         return None
     return f"stopped early: the CI of B/A is {width:.2%} wide after {min(sides)} runs (target {target:.2%})"
@@ -663,7 +671,7 @@ def summarize(campaigns: CampaignStore, campaign_id: int, by_name: Mapping[str, 
                 # the estimator's notes are `duet analyze`'s, not the closing summary's.
                 said = [row.sync] if row.sync and row.sync != row.problem else []
                 rows.append(replace(row, notes=said, runs_ok=ok, runs_failed=failed))
-    name_noise(rows, runs)
+    name_noise(rows, runs)  # these rows are also the exported ones, as duet analyze's
     return rows
 
 

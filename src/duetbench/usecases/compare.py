@@ -247,8 +247,8 @@ def _stop_rule(opts: CompareOptions, method: str, on_progress: Callable[[int, st
                 ci_text = (f"B/A {r.ratio.estimate:.4f} [{r.ratio.low:.4f}, {r.ratio.high:.4f}] "
                            f"width {r.relative_ci_width:.2%}")
         on_progress(n, ci_text)
-        if not adaptive:
-            return n < opts.runs  # type: ignore[operator]
+        if opts.runs is not None:  # not adaptive: a fixed count
+            return n < opts.runs
         # Stop on precision (a fixed-n interval, judged on its width only) or on evidence (an anytime-valid
         # confidence sequence), never because a fixed-n interval first looks significant: that inflates false
         # alarms without bound (analyze/monitor.py).
@@ -390,7 +390,10 @@ class Pilot:
 
                     start = time.monotonic()
                     self.invocations[method].append([])
-                    runner = Runner(settings, more, lambda inv, m=method: self._keep(m, inv))  # type: ignore[misc]
+                    def keep(inv: Invocation, m: str = method) -> None:
+                        self._keep(m, inv)
+
+                    runner = Runner(settings, more, keep)
                     try:
                         outcome = runner.run()
                     except KeyboardInterrupt:
@@ -445,8 +448,9 @@ def run_compare(opts: CompareOptions, *, db_path: Path, exports: Exports, consol
 
         return run_single(opts, db_path=db_path, exports=exports, console=console, show_progress=show_progress,
                           time_unit=time_unit, on_report=on_report)
+    command_b: str = opts.command_b  # narrowed here: the deferred store call below runs later
     argv: dict[str, list[str]] = {}
-    for side, command, name in (("A", opts.command_a, opts.name_a), ("B", opts.command_b, opts.name_b)):
+    for side, command, name in (("A", opts.command_a, opts.name_a), ("B", command_b, opts.name_b)):
         argv[side], note = command_argv(command, shell=opts.shell, side=name)
         if note:
             from rich.markup import escape
@@ -472,7 +476,7 @@ def run_compare(opts: CompareOptions, *, db_path: Path, exports: Exports, consol
     record_method = method
     comparison = _DeferredComparison(db_path, lambda store: store.begin_comparison(
         method=method, name_a=opts.name_a, name_b=opts.name_b, command_a=opts.command_a,
-        command_b=opts.command_b, seed=opts.seed, options=_with_owner(options), host=host, tool_version=__version__))
+        command_b=command_b, seed=opts.seed, options=_with_owner(options), host=host, tool_version=__version__))
 
     total = opts.runs or opts.min_runs
     progress = LiveProgress(console, total, show_progress)
@@ -486,7 +490,8 @@ def run_compare(opts: CompareOptions, *, db_path: Path, exports: Exports, consol
         progress.update(done=n, total=total, description=f"{method} {opts.name_a} vs {opts.name_b}", ci=shown_ci)
 
     settings = RunSettings(method=method, argv=argv, cpus=cpus, seed=opts.seed, warmup=opts.warmup,
-                           timeout_s=opts.timeout, prepare=opts.per_side(opts.prepare), conclude=opts.per_side(opts.conclude),
+                           timeout_s=opts.timeout, prepare=opts.per_side(opts.prepare),
+                           conclude=opts.per_side(opts.conclude),
                            ignore_failure=opts.ignore_failure, show_output=opts.show_output, fill=opts.fill,
                            output={side: where or "null" for side, where in opts.per_side(opts.output).items()},
                            input_path=opts.input, labels={"A": opts.name_a, "B": opts.name_b})
@@ -498,14 +503,14 @@ def run_compare(opts: CompareOptions, *, db_path: Path, exports: Exports, consol
     previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
         with progress:
-            for side, command in opts.per_side(opts.setup).items():
-                if command:
-                    run_shell(command, f"--setup ({side})")
+            for side, script in opts.per_side(opts.setup).items():
+                if script:
+                    run_shell(script, f"--setup ({side})")
             status, failure, method = _measure(opts, settings, method, options, comparison, stop, on_progress,
                                                progress)
-            for side, command in opts.per_side(opts.cleanup).items():
-                if command:
-                    run_shell(command, f"--cleanup ({side})")
+            for side, script in opts.per_side(opts.cleanup).items():
+                if script:
+                    run_shell(script, f"--cleanup ({side})")
     except ShellCommandFailed as exc:
         shell_failure = exc
     finally:
@@ -551,7 +556,8 @@ def run_compare(opts: CompareOptions, *, db_path: Path, exports: Exports, consol
                       "[/yellow]")
         return 130
     primary = report.primary
-    if opts.fail_if_slower is not None and primary is not None and exceeds_threshold(primary.ratio, opts.fail_if_slower):
+    if (opts.fail_if_slower is not None and primary is not None
+            and exceeds_threshold(primary.ratio, opts.fail_if_slower)):
         console.print(f"[red]{opts.name_b} is more than {opts.fail_if_slower:g}% slower than {opts.name_a} "
                       f"with {primary.ratio.confidence_level:.0%} confidence (--fail-if-slower).[/red]")
         return EXIT_SLOWER
@@ -618,7 +624,8 @@ def show(db_path: Path, comparison_id: int | None, *, exports: Exports, console:
                           f"[{primary.ratio.low:.4f}, {primary.ratio.high:.4f}] · {primary.runs} runs"
                           if primary else "no statistics")
                 console.print(f"[bold]#{rec.id}[/bold] {when} · {rec.method} · {rec.status} · {judged}")
-                console.print(f"    {_short(rec.name_a, rec.command_a, 70)}\n    {_short(rec.name_b, rec.command_b, 70)}")
+                console.print(f"    {_short(rec.name_a, rec.command_a, 70)}\n"
+                              f"    {_short(rec.name_b, rec.command_b, 70)}")
             return 0
         record = store.comparison(comparison_id)
         if record is None:

@@ -12,7 +12,7 @@ from rich.markup import escape
 from duetbench.config.compare import CompareOptions, command_argv, validated
 from duetbench.errors import DuetError
 from duetbench.report.exporters import Exports
-from duetbench.report.model import ScanEntry, ScanReport
+from duetbench.report.model import ComparisonReport, ScanEntry, ScanReport
 from duetbench.usecases.compare import run_compare
 
 
@@ -41,10 +41,11 @@ def run_many(base: dict[str, Any], commands: list[str], names: list[str], refere
     try:
         for k, opts in enumerate(planned, 1):
             console.rule(escape(f"{k}/{len(planned)}: {opts.name_b} against {opts.name_a}"))
+            def keep(report: ComparisonReport, name: str = opts.name_b) -> None:
+                entries.append(ScanEntry({"command": name}, report))
+
             rc = run_compare(opts, db_path=db_path, exports=Exports(), console=console, show_progress=show_progress,
-                             time_unit=time_unit,
-                             on_report=lambda report, name=opts.name_b: entries.append(
-                                 ScanEntry({"command": name}, report)))
+                             time_unit=time_unit, on_report=keep)
             if rc == 130:
                 return 130
             code = max(code, rc)

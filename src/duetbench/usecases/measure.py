@@ -52,7 +52,7 @@ class MeasureSample:
         return d
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> "MeasureSample":
+    def from_json(cls, data: dict[str, Any]) -> MeasureSample:
         fields = {k: data[k] for k in cls.__dataclass_fields__ if k in data and k != "activity"}
         return cls(**fields, activity=[ProcessActivity.from_dict(a) for a in data.get("activity", [])])
 

@@ -82,8 +82,15 @@ def run_single(opts: CompareOptions, *, db_path: Path, exports: Exports, console
                time_unit: str | None = None, on_report: Callable[[ComparisonReport], None] | None = None) -> int:
     """Measure, store and report one command; the exit code (0, or 130 when interrupted; a failing
     command raises its error after the report)."""
-    from duetbench.usecases.compare import (_DeferredComparison, _failure_error, _interrupt, _last_line, _with_owner,
-                                            build_report, render)
+    from duetbench.usecases.compare import (
+        _DeferredComparison,
+        _failure_error,
+        _interrupt,
+        _last_line,
+        _with_owner,
+        build_report,
+        render,
+    )
 
     argv, note = command_argv(opts.command_a, shell=opts.shell, side=opts.name_a)
     if note:

@@ -111,7 +111,7 @@ class Backend(ABC):
     def dry_run_text(self, plan: Sequence[PlannedRun]) -> str:
         return f"dry run: nothing was measured ({len(plan)} runs planned)"
 
-    def check(self) -> None:
+    def check(self) -> None:  # noqa: B027 -- an optional hook: most backends have nothing to check
         """Before the campaign is recorded: fail now (DuetError) if this backend cannot run it here."""
 
     def reserve(self, label: str) -> contextlib.AbstractContextManager[object]:
@@ -131,7 +131,7 @@ class Backend(ABC):
         """The command-line arguments that resume with this backend, for the messages."""
         return "" if self.family == "local" else f" --backend {self.family}"
 
-    def collect(self, job: CampaignJob) -> None:
+    def collect(self, job: CampaignJob) -> None:  # noqa: B027 -- an optional hook: local results are already in the store
         """Resuming, before the runs left are counted: bring results measured elsewhere into the store."""
 
     @abstractmethod

@@ -93,7 +93,7 @@ class _Where:
         return format(str(self), spec)
 
 
-def _groups(m: re.Match[str], where: "_Where | str") -> Callable[[str], str]:
+def _groups(m: re.Match[str], where: _Where | str) -> Callable[[str], str]:
     """Reads a group that must have taken part in the match (optional parts of a pattern may not)."""
 
     def group(key: str) -> str:

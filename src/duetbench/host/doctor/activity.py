@@ -76,7 +76,8 @@ def _graded(name: str, title: str, value: float, *, warn_at: float, bad_at: floa
 def _busy_share(before: ProcSnapshot, after: ProcSnapshot | None) -> float | None:
     if after is None or "cpu" not in before.cpu_ticks or "cpu" not in after.cpu_ticks:
         return None
-    delta = [a - b for a, b in zip(after.cpu_ticks["cpu"], before.cpu_ticks["cpu"])]
+    # The first 8 columns are summed; a kernel that prints more (guest, guest_nice) adds to both rows alike.
+    delta = [a - b for a, b in zip(after.cpu_ticks["cpu"], before.cpu_ticks["cpu"], strict=False)]
     total = sum(delta[:8])
     if total <= 0:
         return None
@@ -120,7 +121,7 @@ def check_steal(before: ProcSnapshot, after: ProcSnapshot | None) -> Check:
             prior = before.cpu_ticks.get(cpu)
             if cpu == "cpu" or prior is None or len(ticks) < 8:
                 continue
-            delta = [a - b for a, b in zip(ticks, prior)]
+            delta = [a - b for a, b in zip(ticks, prior, strict=False)]
             if sum(delta[:8]) > 0:
                 shares[cpu] = delta[7] / sum(delta[:8])
         if shares:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from duetbench.host.doctor.live import CLOCK_STATES, STA_PLL, LiveProbe, Timex
-from duetbench.host.doctor.model import Check, Setting
+from duetbench.host.doctor.model import Check, Setting, Status
 from duetbench.host.doctor.sysroot import SysRoot
 
 CLOCKSOURCE = "/sys/devices/system/clocksource/clocksource0"
@@ -26,7 +26,7 @@ def check_clocksource(root: SysRoot) -> Check:
     if better and root.writable(f"{CLOCKSOURCE}/current_clocksource"):
         settings = (Setting(f"{CLOCKSOURCE}/current_clocksource", current, better,
                             f"read time from {better} instead of {current}"),)
-    status = "bad" if current in ("jiffies", "refined-jiffies") else "warn"
+    status: Status = "bad" if current in ("jiffies", "refined-jiffies") else "warn"
     fix = (f"The {current} clocksource is slow to read (µs per timestamp) or coarse. "
            + (f"Switch to {better}: duet doctor --fix --apply" if better else
               "No faster one is offered; the kernel may have found the TSC unstable (see dmesg)."))

@@ -9,7 +9,7 @@ import errno as errno_mod
 import os
 
 from duetbench.host.doctor.live import LiveProbe
-from duetbench.host.doctor.model import Check
+from duetbench.host.doctor.model import Check, Status
 from duetbench.host.doctor.sysroot import SysRoot
 
 
@@ -39,7 +39,7 @@ def check_cgroups(root: SysRoot) -> Check:
         controllers = sorted({o for _, _, opts in v1 for o in opts.split(",")
                               if o in ("cpu", "cpuacct", "cpuset", "memory", "pids", "blkio", "freezer")})
         evidence.append(f"v1 controllers: {', '.join(controllers) or 'none'}")
-    status = "ok"
+    status: Status = "ok"
     fix = None
     if v2:
         mount = v2[0][0]
@@ -87,7 +87,8 @@ def check_perf_counters(root: SysRoot, probe: LiveProbe) -> Check:
                        errno_mod.EACCES: "not permitted (perf_event_paranoid)",
                        errno_mod.EPERM: "not permitted (perf_event_paranoid or a seccomp filter)",
                        errno_mod.ENODEV: "no such PMU device",
-                       errno_mod.ENOSYS: "perf events not built into the kernel"}.get(result.errno, os.strerror(result.errno))
+                       errno_mod.ENOSYS: "perf events not built into the kernel",
+                       }.get(result.errno, os.strerror(result.errno))
             evidence.append(f"perf_event_open(cycles) failed: {name}, {meaning}")
         available = result.ok
     elif devices:
@@ -121,14 +122,15 @@ def check_containers(root: SysRoot, probe: LiveProbe) -> Check:
     title = "Container engines"
     engines = probe.container_engines()
     if engines is None:
-        return Check("containers", title, "not-observable", ("container engines can be asked only on the live machine",))
+        return Check("containers", title, "not-observable",
+                     ("container engines can be asked only on the live machine",))
     evidence = []
     for e in engines:
         if e.path is None:
             evidence.append(f"{e.name}: not installed")
         else:
-            evidence.append(f"{e.name}: {e.path}, " + ("engine reachable, " if e.reachable else "engine not reachable: ")
-                            + e.detail)
+            reach = "engine reachable, " if e.reachable else "engine not reachable: "
+            evidence.append(f"{e.name}: {e.path}, {reach}{e.detail}")
     if any(e.reachable for e in engines):
         return Check("containers", title, "ok", tuple(evidence))
     return Check("containers", title, "info", tuple(evidence),

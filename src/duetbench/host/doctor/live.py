@@ -215,11 +215,11 @@ class RecordedProbe:
 
     def adjtimex(self) -> Timex | None:
         d = self.data.get("adjtimex")
-        return Timex(**d) if isinstance(d, dict) else None  # type: ignore[arg-type]
+        return Timex(**d) if isinstance(d, dict) else None
 
     def perf_hw_cycles(self) -> PerfResult | None:
         d = self.data.get("perf_hw_cycles")
-        return PerfResult(**d) if isinstance(d, dict) else None  # type: ignore[arg-type]
+        return PerfResult(**d) if isinstance(d, dict) else None
 
     def taskstats_family(self) -> int | None | bool:
         if "taskstats_family" not in self.data:
@@ -229,7 +229,7 @@ class RecordedProbe:
 
     def container_engines(self) -> list[EngineResult] | None:
         d = self.data.get("container_engines")
-        return [EngineResult(**e) for e in d] if isinstance(d, list) else None  # type: ignore[arg-type]
+        return [EngineResult(**e) for e in d] if isinstance(d, list) else None
 
 
 def probe_for(root: Path) -> LiveProbe:

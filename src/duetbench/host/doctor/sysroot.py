@@ -96,7 +96,8 @@ def online_cpus(root: SysRoot) -> list[int]:
     cpus = parse_cpu_list(root.read("/sys/devices/system/cpu/online"))
     if cpus:
         return cpus
-    return sorted(int(n[3:]) for n in root.listdir("/sys/devices/system/cpu") if n[3:].isdigit() and n.startswith("cpu"))
+    return sorted(int(n[3:]) for n in root.listdir("/sys/devices/system/cpu")
+                  if n[3:].isdigit() and n.startswith("cpu"))
 
 
 def measured_cpus(root: SysRoot) -> list[int]:

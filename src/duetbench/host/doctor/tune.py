@@ -11,6 +11,7 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from duetbench.errors import DuetError
 from duetbench.host.doctor.model import Setting
@@ -37,14 +38,16 @@ class Outcome:
         return {"path": self.path, "value": self.value, "ok": self.ok, "message": self.message}
 
 
-def _load(path: Path) -> dict[str, object]:
+def _load(path: Path) -> dict[str, Any]:
+    """The state file's JSON (checked for its version only), or {} when there is none."""
     try:
         data = json.loads(path.read_text())
     except FileNotFoundError:
         return {}
     except (OSError, ValueError) as exc:
         raise DuetError(f"cannot read the tuning state file {path}: {exc}",
-                        hint=f"inspect it, or delete it if it is damaged (set {STATE_ENV} to use another path)") from None
+                        hint=f"inspect it, or delete it if it is damaged (set {STATE_ENV} to use another "
+                             "path)") from None
     if not isinstance(data, dict) or data.get("version") != STATE_VERSION:
         raise DuetError(f"the tuning state file {path} has an unknown format",
                         hint="it was written by another duetbench version; restore by hand and delete it")
@@ -78,7 +81,7 @@ def apply(settings: list[Setting], root: SysRoot, state: Path) -> list[Outcome]:
     if data and data.get("root") != str(root.root):
         raise DuetError(f"{state} holds settings applied to another root ({data.get('root')})",
                         hint="run duet doctor --reset for that root first")
-    saved: list[dict[str, str]] = list(data.get("settings", []))  # type: ignore[arg-type]
+    saved: list[dict[str, str]] = list(data.get("settings", []))
     known = {s["path"] for s in saved}
     pending = []
     unreadable = []
@@ -112,7 +115,7 @@ def reset(root: SysRoot, state: Path) -> list[Outcome]:
     if data.get("root") != str(root.root):
         raise DuetError(f"{state} holds settings applied to {data.get('root')}, not {root.root}",
                         hint=f"run the reset with --root {data.get('root')}")
-    saved: list[dict[str, str]] = list(data.get("settings", []))  # type: ignore[arg-type]
+    saved: list[dict[str, str]] = list(data.get("settings", []))
     outcomes = []
     failed = []
     for entry in reversed(saved):
@@ -132,4 +135,4 @@ def reset(root: SysRoot, state: Path) -> list[Outcome]:
 
 def saved_settings(state: Path) -> list[dict[str, str]]:
     """What a reset would restore (empty when nothing was applied)."""
-    return list(_load(state).get("settings", []))  # type: ignore[arg-type]
+    return list(_load(state).get("settings", []))

@@ -25,14 +25,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, Union
+from typing import TYPE_CHECKING, Any, Protocol
 
 from duetbench.errors import DuetError
 
 if TYPE_CHECKING:
     from duetbench.report.model import CampaignReport, ComparisonReport, ScanReport
 
-    Subject = Union[ComparisonReport, ScanReport, CampaignReport]
+    Subject = ComparisonReport | ScanReport | CampaignReport
 
 #: The registry: every format, in the order its option is listed. Each is the module
 #: ``duetbench.report.exporters.<name>``, which defines ``EXPORTER``; its option is ``--export-<name>``.

@@ -6,7 +6,7 @@ Text in the document is plain (names from outside included); the format's render
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Union
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from duetbench.report.model import CampaignReport, ComparisonReport, ScanReport
@@ -24,7 +24,7 @@ class Code:
     text: str
 
 
-Inline = Union[str, Strong, Code]
+Inline = str | Strong | Code
 
 
 @dataclass(frozen=True)
@@ -64,7 +64,7 @@ class Footer:
     text: str
 
 
-Block = Union[Heading, Paragraph, Table, Warnings, Bullets, Footer]
+Block = Heading | Paragraph | Table | Warnings | Bullets | Footer
 Document = list[Block]
 
 

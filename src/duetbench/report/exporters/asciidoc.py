@@ -10,9 +10,22 @@ from __future__ import annotations
 import re
 
 from duetbench.report.exporters import TextExporter
-from duetbench.report.exporters._document import (Block, Bullets, Code, Document, Footer, Heading, Inline,
-                                                  Paragraph, Strong, Table, Warnings, campaign_document,
-                                                  comparison_document, scan_document)
+from duetbench.report.exporters._document import (
+    Block,
+    Bullets,
+    Code,
+    Document,
+    Footer,
+    Heading,
+    Inline,
+    Paragraph,
+    Strong,
+    Table,
+    Warnings,
+    campaign_document,
+    comparison_document,
+    scan_document,
+)
 from duetbench.report.safe_text import visible
 
 # Letters, digits, spaces and punctuation AsciiDoc does not interpret where our texts go (inside a

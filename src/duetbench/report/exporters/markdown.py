@@ -4,9 +4,22 @@ Every text is escaped with `markdown_text` (no raw HTML, no cell or code-span br
 from __future__ import annotations
 
 from duetbench.report.exporters import TextExporter
-from duetbench.report.exporters._document import (Block, Bullets, Code, Document, Footer, Heading, Inline,
-                                                  Paragraph, Strong, Table, Warnings, campaign_document,
-                                                  comparison_document, scan_document)
+from duetbench.report.exporters._document import (
+    Block,
+    Bullets,
+    Code,
+    Document,
+    Footer,
+    Heading,
+    Inline,
+    Paragraph,
+    Strong,
+    Table,
+    Warnings,
+    campaign_document,
+    comparison_document,
+    scan_document,
+)
 from duetbench.report.safe_text import markdown_text
 
 

@@ -79,6 +79,7 @@ def run_task(attempt_dir: Path, task: int, console: Console) -> int:
 
 def _run_share(attempt: Attempt, spec: JobSpec, task: int, node: str, job: str, console: Console) -> tuple[int, str]:
     from duetbench.config.campaign import load_campaign
+
     # The worker re-enters the campaign use case for its per-run loop: the very code a local run uses.
     from duetbench.usecases.campaign import worker_loop
 
