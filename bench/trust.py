@@ -133,13 +133,32 @@ def wilson(k: int, n: int, z: float = 2.576) -> tuple[float, float]:
     return ((centre - half) / (1 + z * z / n), (centre + half) / (1 + z * z / n))
 
 
-def aa_cell(ms: float, cond: str, reps: int, seed: int) -> dict[str, Any]:
+def aa_cell(ms: float, cond: str, reps: int, seed: int, earlier: list[dict[str, Any]] | None = None
+            ) -> dict[str, Any]:
+    """`reps` more A/A comparisons of one cell, after the `earlier` rows of this cell (another session's,
+    with `--add`): seeds continue where they stopped, so no comparison is repeated."""
     cmd = workload(ms)
-    rows = []
+    rows = list(earlier or [])
+    host = platform_cpu()
     with condition(cond, seed):
-        for k in range(reps):
-            rows.append(duet_compare(cmd, cmd, [], seed + k))
+        for k in range(len(rows), len(rows) + reps):
+            rows.append({**duet_compare(cmd, cmd, [], seed + k), "cpu": host, "load": os.getloadavg()[0]})
             print(json.dumps({"ms": ms, "condition": cond, **rows[-1]}), flush=True)
+    return summarize_aa(ms, cond, rows)
+
+
+def platform_cpu() -> str:
+    """The host CPU's model name (it changes between sessions on these VMs)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown"
+
+
+def summarize_aa(ms: float, cond: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
     ok = [r for r in rows if "error" not in r]
     alarms = sum(r["verdict"] != "no difference" for r in ok)
     scatter = [abs(math.log(r["estimate"])) / (math.log(r["high"] / r["low"]) / 2) for r in ok
@@ -153,7 +172,7 @@ def aa_cell(ms: float, cond: str, reps: int, seed: int) -> dict[str, Any]:
             "median_scatter": statistics.median(scatter) if scatter else math.nan,
             "median_seconds": statistics.median(r["elapsed_s"] for r in ok) if ok else math.nan,
             "median_runs": statistics.median(r["runs"] for r in ok) if ok else math.nan,
-            "methods": methods, "rows": rows}
+            "methods": methods, "cpus": sorted({str(r.get("cpu", "unknown")) for r in rows}), "rows": rows}
 
 
 def matrix_cell(ms: float, cond: str, budget: float, reps: int, seed: int) -> dict[str, Any]:
@@ -230,6 +249,8 @@ def main() -> int:
     p.add_argument("--budget", type=float, default=6.0)
     p.add_argument("--seed", type=int, default=20261124)
     p.add_argument("--goals", type=int, default=0, help="repetitions of the evident-difference speed goals")
+    p.add_argument("--add", action="store_true", help="add to bench/results/trust.json: the cells run extend "
+                   "their earlier comparisons (another session's), the others are kept")
     p.add_argument("--relabel", action="store_true", help="fix the matrix rows of an existing trust.json (see relabel)")
     args = p.parse_args()
     if args.relabel:
@@ -240,12 +261,24 @@ def main() -> int:
         return 0
     RESULTS.mkdir(exist_ok=True)
     result: dict[str, Any] = {"load_before": os.getloadavg(), "aa": [], "matrix": [], "goals": {}}
+    before: dict[str, Any] = {}
+    if args.add and (RESULTS / "trust.json").exists():
+        # Add to the stored results: cells run now extend their earlier rows; the rest is kept as it was.
+        before = json.loads((RESULTS / "trust.json").read_text())
+        result.update({k: before.get(k, result[k]) for k in ("aa", "matrix", "goals")})
     if args.goals:
         result["goals"] = goals_cell(args.goals, args.seed)
     for ms in (float(x) for x in args.ms.split(",")):
         for cond in args.conditions.split(","):
             if args.aa:
-                result["aa"].append(aa_cell(ms, cond, args.aa, args.seed))
+                cells = result["aa"]
+                k = next((i for i, c in enumerate(cells) if c["ms"] == ms and c["condition"] == cond), None)
+                cell = aa_cell(ms, cond, args.aa, args.seed, cells[k]["rows"] if k is not None else None)
+                if k is None:
+                    cells.append(cell)
+                else:
+                    cells[k] = cell
+                (RESULTS / "trust.json").write_text(json.dumps(result, indent=1))  # a finished cell is kept
     if args.matrix:
         for cond in args.matrix_conditions.split(","):
             result["matrix"].append(matrix_cell(20.0, cond, args.budget, args.matrix_reps, args.seed))
@@ -262,12 +295,13 @@ def markdown(result: dict[str, Any]) -> str:
     if result["aa"]:
         lines += ["## A/A false alarms, default settings (`duet compare CMD CMD`)", "",
                   "| command | condition | comparisons | false alarms | rate (Wilson 99%) | estimate beyond half-width "
-                  "| median s | median runs | methods chosen |", "|---|---|---:|---:|---|---:|---:|---:|---|"]
+                  "| median s | median runs | methods chosen | host CPUs |", "|---|---|---:|---:|---|---:|---:|---:|---|---|"]
         for c in result["aa"]:
             lo, hi = c["wilson99"]
             lines.append(f"| {c['ms']:g} ms | {c['condition']} | {c['comparisons']} | {c['false_alarms']} | "
                          f"{c['rate']:.1%} ({lo:.1%}–{hi:.1%}) | {c['estimate_beyond_half_width']:.1%} | "
-                         f"{c['median_seconds']:.1f} | {c['median_runs']:g} | {c['methods']} |")
+                         f"{c['median_seconds']:.1f} | {c['median_runs']:g} | {c['methods']} | "
+                         f"{', '.join(c.get('cpus', [])) or 'not recorded'} |")
         lines.append("")
     if result.get("goals"):
         lines += ["## Evident differences, default settings: whole `duet compare` wall time", "",
