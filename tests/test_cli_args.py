@@ -55,3 +55,13 @@ def test_specific_usage_errors(native_dir: Path, tmp_path: Path, args: list[str]
     result = CliRunner().invoke(main, [*args, "--db", str(tmp_path / "r.db"), "--no-progress"])
     assert result.exit_code == 2, result.output
     assert expected in result.output
+
+
+@pytest.mark.parametrize("level", ["0.3", "1", "1.5"])
+def test_every_command_takes_the_same_confidence_range(duet, tmp_path: Path, level: str) -> None:
+    """Issue 14: --confidence was (0, 1) in compare, [0.5, 1) in analyze and run, [0.5, 0.999] in calibrate."""
+    (tmp_path / "c.yml").write_text("campaign: c\nbenchmarks:\n  b: 'true'\n")
+    for args in (["compare", "true", "true"], ["run", "c.yml"], ["analyze"], ["calibrate", "--quick"]):
+        r = duet(*args, "--confidence", level)
+        assert r.returncode == 2, (args, r.stdout, r.stderr)
+        assert f"--confidence must be in [0.5, 1), got {float(level)}" in r.stderr, (args, r.stderr)

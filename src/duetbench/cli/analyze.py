@@ -128,12 +128,12 @@ def analysis_options(f: Callable[..., None]) -> Callable[..., None]:
 def _rows(analysis: _Analysis) -> tuple[CampaignRecord, IterationTable, list[AnalysisRow]]:
     from duetbench.analyze.api import AnalysisOptions
     from duetbench.analyze.tables import analyze_table
+    from duetbench.config.compare import check_confidence
     from duetbench.store.campaigns import iteration_table, process_cpu_table
 
     confidence, resamples, min_overlap, db = analysis.confidence, analysis.resamples, analysis.min_overlap, analysis.db
     benchmarks, methods, metric = analysis.benchmarks, analysis.methods, analysis.metric
-    if not 0.5 <= confidence < 1:
-        raise DuetError(f"--confidence must be in [0.5, 1), got {confidence}", hint="e.g. --confidence 0.95")
+    check_confidence(confidence)
     if resamples < 100:
         raise DuetError(f"--resamples {resamples} is too few for a percentile CI", hint="use 1000 or more")
     if resamples > 1_000_000:

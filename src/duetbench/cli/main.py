@@ -309,7 +309,7 @@ def compare(commands: tuple[str, ...], db: Path, no_progress: bool, **options: A
     The ratio B/A is reported with a confidence interval (Student-t family by default); above 1 means
     B is slower.
     """
-    from duetbench.config.compare import OUTPUT_KINDS, validated
+    from duetbench.config.compare import OUTPUT_KINDS, check_confidence, validated
     from duetbench.config.scan import parameter_grid
     from duetbench.report.exporters import Exports
 
@@ -342,6 +342,7 @@ def compare(commands: tuple[str, ...], db: Path, no_progress: bool, **options: A
                           options.pop("parameter_list"))
     if options.get("seed") is None:
         options["seed"] = random.SystemRandom().randrange(2**31)
+    check_confidence(float(options["confidence"]))
     for key in ("prepare", "conclude", "setup", "cleanup"):
         options[key] = list(options[key])
     console, show_progress = _styled_console(style, no_progress)
@@ -532,8 +533,9 @@ def run(campaign_file: Path, dry_run: bool, resume: bool, executor: str, seed: i
     from duetbench.usecases.campaign import RunOptions, run_campaign
 
     exports = Exports.from_options(export_paths)
-    if not 0.5 <= confidence < 1:
-        raise DuetError(f"--confidence must be in [0.5, 1), got {confidence}", hint="e.g. --confidence 0.95")
+    from duetbench.config.compare import check_confidence
+
+    check_confidence(confidence)
     if target_width is not None and not 0 < target_width < 1:
         raise DuetError(f"--target-width must be a fraction between 0 and 1, got {target_width}",
                         hint="e.g. --target-width 0.01 for a CI 1% wide")

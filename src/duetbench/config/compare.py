@@ -53,7 +53,7 @@ class CompareOptions(BaseModel):
     input: str | None = None
     timeout: float | None = Field(None, gt=0)
     seed: int = Field(ge=0, le=2**63 - 1)
-    confidence: float = Field(0.99, gt=0, lt=1)
+    confidence: float = Field(0.99, ge=0.5, lt=1)  # check_confidence: the one range
     n_resamples: int = Field(10_000, ge=100)
     min_overlap_rate: float = Field(0.4, gt=0, lt=1)
     ignore_failure: bool = False
@@ -87,6 +87,14 @@ class CompareOptions(BaseModel):
         if not values:
             return {"A": None, "B": None}
         return {"A": values[0], "B": values[-1]}
+
+
+def check_confidence(confidence: float) -> float:
+    """The confidence level every command accepts: [0.5, 1). Below 0.5 an interval would claim less than a
+    coin flip; 1 has no finite interval."""
+    if not 0.5 <= confidence < 1:
+        raise DuetError(f"--confidence must be in [0.5, 1), got {confidence}", hint="e.g. --confidence 0.95")
+    return confidence
 
 
 def validated(**kwargs: object) -> CompareOptions:
