@@ -105,3 +105,17 @@ def test_plan_puts_the_pilot_first() -> None:
         assert len(x) == 5 + 10
         assert all(is_pilot(p, {"auto": 5}) for p in x[:3]) and not any(is_pilot(p, {"auto": 5}) for p in x[3:])
         assert sorted(p.position for p in plan) == list(range(len(plan)))
+
+
+def test_a_failed_runs_cause_is_the_line_above_the_stack_frames() -> None:
+    """Issue 15: a JMH failure showed `at org.openjdk.jmh.Main.main(Main.java:71)`, its cause only in a file."""
+    from duetbench.usecases.campaign import cause_line
+
+    jvm = ("Exception in thread \"main\" java.lang.RuntimeException: ERROR: Another JMH instance might be running. "
+           "Unable to acquire the JMH lock (/tmp/jmh.lock), exiting. Use -Djmh.ignoreLock=true to forcefully "
+           "continue.\n\tat org.openjdk.jmh.runner.Runner.run(Runner.java:213)\n"
+           "\tat org.openjdk.jmh.Main.main(Main.java:71)\n")
+    assert "Another JMH instance" in cause_line(jvm) and "-Djmh.ignoreLock=true" in cause_line(jvm)
+    assert cause_line("Caused by: x\n\t... 3 more\n") == "Caused by: x"
+    assert cause_line("Traceback (most recent call last):\n  File \"a.py\", line 1\nValueError: bad\n") == "ValueError: bad"
+    assert cause_line("") == ""

@@ -9,8 +9,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from duetbench.usecases.calibrate import METHODS, WORKLOADS, choose_seed, plan_for, run_calibration
 from duetbench.config.compare import check_confidence
+from duetbench.usecases.calibrate import METHODS, WORKLOADS, choose_seed, plan_for, run_calibration
 
 
 @click.command()

@@ -424,6 +424,14 @@ def _commands_and_names(commands: list[str], options: dict[str, Any]) -> tuple[l
     return [(c, k == index) for k, c in enumerate(commands)], names
 
 
+def piped_console() -> Any:
+    """The console reports print to. Piped (a CI log, a file) rich would assume 80 columns and cut table
+    cells ("seque…"); a log has no width, so tables get 160 columns there, as `duet analyze`'s do."""
+    from rich.console import Console
+
+    return Console(highlight=False, width=None if sys.stdout.isatty() else 160)
+
+
 def _styled_console(style: str, no_progress: bool) -> tuple[Any, bool]:
     """--style as hyperfine's: the console that prints the report, and whether the progress line shows."""
     from rich.console import Console
@@ -434,7 +442,7 @@ def _styled_console(style: str, no_progress: bool) -> tuple[Any, bool]:
         return Console(highlight=False, no_color=True), style == "nocolor" and not no_progress
     if style in ("full", "color"):
         return Console(highlight=False, force_terminal=True), style == "full" and not no_progress
-    return Console(highlight=False), not no_progress
+    return piped_console(), not no_progress
 
 
 @main.command()
@@ -446,7 +454,6 @@ def _styled_console(style: str, no_progress: bool) -> tuple[Any, bool]:
 @export_options("comparison")
 def show(comparison_id: int | None, db: Path, limit: int, **export_paths: Path | None) -> None:
     """List stored comparisons, or re-print (and re-export) comparison COMPARISON_ID."""
-    from rich.console import Console
 
     from duetbench.report.exporters import Exports
     from duetbench.usecases.compare import show as show_comparison
@@ -455,7 +462,7 @@ def show(comparison_id: int | None, db: Path, limit: int, **export_paths: Path |
     if exports and comparison_id is None:
         raise DuetError("--export-* needs the id of the comparison to export",
                         hint="e.g. duet show 3 --export-json r.json")
-    sys.exit(show_comparison(db, comparison_id, exports=exports, console=Console(highlight=False), limit=limit))
+    sys.exit(show_comparison(db, comparison_id, exports=exports, console=piped_console(), limit=limit))
 
 
 @main.command()
@@ -567,4 +574,4 @@ def run(campaign_file: Path, dry_run: bool, resume: bool, executor: str, seed: i
         raise DuetError(f"{slurm_only[0]} applies only to --backend slurm", hint="add --backend slurm, or drop it")
     settings = {"partition": partition, "nodes": nodes, "split": split, "sbatch_args": list(sbatch_args),
                 "shared_dir": shared_dir} if backend == "slurm" else {}
-    sys.exit(run_campaign(campaign_file, opts, Console(highlight=False), backend=backend, settings=settings))
+    sys.exit(run_campaign(campaign_file, opts, piped_console(), backend=backend, settings=settings))

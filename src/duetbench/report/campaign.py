@@ -1,6 +1,8 @@
 """Terminal output of `duet run`: the plan (--dry-run), the live campaign view, the summary table."""
 from __future__ import annotations
 
+import math
+
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
@@ -76,21 +78,22 @@ class CampaignProgress(ManualProgress):
 
 def print_summary(console: Console, rows: list[AnalysisRow], confidence_level: float) -> None:
     table = Table(title="B relative to A (ratio of execution times, > 1 means B is slower)", title_justify="left")
-    for column in ("benchmark", "method", "runs", f"ratio B/A [{confidence_level:.0%} CI]", "verdict", "U-test p",
-                   "CI width"):
-        table.add_column(column, no_wrap=column.startswith("ratio"))
+    for column in ("benchmark", "method", "runs", "A / B per iteration (median)",
+                   f"ratio B/A [{confidence_level:.0%} CI]", "verdict", "U-test p", "CI width"):
+        table.add_column(column, no_wrap=column.startswith(("ratio", "A / B")))
     problems = []
     for row in rows:
         ok = row.runs if row.runs_ok is None else row.runs_ok
         runs = f"{ok}" + (f" [red]+{row.runs_failed} failed[/red]" if row.runs_failed else "")
         if row.result is None:
             problems.append(row)
-            table.add_row(escape(row.benchmark), row.method, runs, f"[yellow]no result ({len(problems)})[/yellow]",
+            table.add_row(escape(row.benchmark), row.method, runs, "", f"[yellow]no result ({len(problems)})[/yellow]",
                           "", "", "")
             continue
         r = row.result
         colour = {"slower": "red", "faster": "green"}.get(r.verdict, "white")
-        table.add_row(escape(row.benchmark), row.method, runs, format_ratio(r.ratio),
+        table.add_row(escape(row.benchmark), row.method, runs, f"{duration(r.a.median)} / {duration(r.b.median)}",
+                      format_ratio(r.ratio),
                       f"[{colour}]{r.verdict}[/{colour}]", f"{r.u_test_p:.3g}", f"{r.relative_ci_width:.2%}")
     console.print(table)
     # Explanations go below the table: they are sentences, and would wrap into unreadable columns.
@@ -101,6 +104,17 @@ def print_summary(console: Console, rows: list[AnalysisRow], confidence_level: f
         for note in row.notes:
             console.print(f"[dim]note[/dim] {escape(row.benchmark)} · {row.method}: {escape(note)}", soft_wrap=True,
                           highlight=False)
+
+
+def duration(seconds: float) -> str:
+    """A time per iteration with its unit, three significant digits: harness iterations run from
+    nanoseconds (JMH's ops) to minutes."""
+    if not math.isfinite(seconds):
+        return "–"
+    for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs")):
+        if abs(seconds) >= scale:
+            return f"{seconds / scale:.3g} {unit}"
+    return f"{seconds / 1e-9:.3g} ns"
 
 
 def format_ratio(r: RatioResult) -> str:

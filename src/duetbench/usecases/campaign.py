@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import math
 import random
+import re
 import shlex
 import signal
 import subprocess
@@ -182,8 +183,22 @@ def _parse_side(bench: BenchmarkSpec, execution: RunExecution, side: str) -> _Pa
     return _ParsedSide(its, parsed.clock, notes, len(log_lines), None if sync is None else str(sync))
 
 
+_STACK_FRAME = re.compile(r"^\s+at |^\s*\.\.\. \d+ more\s*$|^\s*File \"")
+
+
+def cause_line(stderr: str) -> str:
+    """The line of a failed run's stderr that says why: the last one that is not a stack frame. A JVM ends
+    its output with frames (`\tat org.openjdk.jmh.Main.main(Main.java:71)`); the exception's message,
+    e.g. JMH's "Another JMH instance might be running ... -Djmh.ignoreLock=true", is above them."""
+    lines = [line for line in stderr.strip().splitlines() if line.strip()]
+    for line in reversed(lines):
+        if not _STACK_FRAME.match(line):
+            return line.strip()
+    return lines[-1].strip() if lines else ""
+
+
 def _failure_text(side: str, inv: Invocation) -> str:
-    last = (inv.stderr_tail.strip().splitlines() or [""])[-1]
+    last = cause_line(inv.stderr_tail)
     what = {"failed": f"exit code {inv.exit_code}", "signaled": f"killed by signal {inv.signal}",
             "timeout": "timed out"}.get(inv.status, inv.status.replace("_", " "))
     detail = inv.error or last
