@@ -22,7 +22,7 @@ def print_plan(console: Console, name: str, seed: int, schedule: str, plan: list
         table.add_column(column, justify="right" if column in ("#", "rep") else "left")
     for run in plan:
         cpus = " ".join(f"{s}→{run.cpus[s]}" for s in run.sides)
-        table.add_row(str(run.position + 1), escape(run.benchmark), run.method, str(run.repetition + 1),
+        table.add_row(str(run.position + 1), escape(run.benchmark), run.method, str(run.repetition),
                       "".join(run.sides), cpus, "done" if run.key in done else "")
     console.print(table)
     for (bench, side), command in sorted(commands.items()):
@@ -71,7 +71,7 @@ class CampaignProgress(ManualProgress):
 
     def _describe(self, run: PlannedRun) -> None:
         fails = f"[red]{self.failures} failed[/red]" if self.failures else ""
-        self.progress.update(self.task, description=escape(f"{run.benchmark} · {run.method} {run.repetition + 1}"),
+        self.progress.update(self.task, description=escape(f"{run.benchmark} · {run.method} {run.repetition}"),
                              failures=fails)
         self.refresh()
 
@@ -82,6 +82,7 @@ def print_summary(console: Console, rows: list[AnalysisRow], confidence_level: f
                    f"ratio B/A [{confidence_level:.0%} CI]", "verdict", "U-test p", "CI width"):
         table.add_column(column, no_wrap=column.startswith(("ratio", "A / B")))
     problems = []
+    p_marks: list[AnalysisRow] = []
     for row in rows:
         ok = row.runs if row.runs_ok is None else row.runs_ok
         runs = f"{ok}" + (f" [red]+{row.runs_failed} failed[/red]" if row.runs_failed else "")
@@ -92,14 +93,25 @@ def print_summary(console: Console, rows: list[AnalysisRow], confidence_level: f
             continue
         r = row.result
         colour = {"slower": "red", "faster": "green"}.get(r.verdict, "white")
+        # A tiny U-test p beside "no difference" reads as a contradiction: say on the spot what it means.
+        p_mark = ""
+        if r.verdict == "no difference" and r.u_test_p < 1 - confidence_level:
+            p_marks.append(row)
+            p_mark = f" [dim]({'†' * len(p_marks)})[/dim]"
         table.add_row(escape(row.benchmark), row.method, runs, f"{duration(r.a.median)} / {duration(r.b.median)}",
                       format_ratio(r.ratio),
-                      f"[{colour}]{r.verdict}[/{colour}]", f"{r.u_test_p:.3g}", f"{r.relative_ci_width:.2%}")
+                      f"[{colour}]{r.verdict}[/{colour}]", f"{r.u_test_p:.3g}{p_mark}", f"{r.relative_ci_width:.2%}")
     console.print(table)
     # Explanations go below the table: they are sentences, and would wrap into unreadable columns.
     for number, row in enumerate(problems, start=1):
         console.print(f"[yellow]({number})[/yellow] {escape(row.benchmark)} · {row.method}: {escape(row.problem)}",
                       soft_wrap=True, highlight=False)
+    for number, row in enumerate(p_marks, start=1):
+        console.print(f"[dim]({'†' * number})[/dim] {escape(row.benchmark)} · {row.method}: the U test finds "
+                      "A's and B's iterations differently distributed, but the ratio's CI includes 1: the difference "
+                      "it sees is not a consistent change of time (a shift in a few iterations, or in the spread), "
+                      "or it is smaller than this interval resolves. The verdict follows the CI.", soft_wrap=True,
+                      highlight=False)
     for row in rows:
         for note in row.notes:
             console.print(f"[dim]note[/dim] {escape(row.benchmark)} · {row.method}: {escape(note)}", soft_wrap=True,

@@ -677,8 +677,14 @@ def summarize(campaigns: CampaignStore, campaign_id: int, by_name: Mapping[str, 
             stored = [r for r in runs if r.benchmark == name and r.method == method]
             if all(r.status in ("skipped", "pilot") for r in stored):  # none, or the method auto set aside
                 continue
-            ok = sum(1 for r in stored if r.status == "ok")
-            failed = sum(1 for r in stored if r.status == "failed")
+            # One number per concept: a run measures A and B once — a duet run both at once, a sequential
+            # repetition as an A run and a B run — so sequential counts repetitions, as `duet analyze` does.
+            by_rep: dict[int, list[str]] = {}
+            for r in stored:
+                by_rep.setdefault(r.repetition, []).append(r.status)
+            whole = 1 if method != "sequential" else 2
+            ok = sum(1 for st in by_rep.values() if st.count("ok") >= whole)
+            failed = sum(1 for st in by_rep.values() if "failed" in st)
             found = [row for (b, m), row in analysed.items() if m == method]
             for row in found or [AnalysisRow(name, method, 0, 0, 0, None,
                                              problem="no finished run with measured iterations")]:
