@@ -198,3 +198,14 @@ def test_a_shell_commands_missing_program_is_reported_before_measuring(duet, tmp
     result = duet("compare", "no-such-program-xyz 1 | sort", *ONE)
     assert result.returncode == 2 and "not found" in one_line_error(result)
     assert not (tmp_path / ".duet" / "results.db").exists()
+
+
+def test_shell_option_also_runs_setup_prepare_and_cleanup(duet, tmp_path: Path) -> None:
+    """-S/--shell applies to --setup/--prepare/--conclude/--cleanup too, as hyperfine runs them in its shell:
+    `shopt` exists in bash only, so with /bin/sh (dash on Debian) these hooks would fail."""
+    r = duet("compare", "true", "true", "-S", "bash", "--runs", "3", "--no-progress", "--warmup", "0",
+             "--setup", f"shopt -s extglob && echo s >> {tmp_path}/log", "--prepare", f"shopt -q extglob; echo p >> {tmp_path}/log",
+             "--cleanup", f"shopt -u extglob && echo c >> {tmp_path}/log")
+    assert r.returncode == 0, r.stderr
+    log = (tmp_path / "log").read_text().split()
+    assert log[0] == "s" and log[-1] == "c" and log.count("p") >= 6

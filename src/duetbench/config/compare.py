@@ -197,6 +197,14 @@ def shell_argv(shell: str) -> list[str]:
     return argv
 
 
+def hook_shell(shell: str | None) -> list[str] | None:
+    """The shell --setup/--prepare/--conclude/--cleanup run in: -S/--shell's, as hyperfine runs them in its
+    shell; /bin/sh (None) without -S or with -N, since those commands are shell command lines by nature."""
+    if shell is None or shell == "none":
+        return None
+    return shell_argv(shell)
+
+
 def _is_shell(program: str, found: str) -> bool:
     try:
         with open("/etc/shells") as f:

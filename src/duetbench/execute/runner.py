@@ -58,6 +58,8 @@ class RunSettings:
     # Keep the side that finished first busy with unmeasured re-runs until its partner finishes, so the
     # longer side never runs alone (Bulej et al. 2020 §4.4, the remedy for uneven resource utilization).
     fill: bool = False
+    #: The shell --prepare/--conclude run in (-S/--shell's argv); None: /bin/sh.
+    hook_shell: list[str] | None = None
     # Number of the first pair (duet) or round (sequential): a comparison continued by another runner
     # (--method auto after re-deciding) keeps its pairs apart from the earlier runner's.
     first: int = 0
@@ -84,9 +86,11 @@ class ShellCommandFailed(Exception):
         self.what, self.command, self.code, self.stderr = what, command, code, stderr
 
 
-def run_shell(command: str, what: str) -> None:
-    """Run a --prepare/--setup/--cleanup command through the shell, as hyperfine does."""
-    result = subprocess.run(["/bin/sh", "-c", command], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+def run_shell(command: str, what: str, shell: list[str] | None = None) -> None:
+    """Run a --prepare/--setup/--cleanup command through the shell, as hyperfine does: `shell` (-S/--shell's
+    argv), else /bin/sh."""
+    result = subprocess.run([*(shell or ["/bin/sh"]), "-c", command], stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True)
     if result.returncode != 0:
         raise ShellCommandFailed(what, command, result.returncode, result.stderr[-2000:])
@@ -149,12 +153,12 @@ class Runner:
     def _prepare(self, side: str) -> None:
         command = self.s.prepare.get(side)
         if command:
-            run_shell(command, f"--prepare ({side})")
+            run_shell(command, f"--prepare ({side})", self.s.hook_shell)
 
     def _conclude(self, side: str) -> None:
         command = self.s.conclude.get(side)
         if command:
-            run_shell(command, f"--conclude ({side})")
+            run_shell(command, f"--conclude ({side})", self.s.hook_shell)
 
     def _spec(self, side: str, index: int, pair: int, warmup: bool, cpu: int,
               barrier: Path | None, cgroups: dict[str, SideCgroup | None]) -> LaunchSpec:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from duetbench import __version__
-from duetbench.config.compare import CompareOptions, command_argv
+from duetbench.config.compare import CompareOptions, command_argv, hook_shell
 from duetbench.errors import EXIT_SLOWER, CommandFailed, DuetError
 from duetbench.execute.invocation import Invocation
 from duetbench.execute.lock import MeasurementLock
@@ -494,7 +494,8 @@ def run_compare(opts: CompareOptions, *, db_path: Path, exports: Exports, consol
                            conclude=opts.per_side(opts.conclude),
                            ignore_failure=opts.ignore_failure, show_output=opts.show_output, fill=opts.fill,
                            output={side: where or "null" for side, where in opts.per_side(opts.output).items()},
-                           input_path=opts.input, labels={"A": opts.name_a, "B": opts.name_b})
+                           input_path=opts.input, labels={"A": opts.name_a, "B": opts.name_b},
+                           hook_shell=hook_shell(opts.shell))
     stop = _Stop()
     status = "failed"
     failure: Invocation | None = None
@@ -505,12 +506,12 @@ def run_compare(opts: CompareOptions, *, db_path: Path, exports: Exports, consol
         with progress:
             for side, script in opts.per_side(opts.setup).items():
                 if script:
-                    run_shell(script, f"--setup ({side})")
+                    run_shell(script, f"--setup ({side})", settings.hook_shell)
             status, failure, method = _measure(opts, settings, method, options, comparison, stop, on_progress,
                                                progress)
             for side, script in opts.per_side(opts.cleanup).items():
                 if script:
-                    run_shell(script, f"--cleanup ({side})")
+                    run_shell(script, f"--cleanup ({side})", settings.hook_shell)
     except ShellCommandFailed as exc:
         shell_failure = exc
     finally:

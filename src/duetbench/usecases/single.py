@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from duetbench import __version__
-from duetbench.config.compare import CompareOptions, command_argv
+from duetbench.config.compare import CompareOptions, command_argv, hook_shell
 from duetbench.errors import DuetError
 from duetbench.execute.invocation import Invocation
 from duetbench.execute.lock import MeasurementLock
@@ -120,14 +120,14 @@ def run_single(opts: CompareOptions, *, db_path: Path, exports: Exports, console
                            timeout_s=opts.timeout, prepare={"A": opts.per_side(opts.prepare)["A"]},
                            conclude={"A": opts.per_side(opts.conclude)["A"]}, ignore_failure=opts.ignore_failure,
                            show_output=opts.show_output, output={"A": opts.per_side(opts.output)["A"] or "null"},
-                           input_path=opts.input, labels={"A": opts.name_a})
+                           input_path=opts.input, labels={"A": opts.name_a}, hook_shell=hook_shell(opts.shell))
     status, failure, shell_failure = "failed", None, None
     previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
         with progress:
             setup, cleanup = opts.per_side(opts.setup)["A"], opts.per_side(opts.cleanup)["A"]
             if setup:
-                run_shell(setup, "--setup")
+                run_shell(setup, "--setup", settings.hook_shell)
             runner = Runner(settings, _stop_rule(opts, on_progress, stopped), comparison.add_invocation,
                             on_activity=comparison.set_activity, on_invocations=comparison.add_invocations)
             try:
@@ -137,7 +137,7 @@ def run_single(opts: CompareOptions, *, db_path: Path, exports: Exports, console
                 runner.stop_all()
                 status = "interrupted"
             if cleanup and status != "interrupted":
-                run_shell(cleanup, "--cleanup")
+                run_shell(cleanup, "--cleanup", settings.hook_shell)
     except ShellCommandFailed as exc:
         shell_failure = exc
     finally:
