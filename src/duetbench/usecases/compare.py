@@ -530,23 +530,9 @@ def run_compare(opts: CompareOptions, *, db_path: Path, exports: Exports, consol
         finally:
             lock.release()
 
-    store, comparison_id = comparison.open(), comparison.id
-    record = store.comparison(comparison_id)
-    assert record is not None
-    report = build_report(record, store.invocations(comparison_id))
-    store.close()
-    if report.results or status != "failed":
-        render(report, console, time_unit=time_unit)
-    exports.write(report)
-    if on_report is not None:
-        on_report(report)
-
-    if shell_failure is not None:
-        raise DuetError(f"the {shell_failure.what} command failed with exit code {shell_failure.code}: "
-                        f"{_last_line(shell_failure.stderr)}", hint="fix the command or run it by hand to see why",
-                        exit_code=1)
-    if failure is not None:
-        raise _failure_error(failure, report.names)
+    comparison_id = comparison.id
+    report = report_stored(comparison, status, failure, shell_failure, exports=exports, console=console,
+                           time_unit=time_unit, on_report=on_report)
     if status == "interrupted":
         from rich.markup import escape
 
@@ -571,6 +557,30 @@ def _short(name: str, command: str, width: int = 28) -> str:
     text = f"{os.path.basename(program)} {rest}".strip()
     text = text if len(text) <= width else text[: width - 1] + "…"
     return text if name in ("A", "B") else f"{name}: {text}"
+
+
+def report_stored(comparison: _DeferredComparison, status: str, failure: Invocation | None,
+                  shell_failure: ShellCommandFailed | None, *, exports: Exports, console: Console,
+                  time_unit: str | None, on_report: Callable[[ComparisonReport], None] | None) -> ComparisonReport:
+    """The end of a comparison (two commands or one): read it back from the store, print it (unless nothing
+    was measured), export it, hand it to `on_report`, then raise the failure that ended it, if any."""
+    store = comparison.open()
+    record = store.comparison(comparison.id)
+    assert record is not None
+    report = build_report(record, store.invocations(comparison.id))
+    store.close()
+    if report.results or report.benchmark is not None or status != "failed":
+        render(report, console, time_unit=time_unit)
+    exports.write(report)
+    if on_report is not None:
+        on_report(report)
+    if shell_failure is not None:
+        raise DuetError(f"the {shell_failure.what} command failed with exit code {shell_failure.code}: "
+                        f"{_last_line(shell_failure.stderr)}", hint="fix the command or run it by hand to see why",
+                        exit_code=1)
+    if failure is not None:
+        raise _failure_error(failure, report.names)
+    return report
 
 
 def _interrupt(signum: int, frame: object) -> None:

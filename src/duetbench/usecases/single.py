@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 
 from duetbench import __version__
 from duetbench.config.compare import CompareOptions, command_argv, hook_shell
-from duetbench.errors import DuetError
 from duetbench.execute.invocation import Invocation
 from duetbench.execute.lock import MeasurementLock
 from duetbench.execute.runner import Runner, RunSettings, ShellCommandFailed, run_shell
@@ -84,12 +83,9 @@ def run_single(opts: CompareOptions, *, db_path: Path, exports: Exports, console
     command raises its error after the report)."""
     from duetbench.usecases.compare import (
         _DeferredComparison,
-        _failure_error,
         _interrupt,
-        _last_line,
         _with_owner,
-        build_report,
-        render,
+        report_stored,
     )
 
     argv, note = command_argv(opts.command_a, shell=opts.shell, side=opts.name_a)
@@ -149,22 +145,8 @@ def run_single(opts: CompareOptions, *, db_path: Path, exports: Exports, console
                                                 options)
         finally:
             lock.release()
-    store = comparison.open()
-    record = store.comparison(comparison.id)
-    assert record is not None
-    report = build_report(record, store.invocations(comparison.id))
-    store.close()
-    if report.benchmark is not None or status != "failed":
-        render(report, console, time_unit=time_unit)
-    exports.write(report)
-    if on_report is not None:
-        on_report(report)
-    if shell_failure is not None:
-        raise DuetError(f"the {shell_failure.what} command failed with exit code {shell_failure.code}: "
-                        f"{_last_line(shell_failure.stderr)}", hint="fix the command or run it by hand to see why",
-                        exit_code=1)
-    if failure is not None:
-        raise _failure_error(failure, report.names)
+    report_stored(comparison, status, failure, shell_failure, exports=exports, console=console,
+                  time_unit=time_unit, on_report=on_report)
     return 130 if status == "interrupted" else 0
 
 
