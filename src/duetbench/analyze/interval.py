@@ -16,9 +16,9 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import stdtrit
 
 from ._inputs import FloatArray
+from .tdist import t_isf
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,7 @@ class Interval:
 
 def t_quantile(confidence_level: float, df: float) -> float:
     """Two-sided Student-t quantile t_{(1+cl)/2, df}."""
-    return float(stdtrit(df, 0.5 + confidence_level / 2.0))
+    return t_isf((1.0 - confidence_level) / 2.0, float(df))
 
 
 def student_t(x: FloatArray, confidence_level: float) -> Interval:
