@@ -214,10 +214,16 @@ class _Stop:
         self.detail = ""
 
 
-def _stop_rule(opts: CompareOptions, method: str, on_progress: Callable[[int, str], None], live_ci: bool,
-               stop: _Stop | None = None, spent_s: float = 0.0, prior: list[Invocation] | None = None,
+def _never() -> bool:
+    return False
+
+
+def _stop_rule(opts: CompareOptions, method: str, on_progress: Callable[[int, str], None],
+               display_due: Callable[[], bool] = _never, stop: _Stop | None = None, spent_s: float = 0.0,
+               prior: list[Invocation] | None = None,
                watch_for: Candidate | None = None) -> Callable[[list[Invocation], float], bool]:
-    """After each run (pair): go on? `spent_s`: seconds already spent before this runner (auto's pilots,
+    """After each run (pair): go on? `display_due`: would the progress bar be drawn now (a CI only shown
+    there is computed only then); `spent_s`: seconds already spent before this runner (auto's pilots,
     earlier segments), counted against --time-budget; `prior`: this method's runs measured by earlier
     runners of the same comparison, judged together with this runner's; `watch_for`: the pilot's finding
     for this method — when the recent runs spread far more, stop with reason "conditions" (re-decide)."""
@@ -233,9 +239,11 @@ def _stop_rule(opts: CompareOptions, method: str, on_progress: Callable[[int, st
         n = measured_runs(method, measured)
         ci_text = ""
         decision = MonitorDecision(False, "", "")
-        # The live CI steers adaptive stopping and the progress line; with neither, don't compute it.
+        # The live CI steers adaptive stopping (on its schedule) and the progress line (only when the bar
+        # is redrawn: computing it costs ~1 ms between two pairs); with neither, it is not computed.
         first_look = min(opts.min_runs, EVIDENCE_MIN_UNITS) if evidence else opts.min_runs
-        if n >= 3 and (live_ci or (adaptive and n >= first_look)) and last_ci.due(n):
+        deciding = adaptive and n >= first_look
+        if n >= 3 and (last_ci.due(n) if deciding else display_due()):
             s = samples(method, measured, opts.metric)
             stamps = {"a_start": s.a_start, "a_end": s.a_end, "b_start": s.b_start, "b_end": s.b_end}
             decision, r = watch(method, s.a, s.b, min_units=opts.min_runs, target_rciw=opts.target_rciw,
@@ -328,7 +336,7 @@ def _measure(opts: CompareOptions, settings: RunSettings, method: str, options: 
             watch_for = next(c for c in choice.candidates if c.method == method)
             first = max((i.pair for i in prior), default=-1) + 1
             settings = dataclasses.replace(settings, method=method, warmup=0, seed=seed, first=first)
-        runner = Runner(settings, _stop_rule(opts, method, on_progress, progress.enabled, stop, spent, prior,
+        runner = Runner(settings, _stop_rule(opts, method, on_progress, progress.due, stop, spent, prior,
                                              watch_for if auto and len(history) <= MAX_REDECISIONS else None),
                         comparison.add_invocation, on_activity=comparison.set_activity,
                         on_invocations=comparison.add_invocations)
