@@ -61,6 +61,14 @@ def cells(quick: bool) -> list[dict[str, object]]:
             for noise in ("normal", "t3", "outliers"):
                 out.append(dict(kind="campaign_auto", method="auto", runs=runs, duet_sigma=duet_sigma, noise=noise,
                                 ratio=1.0))
+    # A CPU hog that the scheduler moves onto the CPU the faster side left idle (the CPU placement's second
+    # adversary, plan/schedule.py): fixed n and the adaptive stop, a mild and a heavy hog.
+    # `follow`: the chance that the hog moves after a pair (1: always; 0.5: a random walk between the CPUs).
+    for follow in (1.0, 0.5):
+        for slowdown in (1.1, 1.5):
+            for n in (5, 10, 30, "adaptive"):
+                out.append(dict(kind="hog", method="duet", n=n, slowdown=slowdown, follow=follow, sigma=0.01,
+                                ratio=1.0))
     return out
 
 
@@ -82,6 +90,13 @@ def run(cell: dict[str, object], sims: int, seed: int) -> honesty.Rate:
         rate, _ = honesty.campaign_auto(int(cell["runs"]), 20, ratio=ratio, noise=str(cell["noise"]),  # type: ignore[arg-type]
                                         duet_sigma=float(cell["duet_sigma"]), sims=sims, seed=seed)  # type: ignore[arg-type]
         return rate
+    if cell["kind"] == "hog":
+        if cell["n"] == "adaptive":
+            return honesty.hog_adaptive(ratio=ratio, sigma=float(cell["sigma"]), slowdown=float(cell["slowdown"]),  # type: ignore[arg-type]
+                                        follow=float(cell["follow"]), sims=sims, seed=seed)  # type: ignore[arg-type]
+        return honesty.hog_fixed_n(int(cell["n"]), ratio=ratio, sigma=float(cell["sigma"]),  # type: ignore[arg-type]
+                                   slowdown=float(cell["slowdown"]), follow=float(cell["follow"]),  # type: ignore[arg-type]
+                                   sims=sims, seed=seed)
     return honesty.campaign(m, str(cell["estimator"]), int(cell["runs"]), 10, ratio=ratio,  # type: ignore[arg-type]
                             sims=sims, seed=seed)
 
@@ -140,7 +155,8 @@ def markdown(rows: list[dict[str, object]], sims: int) -> str:
     for kind, title in (("fixed", "Fixed n (`--runs N`)"), ("adaptive", "Adaptive stop (as `duet compare` stops)"),
                         ("campaign", "Campaign estimators (`duet analyze`)"),
                         ("auto", "`duet compare --method auto` (pilot, choice, then the adaptive comparison)"),
-                        ("campaign_auto", "`duet run` with `methods: {auto: N}` (the chosen pilot run counts)")):
+                        ("campaign_auto", "`duet run` with `methods: {auto: N}` (the chosen pilot run counts)"),
+                        ("hog", "Duet beside a CPU hog that moves to the CPU the faster side left (CPU placement)")):
         lines += [f"## {title}", "", "| cell | misses | rate | Wilson 99% upper | median n |", "|---|---:|---:|---:|---:|"]
         for r in rows:
             if r["kind"] == kind:
@@ -151,8 +167,8 @@ def markdown(rows: list[dict[str, object]], sims: int) -> str:
 
 
 def _label(r: dict[str, object]) -> str:
-    keys = [k for k in ("method", "n", "sigma", "duet_sigma", "noise", "ratio", "interval", "evidence", "estimator",
-                        "runs") if k in r]
+    keys = [k for k in ("method", "n", "sigma", "duet_sigma", "slowdown", "follow", "noise", "ratio", "interval",
+                        "evidence", "estimator", "runs") if k in r]
     return ", ".join(f"{k}={r[k]}" for k in keys)
 
 

@@ -26,12 +26,13 @@ import json
 import math
 import os
 import random
+import shlex
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -47,11 +48,15 @@ def workload(ms: float) -> str:
     return f"{w} integer --ops {int(ops)}"
 
 
+#: The interpreter that runs `duet` (`--duet-python`: another install, e.g. an older version, beside this one).
+DUET_PYTHON = [sys.executable]
+
+
 def duet_compare(a: str, b: str, extra: list[str], seed: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "r.json"
         t0 = time.monotonic()
-        proc = subprocess.run([sys.executable, "-m", "duetbench", "compare", a, b, "--seed", str(seed), "--no-progress",
+        proc = subprocess.run([*DUET_PYTHON, "-m", "duetbench", "compare", a, b, "--seed", str(seed), "--no-progress",
                                "--db", str(Path(tmp) / "db.sqlite"), "--export-json", str(out), *extra],
                               capture_output=True, text=True)
         elapsed = time.monotonic() - t0
@@ -133,18 +138,22 @@ def wilson(k: int, n: int, z: float = 2.576) -> tuple[float, float]:
     return ((centre - half) / (1 + z * z / n), (centre + half) / (1 + z * z / n))
 
 
-def aa_cell(ms: float, cond: str, reps: int, seed: int, earlier: list[dict[str, Any]] | None = None
-            ) -> dict[str, Any]:
+def aa_cell(ms: float, cond: str, reps: int, seed: int, earlier: list[dict[str, Any]] | None = None,
+            extra: list[str] | None = None, tag: str = "",
+            on_row: Callable[[dict[str, Any]], None] = lambda cell: None) -> dict[str, Any]:
     """`reps` more A/A comparisons of one cell, after the `earlier` rows of this cell (another session's,
-    with `--add`): seeds continue where they stopped, so no comparison is repeated."""
+    with `--add`): seeds continue where they stopped, so no comparison is repeated. `on_row` gets the cell
+    so far after every comparison (to be stored at once: a killed bench keeps what it measured)."""
     cmd = workload(ms)
     rows = list(earlier or [])
     host = platform_cpu()
     with condition(cond, seed):
         for k in range(len(rows), len(rows) + reps):
-            rows.append({**duet_compare(cmd, cmd, [], seed + k), "cpu": host, "load": os.getloadavg()[0]})
-            print(json.dumps({"ms": ms, "condition": cond, **rows[-1]}), flush=True)
-    return summarize_aa(ms, cond, rows)
+            rows.append({**duet_compare(cmd, cmd, list(extra or []), seed + k), "cpu": host,
+                         "load": os.getloadavg()[0]})
+            print(json.dumps({"ms": ms, "condition": cond, "tag": tag, **rows[-1]}), flush=True)
+            on_row(summarize_aa(ms, cond, rows, extra, tag))
+    return summarize_aa(ms, cond, rows, extra, tag)
 
 
 def platform_cpu() -> str:
@@ -158,7 +167,8 @@ def platform_cpu() -> str:
     return "unknown"
 
 
-def summarize_aa(ms: float, cond: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
+def summarize_aa(ms: float, cond: str, rows: list[dict[str, Any]], extra: list[str] | None = None, tag: str = ""
+                 ) -> dict[str, Any]:
     ok = [r for r in rows if "error" not in r]
     alarms = sum(r["verdict"] != "no difference" for r in ok)
     scatter = [abs(math.log(r["estimate"])) / (math.log(r["high"] / r["low"]) / 2) for r in ok
@@ -166,7 +176,8 @@ def summarize_aa(ms: float, cond: str, rows: list[dict[str, Any]]) -> dict[str, 
     methods: dict[str, int] = {}
     for r in ok:
         methods[r["method"]] = methods.get(r["method"], 0) + 1
-    return {"ms": ms, "condition": cond, "comparisons": len(ok), "errors": len(rows) - len(ok),
+    return {"ms": ms, "condition": cond, "tag": tag, "args": list(extra or []), "comparisons": len(ok),
+            "errors": len(rows) - len(ok),
             "false_alarms": alarms, "rate": alarms / max(len(ok), 1), "wilson99": wilson(alarms, len(ok)),
             "estimate_beyond_half_width": sum(s > 1 for s in scatter) / max(len(scatter), 1),
             "median_scatter": statistics.median(scatter) if scatter else math.nan,
@@ -251,8 +262,14 @@ def main() -> int:
     p.add_argument("--goals", type=int, default=0, help="repetitions of the evident-difference speed goals")
     p.add_argument("--add", action="store_true", help="add to bench/results/trust.json: the cells run extend "
                    "their earlier comparisons (another session's), the others are kept")
+    p.add_argument("--aa-args", default="", help="extra `duet compare` options for the A/A cells (default: none, "
+                   "the default settings); use with --tag")
+    p.add_argument("--tag", default="", help="name the A/A cells run now apart from the default-settings cells "
+                   "of the same command and condition (e.g. a placement or version being tested)")
+    p.add_argument("--duet-python", default=sys.executable, help="the Python whose duetbench runs the comparisons")
     p.add_argument("--relabel", action="store_true", help="fix the matrix rows of an existing trust.json (see relabel)")
     args = p.parse_args()
+    DUET_PYTHON[:] = [args.duet_python]
     if args.relabel:
         result = json.loads((RESULTS / "trust.json").read_text())
         relabel(result, args.seed)
@@ -272,13 +289,19 @@ def main() -> int:
         for cond in args.conditions.split(","):
             if args.aa:
                 cells = result["aa"]
-                k = next((i for i, c in enumerate(cells) if c["ms"] == ms and c["condition"] == cond), None)
-                cell = aa_cell(ms, cond, args.aa, args.seed, cells[k]["rows"] if k is not None else None)
+                k = next((i for i, c in enumerate(cells) if c["ms"] == ms and c["condition"] == cond
+                          and c.get("tag", "") == args.tag), None)
                 if k is None:
-                    cells.append(cell)
-                else:
+                    cells.append({"ms": ms, "condition": cond, "tag": args.tag, "rows": []})
+                    k = len(cells) - 1
+
+                def store(cell: dict[str, Any], k: int = k, cells: list[dict[str, Any]] = cells) -> None:
                     cells[k] = cell
-                (RESULTS / "trust.json").write_text(json.dumps(result, indent=1))  # a finished cell is kept
+                    result["load_after"] = os.getloadavg()
+                    _write_json(result)
+                    (RESULTS / "trust.md").write_text(markdown(result))
+
+                aa_cell(ms, cond, args.aa, args.seed, cells[k]["rows"], shlex.split(args.aa_args), args.tag, store)
     if args.matrix:
         for cond in args.matrix_conditions.split(","):
             result["matrix"].append(matrix_cell(20.0, cond, args.budget, args.matrix_reps, args.seed))
@@ -287,6 +310,13 @@ def main() -> int:
     (RESULTS / "trust.md").write_text(markdown(result))
     print(markdown(result))
     return 0
+
+
+def _write_json(result: dict[str, Any]) -> None:
+    """Replace trust.json whole or not at all: a bench killed while writing keeps the previous file."""
+    tmp = RESULTS / "trust.json.tmp"
+    tmp.write_text(json.dumps(result, indent=1))
+    tmp.replace(RESULTS / "trust.json")
 
 
 def markdown(result: dict[str, Any]) -> str:
@@ -298,7 +328,8 @@ def markdown(result: dict[str, Any]) -> str:
                   "| median s | median runs | methods chosen | host CPUs |", "|---|---|---:|---:|---|---:|---:|---:|---|---|"]
         for c in result["aa"]:
             lo, hi = c["wilson99"]
-            lines.append(f"| {c['ms']:g} ms | {c['condition']} | {c['comparisons']} | {c['false_alarms']} | "
+            cond = c["condition"] + (f" [{c['tag']}: `{' '.join(c['args'])}`]" if c.get("tag") else "")
+            lines.append(f"| {c['ms']:g} ms | {cond} | {c['comparisons']} | {c['false_alarms']} | "
                          f"{c['rate']:.1%} ({lo:.1%}–{hi:.1%}) | {c['estimate_beyond_half_width']:.1%} | "
                          f"{c['median_seconds']:.1f} | {c['median_runs']:g} | {c['methods']} | "
                          f"{', '.join(c.get('cpus', [])) or 'not recorded'} |")

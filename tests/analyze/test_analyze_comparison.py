@@ -39,9 +39,13 @@ def test_duet_robust_filter_is_reported() -> None:
     keep = np.setdiff1d(np.arange(40), [5, 17])
     boot = compare("duet", a, b, metric="cpu", n_resamples=2000, random_state=0, interval="bootstrap")
     assert boot.ratio == duet_ratio_ci(a[keep], b[keep], n_resamples=2000, random_state=0, interval="bootstrap")
-    # The t interval is Yuen's: the kept pairs' mean, the spread of all 40 with the two winsorized,
-    # so it is wider than a t interval that pretends the 38 kept pairs were all there was.
-    naive = duet_ratio_ci(a[keep], b[keep])
+    # The t interval is Yuen's: the mean with the two removed pairs and the two lowest trimmed (a
+    # symmetric trim), the spread of all 40 with the four winsorized, so it is wider than a t interval
+    # that pretends the 36 kept pairs were all there was.
+    assert any("trims as many from the other end" in n for n in r.notes)
+    log_ratio = np.log(b / a)
+    trimmed = np.setdiff1d(np.arange(40), [5, 17, *np.argsort(log_ratio)[:2]])
+    naive = duet_ratio_ci(a[trimmed], b[trimmed])
     assert r.ratio.interval == "t" and r.ratio.estimate == pytest.approx(naive.estimate)
     assert r.ratio.low < naive.low and r.ratio.high > naive.high
 
@@ -138,3 +142,13 @@ def test_bad_method_metric_and_pairing() -> None:
         compare("duet", [1.0, 2.0, 3.0], [1.0, 2.0])
     with pytest.raises(ValueError, match="B \\(candidate\\) has only 1 value"):
         compare("sequential", [1.0, 2.0], [1.0])
+
+
+def test_symmetric_trim_drops_as_many_from_each_end() -> None:
+    from duetbench.analyze.interval import symmetric_trim
+
+    x = np.array([0.0, 5.0, 1.0, 2.0, 3.0, 4.0, 9.0, 8.0])
+    keep = x < 8.0  # the filter removed the two highest only
+    out = symmetric_trim(x, keep)
+    assert out.tolist() == [False, True, False, True, True, True, False, False]
+    assert symmetric_trim(x, np.ones(8, dtype=bool)).all()

@@ -145,10 +145,12 @@ def test_sequential_coverage_near_nominal() -> None:
 def test_robust_filter_keeps_truth_under_one_sided_outliers() -> None:
     # Filtered, 36 clean pairs remain: 99% CI coverage expected ≈ 98%, SE over 100 ≈ 1.4%;
     # require ≥ 94%. Unfiltered, the log-ratio sd grows from 1.4% to ≈ 3.7%: expect the CI
-    # ≈ 2.6× wider; require ≥ 2× (median over experiments).
+    # ≈ 2.6× wider than a mean of the kept pairs alone would be; Yuen's trim, symmetric since the hog
+    # simulations (interval.yuen), gives up a little of that: ≈ 1.9×; require ≥ 1.7× (median over
+    # experiments).
     cover_f, cover_u, width_ratio = robust_study(100, seed=104)
     assert cover_f >= 0.94, cover_f
-    assert width_ratio >= 2.0, width_ratio
+    assert width_ratio >= 1.7, width_ratio
 
 
 if __name__ == "__main__":  # pragma: no cover - prints the numbers quoted in reports

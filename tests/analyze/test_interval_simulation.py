@@ -64,12 +64,12 @@ def test_adaptive_stop_keeps_its_level(method: str, sigma: float, noise: str) ->
 
 
 def test_evidence_stop_is_fast_and_covers() -> None:
-    # An evident difference: a 50 % slowdown amid 20 % noise stops within a dozen pairs, and the
-    # anytime-valid interval it reports still covers the truth.
+    # An evident difference: a 50 % slowdown amid 20 % noise stops within 14 pairs (the evidence rule
+    # waits for 10, monitor.EVIDENCE_MIN_UNITS), and the anytime-valid interval it reports still covers.
     r = honesty.adaptive("duet", ratio=1.5, sigma=0.2, sims=2000, seed=12, max_units=60)
-    assert r.median_n <= 12 and r.rate <= BAR
+    assert r.median_n <= 14 and r.rate <= BAR
     s = honesty.adaptive("sequential", ratio=1.2, sigma=0.02, sims=1000, seed=13, max_units=60)
-    assert s.median_n <= 12 and s.upper() <= BAR
+    assert s.median_n <= 14 and s.upper() <= BAR
 
 
 # --- the formulas themselves ----------------------------------------------------------------------
@@ -91,8 +91,9 @@ def test_yuen_without_removals_is_student_and_widens_with_them() -> None:
     keep = np.ones(30, dtype=bool)
     keep[3] = False
     iv = yuen(x, keep, 0.99)
+    keep[np.argmin(x)] = False  # the trim is symmetric: the lowest value goes too
     naive = student_t(x[keep], 0.99)
-    assert iv.estimate == pytest.approx(naive.estimate) and iv.df == 28
+    assert iv.estimate == pytest.approx(naive.estimate) and iv.df == 27
     assert iv.high - iv.low > naive.high - naive.low
 
 

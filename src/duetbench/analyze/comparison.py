@@ -92,9 +92,12 @@ def _duet(
     ratio_cv = describe(np.exp(log_ratio[keep])).cv
     notes = robust_notes(robust, n_pairs, removed)
     if ra.flat and interval == "t":
-        # Yuen's interval: the kept pairs' mean, with the spread of all pairs (the removed ones
+        # Yuen's interval: the symmetrically trimmed mean, with the spread of all pairs (the trimmed ones
         # winsorized), so setting outliers aside does not make the interval claim too much.
         ratio = exp_interval(yuen(log_ratio, keep, cl), cl, int(keep.sum()))
+        if removed:
+            notes = [notes[0].replace("(one-sided interference);", "(one-sided interference), and the estimate "
+                                      "trims as many from the other end (Yuen's trimmed mean is symmetric);")]
         return ratio, int(keep.sum()), removed, ratio_cv, notes
     if ra.flat:
         a_in, b_in = ra.values[keep], rb.values[keep]

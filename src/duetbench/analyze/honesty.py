@@ -47,6 +47,67 @@ def side_noise(kind: str, sigma: float, rng: np.random.Generator, size: int | tu
     raise ValueError(f"noise must be one of {', '.join(NOISES)}, got {kind!r}")
 
 
+def following_hog(n: int, ratio: float, sigma: float, slowdown: float, rng: np.random.Generator,
+                  seed: int, follow: float = 1.0) -> Sample:
+    """n pairs of a synchronous duet beside a CPU hog that the scheduler moves, with probability `follow`
+    after each pair, onto the CPU the faster side has just left idle (else it stays where it was; seen in
+    the real A/A bench, `bench/results/trust.md`): in each pair the side on the hog's CPU is `slowdown`
+    times slower. The CPUs are assigned by the very `plan.schedule.Schedule` the runner uses (seeded with
+    `seed`), so what is proven is what runs. Own noise: normal, `sigma`."""
+    from duetbench.plan.schedule import Schedule
+
+    schedule = Schedule(seed, (0, 1))
+    flips = [schedule.next_duet_pair().cpu["A"] == 0 for _ in range(n)]
+    slowed = np.empty(n)
+    hog_cpu = 0 if rng.random() < 0.5 else 1
+    for k in range(n):
+        slowed[k] = 1.0 if (hog_cpu == 0) == flips[k] else -1.0  # +1: A on the hog's CPU
+        if rng.random() < follow:
+            hog_cpu = 1 - hog_cpu  # to the CPU the faster side (the one without the hog) has left
+    hit = math.log(slowdown)
+    a = np.exp(sigma * rng.standard_normal(n) + hit * (slowed > 0))
+    b = ratio * np.exp(sigma * rng.standard_normal(n) + hit * (slowed < 0))
+    return Sample(a, b)
+
+
+def hog_fixed_n(n: int, *, ratio: float = 1.0, sigma: float = 0.01, slowdown: float = 1.5, follow: float = 1.0,
+                sims: int = 2000, seed: int = 0, confidence_level: float = 0.99) -> Rate:
+    """`duet compare --method duet --runs n` beside a following hog (`following_hog`), repeated."""
+    rng = np.random.default_rng(seed)
+    misses = 0
+    for k in range(sims):
+        s = following_hog(n, ratio, sigma, slowdown, rng, seed * 100_003 + k, follow)
+        r = compare("duet", s.a, s.b, confidence_level=confidence_level, robust=True, u_test=False, interval="t")
+        misses += not (r.ratio.low <= ratio <= r.ratio.high)
+    return Rate(misses, sims, float(n))
+
+
+def hog_adaptive(*, ratio: float = 1.0, sigma: float = 0.01, slowdown: float = 1.5, follow: float = 1.0,
+                 sims: int = 2000,
+                 seed: int = 0, min_units: int = 10, max_units: int = 120, target_rciw: float = 0.01,
+                 confidence_level: float = 0.99) -> Rate:
+    """`duet compare --method duet` with its adaptive stop (precision and evidence, `monitor.watch` after
+    every pair as the CLI calls it) beside a following hog, repeated; the reported interval as the CLI's."""
+    rng = np.random.default_rng(seed)
+    misses = 0
+    stops = []
+    for k in range(sims):
+        full = following_hog(max_units, ratio, sigma, slowdown, rng, seed * 100_003 + k, follow)
+        n, kind = max_units, "t"
+        for m in range(3, max_units + 1):
+            decision, _ = watch("duet", full.a[:m], full.b[:m], min_units=min_units, target_rciw=target_rciw,
+                                confidence_level=confidence_level, evidence=True, robust=True,
+                                interval="t-stopped")
+            if decision.stop:
+                n, kind = m, "anytime" if decision.reason == "evidence" else "t-stopped"
+                break
+        r = compare("duet", full.a[:n], full.b[:n], confidence_level=confidence_level, robust=True, u_test=False,
+                    interval=kind)
+        misses += not (r.ratio.low <= ratio <= r.ratio.high)
+        stops.append(n)
+    return Rate(misses, sims, float(np.median(stops)))
+
+
 @dataclass(frozen=True)
 class Sample:
     """One simulated comparison: A's and B's times, and for the async duet their start/end in ns."""

@@ -53,16 +53,22 @@ def student_t(x: FloatArray, confidence_level: float) -> Interval:
 
 
 def yuen(x: FloatArray, keep: np.ndarray, confidence_level: float) -> Interval:
-    """Mean of the values `keep` retains, with Yuen's trimmed-mean standard error.
+    """Trimmed mean of `x` with Yuen's standard error, trimmed as far as the robust filter's `keep` asks.
 
     Tukey & McLaughlin (1963), Sankhyā A 25(3); Yuen (1974), "The two-sample trimmed t for unequal
-    population variances", Biometrika 61(1). The removed values are winsorized to the nearest kept
-    value on their side, the variance is taken over all n winsorized values, and
-    se² = (n − 1) s_w² / (h (h − 1)) with h kept values, df = h − 1. That accounts for the values the
-    robust pair filter set aside: the kept sample alone looks less variable than the data were.
-    Yuen trims symmetrically; our filter removes up to 10 % from either side, so h = n − removed
-    (our generalization; its level is checked by simulation)."""
+    population variances", Biometrika 61(1). The filter sets aside up to 10 % from either side; Yuen's
+    interval holds for a symmetric trim, so g = the larger of the two counts is trimmed from *both*
+    ends (`symmetric_trim`). The trimmed values are winsorized to the nearest kept one, the variance is
+    taken over all n winsorized values, and se² = (n − 1) s_w² / (h (h − 1)) with h = n − 2g kept
+    values, df = h − 1: the kept sample alone looks less variable than the data were.
+
+    Why both ends: a CPU hog that slows one side of a random half of the pairs makes the log ratios
+    bimodal, and removing the minority mode's extremes only turned its chance shortfall into a bias the
+    interval did not cover — 4.4 % A/A false alarms at 30 pairs by simulation, 1.3 % trimmed
+    symmetrically (`honesty.hog_fixed_n`, follow=0.5); unchanged for normal, t₃, outlier and skewed
+    noise."""
     n = x.size
+    keep = symmetric_trim(x, keep)
     h = int(np.count_nonzero(keep))
     if h == n:
         return student_t(x, confidence_level)
@@ -74,6 +80,21 @@ def yuen(x: FloatArray, keep: np.ndarray, confidence_level: float) -> Interval:
     mean = float(kept.mean())
     half = t_quantile(confidence_level, h - 1) * se
     return Interval(mean, mean - half, mean + half, float(h - 1), se)
+
+
+def symmetric_trim(x: FloatArray, keep: np.ndarray) -> np.ndarray:
+    """The mask that drops the g lowest and g highest values of `x`, g being the larger number of values
+    `keep` drops below its kept range or above it (ties broken by position)."""
+    if keep.all():
+        return keep
+    kept = x[keep]
+    g = max(int(np.count_nonzero(x < kept.min())), int(np.count_nonzero(x > kept.max())))
+    out = np.ones(x.size, dtype=bool)
+    if g:
+        order = np.argsort(x, kind="stable")
+        out[order[:g]] = False
+        out[order[x.size - g:]] = False
+    return out
 
 
 def newey_west_lags(n: int) -> int:
