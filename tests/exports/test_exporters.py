@@ -15,7 +15,7 @@ from duetbench.report.exporters import FORMATS, Exports, exporters_for, registry
 from duetbench.report.exporters import asciidoc, orgmode
 from duetbench.report.exporters._document import (Bullets, Code, Footer, Heading, Paragraph, Strong, Table,
                                                   Warnings)
-from duetbench.report.exporters.markdown import render as markdown
+from duetbench.report.exporters.markdown import MARKUP as MARKDOWN
 
 EVIL = "a|b<img src=x onerror=alert(1)> *bold* [[javascript:x][y]] pass:[<b>] {attr} @@html:<i>@@ `c` _u_ \u202e"
 
@@ -104,7 +104,7 @@ DOC = [Heading(f"duetbench: {EVIL}"), Paragraph((Strong(EVIL), f" — {EVIL}", C
 
 
 def test_markdown_escapes_names_as_before() -> None:
-    text = markdown(DOC)
+    text = MARKDOWN.render(DOC)
     assert "<img" not in text and "&lt;img" in text and "\u202e" not in text
     rows = [line for line in text.splitlines() if line.startswith("|")]
     assert rows[1] == "|---|---:|---|"
@@ -113,7 +113,7 @@ def test_markdown_escapes_names_as_before() -> None:
 
 
 def test_asciidoc_leaves_no_markup_in_names() -> None:
-    text = asciidoc.render(DOC)
+    text = asciidoc.MARKUP.render(DOC)
     body = text.replace("|===", "")
     # Every | left is a cell separator at the start of a line, every [ ] { } < > & from a name is a reference.
     assert all(line.startswith("| ") or line == "|" or "|" not in line for line in body.splitlines())
@@ -125,7 +125,7 @@ def test_asciidoc_leaves_no_markup_in_names() -> None:
 
 
 def test_orgmode_leaves_no_markup_in_names() -> None:
-    text = orgmode.render(DOC)
+    text = orgmode.MARKUP.render(DOC)
     table = [line for line in text.splitlines() if line.startswith("|")]
     assert [line.count("|") for line in table] == [4, 2, 4, 4]  # |-+-| has two
     assert "\\vert{}" in text and "[[" not in text and "@@" not in text and "\u202e" not in text

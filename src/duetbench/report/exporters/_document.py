@@ -1,12 +1,16 @@
 """What the table formats (Markdown, AsciiDoc, Org) say, written once: a small document of headings,
-paragraphs and tables built from a subject, which each format's module only spells in its markup.
+paragraphs and tables built from a subject, which each format's module only spells in its markup (a
+`Markup`, made an exporter by `document_exporter`).
 
 Text in the document is plain (names from outside included); the format's renderer escapes all of it.
 """
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from duetbench.report.exporters import TextExporter
 
 if TYPE_CHECKING:
     from duetbench.report.model import CampaignReport, ComparisonReport, ScanReport
@@ -66,6 +70,72 @@ class Footer:
 
 Block = Heading | Paragraph | Table | Warnings | Bullets | Footer
 Document = list[Block]
+
+
+class Markup(ABC):
+    """How one format spells each block of a document. Every method gets plain text (from outside too) and
+    escapes it; `render` joins the blocks."""
+
+    @abstractmethod
+    def text(self, value: str) -> str:
+        """`value` escaped so that nothing in it is markup, on one line."""
+
+    @abstractmethod
+    def strong(self, value: str) -> str: ...
+
+    @abstractmethod
+    def code(self, value: str) -> str:
+        """Our own literal text (an option name)."""
+
+    @abstractmethod
+    def heading(self, value: str) -> str: ...
+
+    @abstractmethod
+    def table(self, table: Table) -> str: ...
+
+    @abstractmethod
+    def warnings(self, lines: tuple[str, ...]) -> str: ...
+
+    @abstractmethod
+    def bullets(self, items: tuple[str, ...]) -> str: ...
+
+    @abstractmethod
+    def footer(self, value: str) -> str: ...
+
+    def inline(self, part: Inline) -> str:
+        if isinstance(part, Strong):
+            return self.strong(part.text)
+        if isinstance(part, Code):
+            return self.code(part.text)
+        return self.text(part)
+
+    def block(self, block: Block) -> str:
+        if isinstance(block, Heading):
+            return self.heading(block.text)
+        if isinstance(block, Paragraph):
+            return "".join(self.inline(p) for p in block.parts)
+        if isinstance(block, Table):
+            return self.table(block)
+        if isinstance(block, Warnings):
+            return self.warnings(block.lines)
+        if isinstance(block, Bullets):
+            return self.bullets(block.items)
+        if isinstance(block, Footer):
+            return self.footer(block.text)
+        raise TypeError(block)
+
+    def render(self, doc: Document) -> str:
+        return "\n\n".join(self.block(b) for b in doc) + "\n"
+
+
+def document_exporter(markup: Markup, *, name: str, label: str, help: str) -> TextExporter:
+    """The exporter of a table format: every kind of subject as its document (below), spelled by `markup`."""
+    return TextExporter(
+        name=name, label=label, help=help,
+        comparison=lambda report: markup.render(comparison_document(report)),
+        scan=lambda scan: markup.render(scan_document(scan)),
+        campaign=lambda campaign: markup.render(campaign_document(campaign)),
+    )
 
 
 def percent_change(x: float) -> str:
