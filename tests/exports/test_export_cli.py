@@ -44,6 +44,32 @@ def test_compare_and_show_write_every_format_and_replace_what_is_there(duet, tmp
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".c.")) == []  # no temporary file left
 
 
+def test_one_command_exports_its_own_table_in_the_time_unit(duet, tmp_path: Path) -> None:
+    """`duet compare CMD`: hyperfine's table (no empty B) in -u's unit; `duet show` has no -u, so its unit is
+    chosen from the mean, as hyperfine chooses it."""
+    result = duet("compare", "sleep 0.01", "--runs", "3", "-u", "microsecond", *FAST,
+                  *_args("o", ("markdown", "asciidoc", "orgmode", "json", "csv")))
+    assert result.returncode == 0, result.stderr
+    md = (tmp_path / "o.md").read_text()
+    rows = [line for line in md.splitlines() if line.startswith("|")]
+    assert rows[0] == "| Command | Mean [µs] | Min [µs] | Max [µs] | User [µs] | System [µs] | Runs |"
+    cells = [c.strip() for c in rows[2].strip("|").split("|")]
+    assert cells[0] == "sleep 0.01" and cells[-1] == "3" and len(rows) == 3
+    mean, sd = (float(x) for x in cells[1].split(" ± "))
+    assert 10_000 <= float(cells[2]) <= mean <= float(cells[3]) < 500_000 and sd >= 0
+    for name in ("o.md", "o.adoc", "o.org"):
+        text = (tmp_path / name).read_text()
+        assert "sleep 0.01" in text and " vs " not in text and "B/A" not in text, name
+    assert "Mean &#91;µs&#93;" in (tmp_path / "o.adoc").read_text()
+    doc = json.loads((tmp_path / "o.json").read_text())
+    assert doc["benchmark"]["command"] == "sleep 0.01" and "command_b" not in doc["options"]
+    csv_rows = (tmp_path / "o.csv").read_text().splitlines()
+    assert len(csv_rows) == 4 and all(",A," in row for row in csv_rows[1:])
+    shown = duet("show", "1", "--export-markdown", "s.md")
+    assert shown.returncode == 0, shown.stderr
+    assert "| Command | Mean [ms] | Min [ms] |" in (tmp_path / "s.md").read_text()
+
+
 def test_export_problems_come_before_measuring(duet, tmp_path: Path) -> None:
     same = duet("compare", "true", "true", "--runs", "3", *FAST, "--export-json", "r.out", "--export-csv", "./r.out")
     assert same.returncode == 2 and "--export-json and --export-csv both name" in same.stderr

@@ -16,6 +16,7 @@ from duetbench.report.exporters import asciidoc, orgmode
 from duetbench.report.exporters._document import (Bullets, Code, Footer, Heading, Paragraph, Strong, Table,
                                                   Warnings)
 from duetbench.report.exporters.markdown import MARKUP as MARKDOWN
+from duetbench.report.model import ComparisonReport, ScanEntry, ScanReport
 
 EVIL = "a|b<img src=x onerror=alert(1)> *bold* [[javascript:x][y]] pass:[<b>] {attr} @@html:<i>@@ `c` _u_ \u202e"
 
@@ -131,3 +132,94 @@ def test_orgmode_leaves_no_markup_in_names() -> None:
     assert "\\vert{}" in text and "[[" not in text and "@@" not in text and "\u202e" not in text
     # An emphasis mark after a space gets a zero-width space before it; inside a word it needs none.
     assert " \u200b*bold\u200b*" not in text and " \u200b*bold*" in text
+
+
+# -- one command (duet compare CMD): hyperfine's table, no B anywhere -----------------------------------
+
+def _single(times: list[float], *, unit: str | None = None, name: str = "A", command: str = "sleep 0.01",
+            report_id: int = 1) -> ComparisonReport:
+    from duetbench.analyze.single import summarize
+
+    bench = summarize("wall", times, [0.001] * len(times), [0.0005] * len(times), 0.99) if times else None
+    return ComparisonReport(
+        id=report_id, status="complete", method="single", names={"A": name, "B": ""}, commands={"A": command, "B": ""},
+        seed=7, options={"name_a": name, "name_b": "B", "command_a": command, "command_b": None, "metric": "wall"},
+        host={"hostname": "h", "cpu_model": "c"}, tool_version="0.test", primary_metric="wall", results={},
+        invocations=[], analysis_error=None if bench else "no run finished", benchmark=bench, time_unit=unit)
+
+
+def _table_lines(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line.startswith("|")]
+
+
+@pytest.mark.parametrize("unit, symbol, row", [
+    (None, "ms", "11.00 ± 1.00 | 10.00 | 12.00 | 1.00 | 0.50"),
+    ("microsecond", "µs", "11000.0 ± 1000.0 | 10000.0 | 12000.0 | 1000.0 | 500.0"),
+    ("second", "s", "0.0110 ± 0.0010 | 0.0100 | 0.0120 | 0.0010 | 0.0005"),
+])
+def test_one_command_is_hyperfines_table_in_the_chosen_unit(unit: str | None, symbol: str, row: str) -> None:
+    text = registry()["markdown"].render(_single([0.010, 0.012, 0.011], unit=unit))  # type: ignore[attr-defined]
+    lines = _table_lines(text)
+    assert lines[0] == (f"| Command | Mean [{symbol}] | Min [{symbol}] | Max [{symbol}] | User [{symbol}] "
+                        f"| System [{symbol}] | Runs |")
+    assert lines[1] == "|---|---:|---:|---:|---:|---:|---:|"
+    assert lines[2] == f"| sleep 0.01 | {row} | 3 |"
+    assert len(lines) == 3 and " vs " not in text and "B/A" not in text
+    assert "wall time, 3 runs; the mean's 99% CI is" in text and "would resolve about ±" in text
+
+
+def test_one_command_above_a_second_is_in_seconds_and_named_as_given() -> None:
+    markdown = registry()["markdown"]
+    text = markdown.render(_single([1.5, 1.7], name="build", command="make -j2"))  # type: ignore[attr-defined]
+    assert text.startswith("### duetbench: build\n") and "Command: make -j2" in text
+    assert _table_lines(text)[2] == "| build | 1.600 ± 0.141 | 1.500 | 1.700 | 0.001 | 0.001 | 2 |"
+    none = markdown.render(_single([]))  # type: ignore[attr-defined]
+    assert "**No statistics**: no run finished." in none and not _table_lines(none)
+
+
+def test_one_command_in_asciidoc_and_org_has_the_same_table() -> None:
+    report = _single([0.010, 0.012, 0.011], unit="millisecond")
+    adoc = registry()["asciidoc"].render(report)  # type: ignore[attr-defined]
+    assert '[cols="<,>,>,>,>,>,>",options="header"]' in adoc
+    assert "| Command | Mean &#91;ms&#93; | Min &#91;ms&#93;" in adoc and "| 11.00 ± 1.00\n| 10.00\n" in adoc
+    # Org's brackets get a zero-width space before them (orgmode.py); the table is the Markdown one.
+    org = registry()["orgmode"].render(report).replace("\u200b", "")  # type: ignore[attr-defined]
+    assert "| Command | Mean [ms] | Min [ms] | Max [ms] | User [ms] | System [ms] | Runs |" in org
+    assert "| sleep 0.01 | 11.00 ± 1.00 | 10.00 | 12.00 | 1.00 | 0.50 | 3 |" in org
+    for text in (adoc, org):
+        assert " vs " not in text and "B/A" not in text
+
+
+def test_one_command_scan_has_a_row_per_value_in_one_unit() -> None:
+    scan = ScanReport([ScanEntry({"n": "1"}, _single([0.010, 0.012], command="sleep 0.01")),
+                       ScanEntry({"n": "2"}, _single([2.0, 2.2], command="sleep 2", report_id=2)),
+                       ScanEntry({"n": "3"}, _single([], command="sleep 3", report_id=3))])
+    text = registry()["markdown"].render(scan)  # type: ignore[attr-defined]
+    assert text.startswith("### duetbench: one command, scanning n\n")
+    assert _table_lines(text) == [
+        "| n | Command | Mean [ms] | Min [ms] | Max [ms] | Runs |", "|---:|---|---:|---:|---:|---:|",
+        "| 1 | sleep 0.01 | 11.00 ± 1.41 | 10.00 | 12.00 | 2 |",
+        "| 2 | sleep 2 | 2100.00 ± 141.42 | 2000.00 | 2200.00 | 2 |",  # the first mean chose ms for the column
+        "| 3 | sleep 3 | no statistics | – | – | 0 |"]
+
+
+def test_one_command_in_json_and_csv_has_no_b() -> None:
+    import csv
+    import io
+    import json
+
+    from duetbench.execute.invocation import Invocation
+
+    report = _single([0.010, 0.012], name="sleeper")
+    doc = json.loads(registry()["json"].render(report))  # type: ignore[attr-defined]
+    assert doc["comparisons"] == [] and doc["benchmark"]["name"] == "sleeper"
+    assert doc["benchmark"]["command"] == "sleep 0.01" and doc["benchmark"]["runs"] == 2
+    assert "name_b" not in doc["options"] and "command_b" not in doc["options"]
+    assert doc["options"]["command_a"] == "sleep 0.01"
+    report.invocations = [Invocation(side="A", index=k, pair=k, warmup=False, status="ok", exit_code=0, signal=0,
+                                     start_ns=0, end_ns=int(t * 1e9), wall_s=t, cpu_s=t, user_s=t, sys_s=0.0,
+                                     cgroup_cpu_s=None, maxrss_kb=1, nvcsw=0, nivcsw=0, minflt=0, majflt=0,
+                                     cpu_requested=1, cpu_seen=1, orphans_reaped=0)
+                          for k, t in enumerate((0.010, 0.012))]
+    rows = list(csv.DictReader(io.StringIO(registry()["csv"].render(report))))  # type: ignore[attr-defined]
+    assert [(r["side"], r["name"]) for r in rows] == [("A", "sleeper")] * 2

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from duetbench.report.exporters import TextExporter
+from duetbench.report.units import time_scale
 
 if TYPE_CHECKING:
     from duetbench.report.model import CampaignReport, ComparisonReport, ScanReport
@@ -142,10 +143,62 @@ def percent_change(x: float) -> str:
     return f"{(x - 1) * 100:+.2f}%"
 
 
+def _footer(report: ComparisonReport) -> Footer:
+    host = f"{report.host.get('hostname', '?')} ({report.host.get('cpu_model', '?')})"
+    return Footer(f"duetbench {report.tool_version}, seed {report.seed}, host {host}")
+
+
+def _unit_of(report: ComparisonReport) -> tuple[float, str, int]:
+    """(seconds per unit, symbol, decimals) of a one-command table: -u, else chosen from the mean."""
+    b = report.benchmark
+    return time_scale(b.mean if b is not None else 0.0, report.time_unit)
+
+
+def _times(unit: tuple[float, str, int], *seconds: float) -> tuple[str, ...]:
+    scale, _, decimals = unit
+    return tuple(f"{s / scale:.{decimals}f}" if s == s else "–" for s in seconds)
+
+
+def single_document(report: ComparisonReport) -> Document:
+    """One command benchmarked on its own (`duet compare CMD`), as hyperfine's table of it: mean ± σ, min and
+    max in one unit, with the CPU time and the runs; below, the mean's CI and the command's noise."""
+    label = report.subject
+    doc: Document = [Heading(f"duetbench: {label}")]
+    if label != report.commands["A"]:
+        doc.append(Paragraph(("Command: ", report.commands["A"])))
+    b = report.benchmark
+    if b is None:
+        doc.append(Paragraph((Strong("No statistics"), f": {report.analysis_error or 'no run finished'}.")))
+    else:
+        unit = _unit_of(report)
+        mean, sd, low, high, user, system, fastest, slowest = _times(
+            unit, b.mean, b.stdev, b.low, b.high, b.user, b.system, b.min, b.max)
+        symbol = unit[1]
+        doc.append(Table(
+            ("Command", f"Mean [{symbol}]", f"Min [{symbol}]", f"Max [{symbol}]", f"User [{symbol}]",
+             f"System [{symbol}]", "Runs"),
+            (False, True, True, True, True, True, True),
+            ((label, f"{mean} ± {sd}" if b.stdev == b.stdev else mean, fastest, slowest, user, system, str(b.runs)),)))
+        facts = f"{b.metric} time, {b.runs} runs"
+        if b.low == b.low:
+            facts += (f"; the mean's {b.confidence:.0%} CI is {low} … {high} {symbol} "
+                      f"(± {b.relative_ci_width / 2:.2%})")
+        if b.aa_resolution == b.aa_resolution:
+            facts += (f"; compared with itself at {b.runs} runs each, a comparison would resolve about "
+                      f"±{b.aa_resolution:.2%}")
+        doc.append(Paragraph((facts + ".",)))
+    if report.warnings:
+        doc.append(Warnings(tuple(report.warnings)))
+    doc.append(_footer(report))
+    return doc
+
+
 def comparison_document(report: ComparisonReport) -> Document:
     """A short table for a pull-request comment: the verdict, then per metric the means, B/A, CI and verdict."""
     from duetbench.analyze.verdict import describe_change
 
+    if report.method == "single":
+        return single_document(report)
     a, b = report.names["A"], report.names["B"]
     doc: Document = [Heading(f"duetbench: {b} vs {a} ({report.method})")]
     primary = report.primary
@@ -166,8 +219,7 @@ def comparison_document(report: ComparisonReport) -> Document:
               for metric, r in report.results.items())))
     if report.warnings:
         doc.append(Warnings(tuple(report.warnings)))
-    host = f"{report.host.get('hostname', '?')} ({report.host.get('cpu_model', '?')})"
-    doc.append(Footer(f"duetbench {report.tool_version}, seed {report.seed}, host {host}"))
+    doc.append(_footer(report))
     return doc
 
 
@@ -178,6 +230,8 @@ def scan_document(scan: ScanReport) -> Document:
         return [Heading("duetbench parameter scan: no comparison finished")]
     first = entries[0].report
     names = scan.parameter_names
+    if all(e.report.method == "single" for e in entries):
+        return _single_scan_document(scan)
     level = next((e.report.primary.ratio.confidence_level for e in entries if e.report.primary), 0.99)
     rows = []
     for e in entries:
@@ -192,6 +246,30 @@ def scan_document(scan: ScanReport) -> Document:
         Heading(f"duetbench: {first.names['B']} vs {first.names['A']} ({first.method}), scanning {', '.join(names)}"),
         Table((*names, "B/A", f"{level:.0%} CI", "verdict", "runs"), (True,) * len(names) + (True, False, False, True),
               tuple(rows)),
+        Footer(f"duetbench {first.tool_version}, {first.primary_metric} time, seed {first.seed}"),
+    ]
+
+
+def _single_scan_document(scan: ScanReport) -> Document:
+    """A scan of one command: per combination of values, the command as run, its mean ± σ, min, max and runs,
+    in one unit (-u, else chosen from the first mean), as hyperfine's table of a scan."""
+    first = scan.entries[0].report
+    names = scan.parameter_names
+    unit = _unit_of(next((e.report for e in scan.entries if e.report.benchmark is not None), first))
+    symbol = unit[1]
+    rows = []
+    for e in scan.entries:
+        values = (*e.parameters.values(), e.report.subject)
+        b = e.report.benchmark
+        if b is None:
+            rows.append((*values, "no statistics", "–", "–", "0"))
+            continue
+        mean, sd, fastest, slowest = _times(unit, b.mean, b.stdev, b.min, b.max)
+        rows.append((*values, f"{mean} ± {sd}" if b.stdev == b.stdev else mean, fastest, slowest, str(b.runs)))
+    return [
+        Heading(f"duetbench: one command, scanning {', '.join(names)}"),
+        Table((*names, "Command", f"Mean [{symbol}]", f"Min [{symbol}]", f"Max [{symbol}]", "Runs"),
+              (True,) * len(names) + (False, True, True, True, True), tuple(rows)),
         Footer(f"duetbench {first.tool_version}, {first.primary_metric} time, seed {first.seed}"),
     ]
 
