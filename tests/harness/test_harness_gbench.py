@@ -168,6 +168,15 @@ def test_csv_bad_input_is_one_line_with_a_hint(tmp_path: Path) -> None:
         ("\n".join(lines[:h]) + "\nBM_Accumulate/64     1.00 us     1.00 us   700000\n",
          "bad.csv: not a Google Benchmark result: neither JSON nor a CSV"),
         ("\n".join(lines[:h + 1]) + "\n", f"bad.csv: no rows below the header at line {h + 1}"),
+        # A quote opened and never closed swallowed the following rows into one benchmark's name.
+        (with_first(0, '"BM_Accumulate/64'), f"bad.csv:{h + 2}: not CSV: ',' expected after '\"'"),
+        (with_first(0, '"BM_Accumulate/64"x'), f"bad.csv:{h + 2}: not CSV: ',' expected after '\"'"),
+        ("\n".join([*lines[:h + 1], ",".join(first[:3])]) + "\n",
+         f"bad.csv:{h + 2}: 3 field(s) where the header at line {h + 1} has 10"),
+        (with_first(0, "BM_Accumulate/64,extra"),
+         f"bad.csv:{h + 2}: 11 field(s) where the header at line {h + 1} has 10"),
+        (with_first(0, '""'), f"bad.csv:{h + 2}: a row without a benchmark name"),
+        (with_first(3, "-0.5"), f"bad.csv:{h + 2}: cpu_time '-0.5' of 'BM_Accumulate/64' is negative"),
     ]
     for text, message in cases:
         (tmp_path / "bad.csv").write_text(text)
@@ -175,6 +184,20 @@ def test_csv_bad_input_is_one_line_with_a_hint(tmp_path: Path) -> None:
             parse("gbench", {"metric": "cpu_time"}, ParserInput(files={"bad.csv": tmp_path / "bad.csv"}))
         assert message in str(err.value), str(err.value)
         assert err.value.hint and "\n" not in str(err.value)
+
+
+def test_format_auto_goes_by_content_not_by_name(tmp_path: Path) -> None:
+    """format: auto (the default) reads a CSV named .json as CSV and a JSON named .csv as JSON."""
+    (tmp_path / "really-csv.json").write_text(fixture("gbench.csv").read_text())
+    (tmp_path / "really-json.csv").write_text(fixture("gbench.json").read_text())
+    as_csv = parse("gbench", {}, ParserInput(files={"r": tmp_path / "really-csv.json"}))
+    as_json = parse("gbench", {}, ParserInput(files={"r": tmp_path / "really-json.csv"}))
+    assert as_csv.metadata["format"] == "csv" and as_json.metadata["format"] == "json"
+    assert [(it.name, it.index) for it in as_csv.iterations] == REPETITIONS
+    assert [(it.name, it.index) for it in as_json.iterations] == REPETITIONS
+    # stdout too, whichever --benchmark_format wrote it
+    out = parse("gbench", {}, ParserInput(stdout=fixture("gbench.json").read_text()))
+    assert out.metadata["format"] == "json" and len(out.iterations) == 6
 
 
 # -- a real Google Benchmark program --------------------------------------------------------------------

@@ -157,11 +157,14 @@ def read_csv(text: str, where: str, metric: Metric) -> Repetitions:
                         f"'{CSV_HEADER_START}...' header row",
                         hint="write it with --benchmark_out=FILE --benchmark_out_format=json (or csv), or on "
                              "stdout with --benchmark_format=json (or csv)")
-    reader = csv.DictReader(io.StringIO("\n".join(lines[header:]), newline=""))
+    # strict: a quote opened and never closed (or text after a closing quote) is an error, not rows swallowed
+    # into one name. line_num counts the lines read up to the end of the last whole record.
+    reader = csv.DictReader(io.StringIO("\n".join(lines[header:]), newline=""), strict=True)
     try:
         rows = [(header + reader.line_num, row) for row in reader]
     except csv.Error as e:
-        raise DuetError(f"{where}:{header + reader.line_num}: not CSV: {e}", hint=_AS_WRITTEN) from None
+        raise DuetError(f"{where}:{header + reader.line_num + 1}: not CSV: {e} (a quoted field not closed?)",
+                        hint=_AS_WRITTEN) from None
     if not rows:
         raise DuetError(f"{where}: no rows below the header at line {header + 1}",
                         hint="the benchmark ran nothing: check --benchmark_filter")
@@ -171,8 +174,16 @@ def read_csv(text: str, where: str, metric: Metric) -> Repetitions:
     names = Counter(row["name"] for _, row in rows)
     reps = Repetitions(metadata=_context([line for line in lines[:header] if line.strip()]))
     per_name: dict[str, int] = {}
+    width = len(reader.fieldnames or ())
     for line, row in rows:
         at, name = f"{where}:{line}", row["name"]
+        # DictReader gives a short row's missing fields as None and a long row's extra ones in a list under None.
+        fields = width + len(row.get(None) or ()) - sum(value is None for value in row.values())
+        if fields != width:
+            raise DuetError(f"{at}: {fields} field(s) where the header at line {header + 1} has {width}",
+                            hint=_AS_WRITTEN + " (a row cut short, or a name with a comma and no quotes?)")
+        if not name.strip():
+            raise DuetError(f"{at}: a row without a benchmark name", hint=_AS_WRITTEN)
         failed = (row.get("error_occurred") or "").strip().lower()
         if failed == "true":
             reps.errors.append((at, name, row.get("error_message") or "?"))
@@ -189,6 +200,8 @@ def read_csv(text: str, where: str, metric: Metric) -> Repetitions:
             value = math.nan
         if not math.isfinite(value):
             raise DuetError(f"{at}: {metric} {row[metric]!r} of {name!r} is not a number", hint=_AS_WRITTEN)
+        if value < 0:
+            raise DuetError(f"{at}: {metric} {row[metric]!r} of {name!r} is negative", hint=_AS_WRITTEN)
         unit = row["time_unit"]
         if unit not in SECONDS_PER_UNIT:
             raise DuetError(f"{at}: time_unit has unknown time unit {unit!r} (known: {', '.join(SECONDS_PER_UNIT)})",
