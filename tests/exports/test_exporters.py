@@ -11,10 +11,8 @@ import click
 import pytest
 
 from duetbench.errors import DuetError
-from duetbench.report.exporters import FORMATS, Exports, exporters_for, registry, write_atomically
-from duetbench.report.exporters import asciidoc, orgmode
-from duetbench.report.exporters._document import (Bullets, Code, Footer, Heading, Paragraph, Strong, Table,
-                                                  Warnings)
+from duetbench.report.exporters import FORMATS, Exports, asciidoc, exporters_for, orgmode, registry, write_atomically
+from duetbench.report.exporters._document import Bullets, Code, Footer, Heading, Paragraph, Strong, Table, Warnings
 from duetbench.report.exporters.markdown import MARKUP as MARKDOWN
 from duetbench.report.model import ComparisonReport, ScanEntry, ScanReport
 
@@ -223,3 +221,129 @@ def test_one_command_in_json_and_csv_has_no_b() -> None:
                           for k, t in enumerate((0.010, 0.012))]
     rows = list(csv.DictReader(io.StringIO(registry()["csv"].render(report))))  # type: ignore[attr-defined]
     assert [(r["side"], r["name"]) for r in rows] == [("A", "sleeper")] * 2
+
+
+# -- two commands (duet compare A B) and N commands (duet compare REF X Y) --------------------------------
+
+def _pair(a: list[float], b: list[float], *, unit: str | None = None, names: tuple[str, str] = ("A", "B"),
+          cpu: bool = False, report_id: int = 1) -> ComparisonReport:
+    from duetbench.analyze.comparison import ComparisonResult
+    from duetbench.analyze.ratio import RatioResult
+    from duetbench.analyze.summary import describe
+
+    def result(metric: str, scale: float) -> ComparisonResult:
+        sa, sb = describe([x * scale for x in a]), describe([x * scale for x in b])
+        ratio = sb.mean / sa.mean
+        return ComparisonResult(
+            method="sequential", metric=metric, runs=len(a),
+            ratio=RatioResult(ratio, ratio * 0.99, ratio * 1.01, 0.99, len(a), "t"),
+            verdict="slower" if ratio > 1.02 else "no difference", u_test_p=0.0123, relative_ci_width=0.02,
+            a=sa, b=sb, difference=None, outliers_removed=0, ratio_cv=None, notes=())
+
+    results = {"wall": result("wall", 1.0)}
+    if cpu:
+        results["cpu"] = result("cpu", 0.5)
+    return ComparisonReport(
+        id=report_id, status="complete", method="sequential", names={"A": names[0], "B": names[1]},
+        commands={"A": "./old", "B": "./new"}, seed=7, options={}, host={"hostname": "h", "cpu_model": "c"},
+        tool_version="0.test", primary_metric="wall", results=results, invocations=[], time_unit=unit)
+
+
+TWO_HEADER = "| metric | A mean | B mean | B/A | 99% CI | verdict | U-test p |"
+
+
+@pytest.mark.parametrize("unit, a_mean, b_mean", [
+    (None, "10.00 ms", "11.00 ms"),  # automatic: below a second, milliseconds
+    ("microsecond", "10000.0 µs", "11000.0 µs"),
+    ("millisecond", "10.00 ms", "11.00 ms"),
+    ("second", "0.0100 s", "0.0110 s"),
+])
+def test_two_commands_table_in_the_time_unit(unit: str | None, a_mean: str, b_mean: str) -> None:
+    """-u reaches the exports of two commands as it reaches the terminal (the means were always in ms)."""
+    report = _pair([0.009, 0.010, 0.011], [0.010, 0.011, 0.012], unit=unit, cpu=True)
+    text = registry()["markdown"].render(report)  # type: ignore[attr-defined]
+    assert text.startswith("### duetbench: B vs A (sequential)\n")
+    lines = _table_lines(text)
+    assert lines[:2] == [TWO_HEADER, "|---|---:|---:|---:|---|---|---:|"]
+    assert lines[2] == f"| wall | {a_mean} | {b_mean} | 1.1000 | +8.90% … +11.10% | slower | 0.0123 |"
+    # One unit for the table: the CPU row (half the wall time here) is in the wall row's unit.
+    half_a = {None: "5.00 ms", "microsecond": "5000.0 µs", "millisecond": "5.00 ms", "second": "0.0050 s"}[unit]
+    assert lines[3].startswith(f"| cpu | {half_a} | ") and len(lines) == 4
+    assert "**B is 10.0% slower (99% CI 8.9%–11.1%)** — wall time, 3 runs." in text
+
+
+def test_two_commands_above_a_second_in_seconds_named_as_given() -> None:
+    report = _pair([1.5, 1.6, 1.7], [1.2, 1.3, 1.4], names=("base", "pr"))
+    text = registry()["markdown"].render(report)  # type: ignore[attr-defined]
+    assert text.startswith("### duetbench: pr vs base (sequential)\n")
+    lines = _table_lines(text)
+    assert lines[0] == "| metric | base mean | pr mean | pr/base | 99% CI | verdict | U-test p |"
+    assert lines[2] == "| wall | 1.600 s | 1.300 s | 0.8125 | -19.56% … -17.94% | no difference | 0.0123 |"
+
+
+def test_two_commands_in_asciidoc_and_org_have_the_same_values() -> None:
+    report = _pair([0.009, 0.010, 0.011], [0.010, 0.011, 0.012], unit="microsecond")
+    adoc = registry()["asciidoc"].render(report)  # type: ignore[attr-defined]
+    assert adoc.startswith("=== duetbench: B vs A (sequential)")
+    assert '[cols="<,>,>,>,<,<,>",options="header"]' in adoc
+    assert "| wall\n| 10000.0 µs\n| 11000.0 µs\n| 1.1000\n| +8.90% … +11.10%\n| slower\n| 0.0123" in adoc
+    org = registry()["orgmode"].render(report).replace("\u200b", "")  # type: ignore[attr-defined]
+    assert org.startswith("* duetbench: B vs A (sequential)")
+    assert "| wall | 10000.0 µs | 11000.0 µs | 1.1000 | +8.90% … +11.10% | slower | 0.0123 |" in org
+    assert [line.count("|") for line in org.splitlines() if line.startswith("|")] == [8, 2, 8]
+
+
+def test_n_commands_are_one_row_each_against_the_reference() -> None:
+    """`duet compare base x y` exports as a scan over the compared command: a row per other command, the
+    heading naming them all against the reference (not "x vs base, scanning command")."""
+    scan = ScanReport([ScanEntry({"command": "x"}, _pair([0.010] * 3, [0.011] * 3, names=("base", "x"))),
+                       ScanEntry({"command": "y"}, _pair([0.010] * 3, [0.010] * 3, names=("base", "y"), report_id=2))])
+    for name, heading in (("markdown", "### "), ("asciidoc", "=== "), ("orgmode", "* ")):
+        text = registry()[name].render(scan)  # type: ignore[attr-defined]
+        assert text.startswith(f"{heading}duetbench: x, y against base (sequential)\n"), text
+        assert "scanning" not in text
+    lines = _table_lines(registry()["markdown"].render(scan))  # type: ignore[attr-defined]
+    assert lines == ["| command | B/A | 99% CI | verdict | runs |", "|---:|---:|---|---|---:|",
+                     "| x | 1.1000 | +8.90% … +11.10% | slower | 3 |",
+                     "| y | 1.0000 | -1.00% … +1.00% | no difference | 3 |"]
+    # A real parameter scan keeps its heading.
+    scanned = ScanReport([ScanEntry({"n": "1"}, _pair([0.010] * 3, [0.011] * 3))])
+    assert registry()["markdown"].render(scanned).startswith(  # type: ignore[attr-defined]
+        "### duetbench: B vs A (sequential), scanning n\n")
+
+
+# -- document_exporter: the table formats through the registry ----------------------------------------
+
+@pytest.mark.parametrize("name, module", [("markdown", "markdown"), ("asciidoc", "asciidoc"), ("orgmode", "orgmode")])
+def test_each_table_format_is_its_markup_through_the_registry(name: str, module: str, tmp_path: Path) -> None:
+    """registry()[name] is document_exporter(<module>.MARKUP): it writes every kind, each as its document
+    spelled by that module's markup, and write() puts exactly that in the file."""
+    import importlib
+
+    from duetbench.report.exporters import TextExporter
+    from duetbench.report.exporters._document import (
+        campaign_document,
+        comparison_document,
+        document_exporter,
+        scan_document,
+    )
+    from duetbench.report.model import CampaignReport
+
+    markup = importlib.import_module(f"duetbench.report.exporters.{module}").MARKUP
+    exporter = registry()[name]
+    assert isinstance(exporter, TextExporter) and exporter.kinds == frozenset({"comparison", "scan", "campaign"})
+    assert exporter in exporters_for("comparison") and exporter in exporters_for("campaign")
+    pair, single = _pair([0.010] * 3, [0.011] * 3), _single([0.010, 0.012])
+    scan = ScanReport([ScanEntry({"n": "1"}, pair)])
+    campaign = CampaignReport(campaign_id=1, name="c", rows=[], meta={})
+    for subject, document in ((pair, comparison_document(pair)), (single, comparison_document(single)),
+                              (scan, scan_document(scan)), (campaign, campaign_document(campaign))):
+        assert exporter.render(subject) == markup.render(document)
+    exporter.write(pair, tmp_path / "out")
+    assert (tmp_path / "out").read_text() == markup.render(comparison_document(pair))
+    # The helper itself: names and help as given, the three renderers bound to the markup.
+    made = document_exporter(markup, name="x", label="X", help="h")
+    assert (made.name, made.label, made.help) == ("x", "X", "h") and made.kinds == exporter.kinds
+    assert made.render(pair) == exporter.render(pair)
+    # The three formats differ: each registry entry has its own markup, not a shared one.
+    assert len({registry()[f].render(pair) for f in ("markdown", "asciidoc", "orgmode")}) == 3  # type: ignore[attr-defined]

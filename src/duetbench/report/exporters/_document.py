@@ -211,10 +211,16 @@ def comparison_document(report: ComparisonReport) -> Document:
     if isinstance(auto, dict) and auto.get("reason"):
         doc.append(Paragraph(("Method chosen by ", Code("--method auto"), f": {auto['reason']}.")))
     level = int(round((primary.ratio.confidence_level if primary else 0.99) * 100))
+    # One unit for the table's means: -u, else chosen from the primary metric's mean of A (ms below a second).
+    scale, symbol, decimals = time_scale(primary.a.mean if primary else 0.0, report.time_unit)
+
+    def mean(seconds: float) -> str:
+        return f"{seconds / scale:.{decimals}f} {symbol}"
+
     doc.append(Table(
         ("metric", f"{a} mean", f"{b} mean", f"{b}/{a}", f"{level}% CI", "verdict", "U-test p"),
         (False, True, True, True, False, False, True),
-        tuple((metric, f"{r.a.mean * 1000:.2f} ms", f"{r.b.mean * 1000:.2f} ms", f"{r.ratio.estimate:.4f}",
+        tuple((metric, mean(r.a.mean), mean(r.b.mean), f"{r.ratio.estimate:.4f}",
                f"{percent_change(r.ratio.low)} … {percent_change(r.ratio.high)}", r.verdict, f"{r.u_test_p:.3g}")
               for metric, r in report.results.items())))
     if report.warnings:
@@ -242,12 +248,25 @@ def scan_document(scan: ScanReport) -> Document:
         else:
             rows.append((*values, f"{p.ratio.estimate:.4f}",
                          f"{percent_change(p.ratio.low)} … {percent_change(p.ratio.high)}", p.verdict, str(p.runs)))
+    if _is_many(scan):
+        others = ", ".join(e.report.names["B"] for e in entries)
+        heading = f"duetbench: {others} against {first.names['A']} ({first.method})"
+    else:
+        heading = f"duetbench: {first.names['B']} vs {first.names['A']} ({first.method}), scanning {', '.join(names)}"
     return [
-        Heading(f"duetbench: {first.names['B']} vs {first.names['A']} ({first.method}), scanning {', '.join(names)}"),
+        Heading(heading),
         Table((*names, "B/A", f"{level:.0%} CI", "verdict", "runs"), (True,) * len(names) + (True, False, False, True),
               tuple(rows)),
         Footer(f"duetbench {first.tool_version}, {first.primary_metric} time, seed {first.seed}"),
     ]
+
+
+def _is_many(scan: ScanReport) -> bool:
+    """`duet compare REF X Y ...` (usecases/many.py): a "scan" over the compared command's name, each entry
+    one other command (B) against the same reference (A)."""
+    entries = scan.entries
+    return (scan.parameter_names == ["command"] and len({e.report.names["A"] for e in entries}) == 1
+            and all(e.parameters["command"] == e.report.names["B"] for e in entries))
 
 
 def _single_scan_document(scan: ScanReport) -> Document:
