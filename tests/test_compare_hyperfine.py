@@ -87,12 +87,17 @@ def test_one_command_refuses_what_needs_two(duet) -> None:
 
 
 def test_one_command_parameter_scan(duet, tmp_path: Path) -> None:
-    result = duet("compare", "sleep 0.0{n}", "-P", "n", "1", "2", "--runs", "3", "--export-json", "s.json", *ONE)
+    result = duet("compare", "sleep 0.0{n}", "-P", "n", "1", "2", "--runs", "3", "--export-json", "s.json",
+                  "--export-markdown", "s.md", *ONE)
     assert result.returncode == 0, result.stderr
     assert "benchmarks of one command" in result.stdout and "mean ± σ" in result.stdout
     scan = json.loads((tmp_path / "s.json").read_text())["scan"]
     means = [e["benchmark"]["mean"] for e in scan]
     assert [e["parameters"]["n"] for e in scan] == ["1", "2"] and means[0] < means[1]
+    assert [e["benchmark"]["command"] for e in scan] == ["sleep 0.01", "sleep 0.02"]
+    rows = [line for line in (tmp_path / "s.md").read_text().splitlines() if line.startswith("|")]
+    assert rows[0] == "| n | Command | Mean [ms] | Min [ms] | Max [ms] | Runs |"
+    assert rows[2].startswith("| 1 | sleep 0.01 | ") and rows[3].startswith("| 2 | sleep 0.02 | ")
 
 
 # -- several commands ---------------------------------------------------------------------------------

@@ -49,3 +49,29 @@ def test_report_of_comparisons_renders_every_plot_without_errors(duet, tmp_path:
     assert "pwned" not in attrs
     assert int(attrs["rendered"]) == expected_plots(data) == 1 + 3 * len(data["comparisons"])
     assert result.stdout.count('class="chart"') == int(attrs["rendered"])
+
+
+def test_one_command_page_has_no_b_and_draws_its_plots(duet, tmp_path: Path) -> None:
+    """`duet compare CMD --export-html`: the command's times and distribution, no empty B anywhere; beside a
+    comparison in `duet report` it fills the columns that apply to it."""
+    result = duet("compare", "sleep 0.01", "-n", PWN_IMG, "--runs", "6", "--no-progress", "--warmup", "0",
+                  "--export-html", "one.html")
+    assert result.returncode == 0, result.stderr
+    page = (tmp_path / "one.html").read_text()
+    data = json.loads(re.search(r'<script type="application/json" id="duet-data">(.*?)</script>', page, re.S)
+                      .group(1))  # type: ignore[union-attr]
+    (one,) = data["comparisons"]
+    assert one["method"] == "single" and one["benchmark"]["runs"] == 6 and one["ratios"] is None
+    assert "<th>B" not in page and "<th>mean ± σ</th>" in page and "one command #1" in page
+    rendered = chromium(tmp_path, (tmp_path / "one.html").as_uri(), "--dump-dom", "--window-size=1400,1200")
+    assert console_lines(rendered.stderr) == []
+    attrs = body_data(rendered.stdout)
+    assert "pwned" not in attrs and int(attrs["rendered"]) == expected_plots(data) == 2
+    assert 'class="plot-title">Distribution of &lt;img' in rendered.stdout  # named by the command's -n name
+    assert 'class="plot-note">6 runs, ' in rendered.stdout  # not "6 runs of A, 0 of B"
+    both = duet("compare", "sleep 0.01", "sleep 0.012", "--method", "sequential", "--runs", "5", "--no-progress",
+                "--warmup", "0")
+    assert both.returncode == 0, both.stderr
+    assert duet("report", "-o", "r.html").returncode == 0
+    mixed = (tmp_path / "r.html").read_text()
+    assert "<th>A</th><th>B</th>" in mixed and "<td>—</td><td>single</td>" in mixed

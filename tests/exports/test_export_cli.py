@@ -44,6 +44,79 @@ def test_compare_and_show_write_every_format_and_replace_what_is_there(duet, tmp
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".c.")) == []  # no temporary file left
 
 
+def test_one_command_exports_its_own_table_in_the_time_unit(duet, tmp_path: Path) -> None:
+    """`duet compare CMD`: hyperfine's table (no empty B) in -u's unit; `duet show` has no -u, so its unit is
+    chosen from the mean, as hyperfine chooses it."""
+    result = duet("compare", "sleep 0.01", "--runs", "3", "-u", "microsecond", *FAST,
+                  *_args("o", ("markdown", "asciidoc", "orgmode", "json", "csv")))
+    assert result.returncode == 0, result.stderr
+    md = (tmp_path / "o.md").read_text()
+    rows = [line for line in md.splitlines() if line.startswith("|")]
+    assert rows[0] == "| Command | Mean [µs] | Min [µs] | Max [µs] | User [µs] | System [µs] | Runs |"
+    cells = [c.strip() for c in rows[2].strip("|").split("|")]
+    assert cells[0] == "sleep 0.01" and cells[-1] == "3" and len(rows) == 3
+    mean, sd = (float(x) for x in cells[1].split(" ± "))
+    assert 10_000 <= float(cells[2]) <= mean <= float(cells[3]) < 500_000 and sd >= 0
+    for name in ("o.md", "o.adoc", "o.org"):
+        text = (tmp_path / name).read_text()
+        assert "sleep 0.01" in text and " vs " not in text and "B/A" not in text, name
+    assert "Mean &#91;µs&#93;" in (tmp_path / "o.adoc").read_text()
+    doc = json.loads((tmp_path / "o.json").read_text())
+    assert doc["benchmark"]["command"] == "sleep 0.01" and "command_b" not in doc["options"]
+    csv_rows = (tmp_path / "o.csv").read_text().splitlines()
+    assert len(csv_rows) == 4 and all(",A," in row for row in csv_rows[1:])
+    shown = duet("show", "1", "--export-markdown", "s.md")
+    assert shown.returncode == 0, shown.stderr
+    assert "| Command | Mean [ms] | Min [ms] |" in (tmp_path / "s.md").read_text()
+
+
+def _cells(text: str) -> list[list[str]]:
+    """The cells of a Markdown table's rows (header, rule, rows)."""
+    return [[c.strip() for c in line.strip("|").split("|")] for line in text.splitlines() if line.startswith("|")]
+
+
+def test_two_commands_export_their_means_in_the_time_unit(duet, tmp_path: Path) -> None:
+    """`duet compare A B -u microsecond`: the table exports give the means in µs, as the terminal does."""
+    result = duet("compare", "sleep 0.01", "sleep 0.02", "-n", "short", "-n", "long", "--method", "sequential",
+                  "--runs", "3", "-u", "microsecond", *FAST, *_args("t", ("markdown", "asciidoc", "orgmode")))
+    assert result.returncode == 0, result.stderr
+    md = (tmp_path / "t.md").read_text()
+    assert md.startswith("### duetbench: long vs short (sequential)\n")
+    header, rule, *rows = _cells(md)
+    assert header == ["metric", "short mean", "long mean", "long/short", "99% CI", "verdict", "U-test p"]
+    assert rule == ["---", "---:", "---:", "---:", "---", "---", "---:"] and rows[0][0] == "wall"
+    a, b = (float(cell.removesuffix(" µs")) for cell in rows[0][1:3])
+    assert rows[0][1].endswith(" µs") and rows[0][2].endswith(" µs")
+    assert 10_000 <= a < 500_000 and 20_000 <= b < 500_000 and 1.0 < float(rows[0][3]) < 2.5
+    assert "| wall\n| " in (tmp_path / "t.adoc").read_text() and " µs\n" in (tmp_path / "t.adoc").read_text()
+    org = (tmp_path / "t.org").read_text()
+    assert org.startswith("* duetbench: long vs short") and f"| wall | {rows[0][1]} | {rows[0][2]} |" in org
+    # duet show has no -u: automatic, milliseconds below a second; the same means.
+    shown = duet("show", "1", "--export-markdown", "t.md")
+    assert shown.returncode == 0, shown.stderr
+    again = _cells((tmp_path / "t.md").read_text())[2]
+    assert again[1] == f"{a / 1000:.2f} ms" and again[2] == f"{b / 1000:.2f} ms"
+
+
+def test_n_commands_export_a_row_per_command_and_replace_the_file(duet, tmp_path: Path) -> None:
+    """`duet compare BASE X Y`: one table, a row per command against the reference; written twice, the
+    file holds the second (the one rule of every export: replace, as hyperfine does)."""
+    (tmp_path / "n.md").write_text("an old report\n" * 50)
+    for _ in range(2):
+        result = duet("compare", "sleep 0.01", "sleep 0.02", "sleep 0.01", "-n", "base", "-n", "x", "-n", "y",
+                      "--method", "sequential", "--runs", "3", *FAST, *_args("n", ("markdown", "asciidoc", "orgmode")))
+        assert result.returncode == 0, result.stderr
+    md = (tmp_path / "n.md").read_text()
+    assert "an old report" not in md and md.count("### ") == 1
+    assert md.startswith("### duetbench: x, y against base (sequential)\n")
+    header, _, *rows = _cells(md)
+    assert header == ["command", "B/A", "99% CI", "verdict", "runs"]
+    assert [row[0] for row in rows] == ["x", "y"] and all(row[4] == "3" for row in rows)
+    assert float(rows[0][1]) > 1.3 and 0.7 < float(rows[1][1]) < 1.3  # x sleeps twice as long as base, y as long
+    assert (tmp_path / "n.adoc").read_text().count("=== duetbench: x, y against base") == 1
+    assert (tmp_path / "n.org").read_text().count("* duetbench: x, y against base") == 1
+
+
 def test_export_problems_come_before_measuring(duet, tmp_path: Path) -> None:
     same = duet("compare", "true", "true", "--runs", "3", *FAST, "--export-json", "r.out", "--export-csv", "./r.out")
     assert same.returncode == 2 and "--export-json and --export-csv both name" in same.stderr
@@ -98,8 +171,8 @@ def test_report_on_a_database_of_comparisons(duet, tmp_path: Path) -> None:
 def test_a_killed_scan_leaves_the_exports_of_what_finished(duet_env: dict[str, str], tmp_path: Path) -> None:
     """The exports are rewritten after each comparison of a scan: kill -9 during the second and the files
     hold the first, whole (before, nothing was written until the scan ended)."""
-    proc = subprocess.Popen([sys.executable, "-m", "duetbench", "compare", "sleep {t}", "sleep {t}", "-L", "t", "0.01,30",
-                             "--method", "sequential", "--runs", "3", *FAST, *_args("s", ("json", "markdown"))],
+    scan = ["compare", "sleep {t}", "sleep {t}", "-L", "t", "0.01,30", "--method", "sequential", "--runs", "3"]
+    proc = subprocess.Popen([sys.executable, "-m", "duetbench", *scan, *FAST, *_args("s", ("json", "markdown"))],
                             cwd=tmp_path, env=duet_env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
     while not (tmp_path / "s.md").exists():

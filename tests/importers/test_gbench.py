@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from duetbench.errors import DuetError
 from duetbench.cli.importing import import_
+from duetbench.errors import DuetError
 from duetbench.importers import read_gbench
 
 HERE = Path(__file__).resolve().parent
@@ -115,6 +115,50 @@ def test_cli_import_gbench(tmp_path: Path) -> None:
     many = runner.invoke(import_, ["gbench", str(DATA / "A.json"), str(DATA / "B.json"), str(DATA / "A.csv"),
                                    "--db", str(db)])
     assert isinstance(many.exception, DuetError) and "takes 1 or 2 file(s)" in str(many.exception)
+
+
+FIXTURES = ROOT / "tests" / "harness" / "fixtures"
+
+
+def test_cli_import_gbench_csv_from_a_file_and_from_stdout_by_content(duet, tmp_path: Path) -> None:
+    """`duet import gbench` as a user runs it on Google Benchmark's CSV: a --benchmark_out file (context lines
+    above the header), what --benchmark_format=csv printed on stdout (no context), and both under a name that
+    says JSON: the format is told by content. One file with two benchmarks: the first is A, the second B."""
+    shutil.copy(FIXTURES / "gbench.csv", tmp_path / "out.csv")
+    shutil.copy(FIXTURES / "gbench_stdout.csv", tmp_path / "stdout.txt")
+    shutil.copy(FIXTURES / "gbench.csv", tmp_path / "misnamed.json")
+    expected = {"out.csv": 3, "stdout.txt": 2, "misnamed.json": 3}  # repetitions per benchmark
+    for k, (name, reps) in enumerate(expected.items(), 1):
+        result = duet("import", "gbench", name, "--db", "g.db")
+        assert result.returncode == 0 and result.stdout.strip() == str(k), result.stderr
+        assert f"imported {2 * reps} iterations of 1 benchmark(s) (sequential)" in result.stderr
+    analysed = duet("analyze", "--campaign", "1", "--db", "g.db", "--resamples", "200", "--export-json", "a.json")
+    assert analysed.returncode == 0, analysed.stderr
+    (row,) = json.loads((tmp_path / "a.json").read_text())["rows"]
+    assert row["benchmark"] == "BM_Accumulate/64 vs BM_Accumulate/512" and row["runs"] == 3
+    assert row["ratio"] > 3  # 512 elements against 64
+
+
+def test_cli_import_of_a_malformed_csv_is_one_line_naming_file_and_line(duet, tmp_path: Path) -> None:
+    lines = (FIXTURES / "gbench.csv").read_text().splitlines()
+    h = next(n for n, line in enumerate(lines) if line.startswith("name,iterations,"))
+    broken = {
+        "quote.csv": ([*lines[:h + 1], '"BM_Accumulate/64,902272,0.0153,0.0152,us,,,,,', *lines[h + 2:]],
+                      f"quote.csv:{h + 2}: not CSV"),
+        "short.csv": ([*lines[:h + 1], '"BM_Accumulate/64",902272,0.0153', *lines[h + 2:]],
+                      f"short.csv:{h + 2}: 3 field(s) where the header at line {h + 1} has 10"),
+        "unit.csv": ([*lines[:h + 1], lines[h + 1].replace(",us,", ",parsecs,"), *lines[h + 2:]],
+                     f"unit.csv:{h + 2}: time_unit has unknown time unit 'parsecs'"),
+        "text.csv": ([*lines[:h], "BM_Accumulate/64   15.3 ns   15.2 ns   902272"],
+                     "text.csv: not a Google Benchmark result"),
+    }
+    for name, (content, message) in broken.items():
+        (tmp_path / name).write_text("\n".join(content) + "\n")
+        result = duet("import", "gbench", name, "--db", "g.db")  # the fixture checks: no Traceback
+        assert result.returncode == 2, (name, result.stderr)
+        err = result.stderr.strip()
+        assert "\n" not in err and err.startswith(f"error: {message}"), (name, err)
+        assert " — " in err, (name, err)  # and how to fix it
 
 
 @pytest.fixture(scope="module")

@@ -27,6 +27,7 @@ from duetbench.model.method import METHODS
 from duetbench.report.exporters.json import clean_json
 from duetbench.report.model import ComparisonReport
 from duetbench.report.safe_text import visible, visible_deep
+from duetbench.report.units import fmt_time
 
 #: Histogram bins: the Freedman–Diaconis width (numpy's "fd") over both sides' values, within these bounds:
 #: at least MIN_BINS so that a tight distribution still shows its shape, at most MAX_BINS for a wide one.
@@ -112,12 +113,18 @@ def comparison_data(report: ComparisonReport, parameters: Mapping[str, str]) -> 
     out: dict[str, Any] = {
         "id": report.id, "names": dict(report.names), "commands": dict(report.commands), "method": report.method,
         "status": report.status, "metric": metric, "parameters": dict(parameters),
-        "label": f"#{report.id} " + (label or f"{report.names['B']} vs {report.names['A']}"),
+        "subject": report.subject, "label": f"#{report.id} " + (label or report.subject),
         "times": times, "ratios": _ratios(report, metric), "hist": _histogram(times),
         "warnings": list(report.warnings), "problem": report.analysis_error or "",
         "seed": report.seed, "tool_version": report.tool_version,
         "host": f"{report.host.get('hostname', '?')} ({report.host.get('cpu_model', '?')})",
     }
+    b = report.benchmark
+    if b is not None:
+        t = lambda seconds: fmt_time(seconds, report.time_unit)  # noqa: E731
+        out["benchmark"] = {"mean": t(b.mean), "sd": t(b.stdev) if b.stdev == b.stdev else "–", "min": t(b.min),
+                            "max": t(b.max), "runs": b.runs, "confidence": b.confidence,
+                            "ci": f"{t(b.low)} … {t(b.high)}" if b.low == b.low else "–"}
     if p is not None:
         out.update({
             "estimate": p.ratio.estimate, "low": p.ratio.low, "high": p.ratio.high,
@@ -143,6 +150,7 @@ def render_comparisons_html(title: str, entries: Sequence[tuple[ComparisonReport
     static = resources.files("duetbench.report") / "static"
     return env.get_template("comparisons.html.j2").render(
         title=visible(title), comparisons=comparisons, parameter_names=parameter_names,
+        only_single=bool(comparisons) and all(c["method"] == "single" for c in comparisons),
         data={"comparisons": comparisons},
         style=(static / "report.css").read_text(encoding="utf-8"),
         charts=(static / "charts.js").read_text(encoding="utf-8"),

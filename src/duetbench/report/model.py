@@ -33,10 +33,20 @@ class ComparisonReport:
     analysis_error: str | None = None
     #: One command benchmarked on its own (method "single"): its statistics; then `results` is empty.
     benchmark: Benchmark | None = None
+    #: -u/--time-unit (None: automatic), so the table exports show times as the terminal did.
+    time_unit: str | None = None
 
     @property
     def primary(self) -> ComparisonResult | None:
         return self.results.get(self.primary_metric)
+
+    @property
+    def subject(self) -> str:
+        """What it is of: "B vs A"; one command benchmarked on its own by its -n name, else by its text (as
+        hyperfine names it: the default name "A" says nothing without a B)."""
+        if self.method == "single":
+            return self.commands["A"] if self.names["A"] == "A" else self.names["A"]
+        return f"{self.names['B']} vs {self.names['A']}"
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,7 @@ def render_scan(entries: list[ScanEntry], console: Console, planned: int, time_u
 
 
 def _render_single_scan(entries: list[ScanEntry], console: Console, planned: int, time_unit: str | None) -> None:
-    from duetbench.report.terminal import fmt_time
+    from duetbench.report.units import fmt_time
 
     table = Table(title=f"parameter scan: {len(entries)} of {planned} benchmarks of one command", title_justify="left")
     for name in _names(entries):

@@ -8,6 +8,7 @@ from rich.table import Table
 
 from duetbench.analyze.verdict import describe_change
 from duetbench.report.model import ComparisonReport
+from duetbench.report.units import fmt_time
 
 _VERDICT_STYLE = {"slower": "bold red", "faster": "bold green", "no difference": "bold"}
 
@@ -20,20 +21,6 @@ _STOPS = {
     "evidence": "a difference was evident (anytime-valid confidence sequence); its CI is that sequence, valid "
                 "at a stop chosen by looking at the data, so wider than a fixed-n CI (--no-stop-on-evidence: off)",
 }
-
-
-#: -u/--time-unit: unit name -> (seconds per unit, symbol, decimals).
-TIME_UNITS = {"microsecond": (1e-6, "µs", 1), "millisecond": (1e-3, "ms", 2), "second": (1.0, "s", 4)}
-
-
-def fmt_time(seconds: float, unit: str | None = None) -> str:
-    """A time in `unit` (-u/--time-unit); None or "auto": milliseconds below one second, else seconds."""
-    if unit in TIME_UNITS:
-        scale, symbol, decimals = TIME_UNITS[unit]
-        return f"{seconds / scale:.{decimals}f} {symbol}"
-    if seconds < 1:
-        return f"{seconds * 1000:.2f} ms"
-    return f"{seconds:.3f} s"
 
 
 def render(report: ComparisonReport, console: Console, time_unit: str | None = None) -> None:

@@ -576,6 +576,7 @@ def report_stored(comparison: _DeferredComparison, status: str, failure: Invocat
     record = store.comparison(comparison.id)
     assert record is not None
     report = build_report(record, store.invocations(comparison.id))
+    report.time_unit = time_unit
     store.close()
     if report.results or report.benchmark is not None or status != "failed":
         render(report, console, time_unit=time_unit)

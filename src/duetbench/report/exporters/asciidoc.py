@@ -9,23 +9,7 @@ from __future__ import annotations
 
 import re
 
-from duetbench.report.exporters import TextExporter
-from duetbench.report.exporters._document import (
-    Block,
-    Bullets,
-    Code,
-    Document,
-    Footer,
-    Heading,
-    Inline,
-    Paragraph,
-    Strong,
-    Table,
-    Warnings,
-    campaign_document,
-    comparison_document,
-    scan_document,
-)
+from duetbench.report.exporters._document import Markup, Table, document_exporter
 from duetbench.report.safe_text import visible
 
 # Letters, digits, spaces and punctuation AsciiDoc does not interpret where our texts go (inside a
@@ -38,41 +22,36 @@ def text(value: str) -> str:
     return _MARKUP.sub(lambda m: f"&#{ord(m.group())};", one_line)
 
 
-def _inline(part: Inline) -> str:
-    if isinstance(part, Strong):
-        return f"*{text(part.text)}*"
-    if isinstance(part, Code):
-        return f"`{text(part.text)}`"
-    return text(part)
+class AsciiDoc(Markup):
+    def text(self, value: str) -> str:
+        return text(value)
 
+    def strong(self, value: str) -> str:
+        return f"*{text(value)}*"
 
-def _block(block: Block) -> str:
-    if isinstance(block, Heading):
-        return f"=== {text(block.text)}"
-    if isinstance(block, Paragraph):
-        return "".join(_inline(p) for p in block.parts)
-    if isinstance(block, Table):
-        cols = ",".join(">" if right else "<" for right in block.right)
-        lines = [f'[cols="{cols}",options="header"]', "|===", "".join(f"| {text(c)} " for c in block.header).rstrip()]
-        for row in block.rows:
+    def code(self, value: str) -> str:
+        return f"`{text(value)}`"
+
+    def heading(self, value: str) -> str:
+        return f"=== {text(value)}"
+
+    def table(self, table: Table) -> str:
+        cols = ",".join(">" if right else "<" for right in table.right)
+        lines = [f'[cols="{cols}",options="header"]', "|===", "".join(f"| {text(c)} " for c in table.header).rstrip()]
+        for row in table.rows:
             lines += ["", *(f"| {text(c)}".rstrip() for c in row)]
         return "\n".join([*lines, "|==="])
-    if isinstance(block, Warnings):
-        return "\n\n".join(f"WARNING: {text(w)}" for w in block.lines)
-    if isinstance(block, Bullets):
-        return "\n".join(f"* {text(item)}" for item in block.items)
-    if isinstance(block, Footer):
-        return f"[.small]#{text(block.text)}#"
-    raise TypeError(block)
+
+    def warnings(self, lines: tuple[str, ...]) -> str:
+        return "\n\n".join(f"WARNING: {text(w)}" for w in lines)
+
+    def bullets(self, items: tuple[str, ...]) -> str:
+        return "\n".join(f"* {text(item)}" for item in items)
+
+    def footer(self, value: str) -> str:
+        return f"[.small]#{text(value)}#"
 
 
-def render(doc: Document) -> str:
-    return "\n\n".join(_block(b) for b in doc) + "\n"
-
-
-EXPORTER = TextExporter(
-    name="asciidoc", label="AsciiDoc", help="Write an AsciiDoc table (the Markdown export's content).",
-    comparison=lambda report: render(comparison_document(report)),
-    scan=lambda scan: render(scan_document(scan)),
-    campaign=lambda campaign: render(campaign_document(campaign)),
-)
+MARKUP = AsciiDoc()
+EXPORTER = document_exporter(
+    MARKUP, name="asciidoc", label="AsciiDoc", help="Write an AsciiDoc table (the Markdown export's content).")

@@ -17,16 +17,18 @@ if TYPE_CHECKING:
 def comparison_html(report: ComparisonReport) -> str:
     from duetbench.report.comparisons_html import render_comparisons_html
 
-    title = f"duetbench · comparison #{report.id}: {report.names['B']} vs {report.names['A']}"
-    return render_comparisons_html(title, [(report, {})])
+    kind = "one command" if report.method == "single" else "comparison"
+    return render_comparisons_html(f"duetbench · {kind} #{report.id}: {report.subject}", [(report, {})])
 
 
 def scan_html(scan: ScanReport) -> str:
     from duetbench.report.comparisons_html import render_comparisons_html
 
     first = scan.entries[0].report if scan.entries else None
-    title = ("duetbench · parameter scan" + (f": {first.names['B']} vs {first.names['A']}, scanning "
-                                              f"{', '.join(scan.parameter_names)}" if first else ""))
+    title = "duetbench · parameter scan"
+    if first is not None:
+        what = "one command" if first.method == "single" else first.subject
+        title += f": {what}, scanning {', '.join(scan.parameter_names)}"
     return render_comparisons_html(title, [(e.report, e.parameters) for e in scan.entries])
 
 

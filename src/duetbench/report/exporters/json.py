@@ -51,6 +51,20 @@ def _comparison_dict(report: ComparisonReport, result: ComparisonResult) -> dict
     }
 
 
+def _options(report: ComparisonReport) -> dict[str, Any]:
+    """The stored options; one command benchmarked on its own has no B, so none of B's (empty) are written."""
+    if report.method != "single":
+        return report.options
+    return {k: v for k, v in report.options.items() if k not in ("name_b", "command_b")}
+
+
+def _benchmark(report: ComparisonReport) -> dict[str, Any] | None:
+    """One command benchmarked on its own (method "single"): its name, command and statistics."""
+    if report.benchmark is None:
+        return None
+    return {"name": report.names["A"], "command": report.commands["A"], **asdict(report.benchmark)}
+
+
 def to_json_dict(report: ComparisonReport) -> dict[str, Any]:
     return clean_json({
         "version": JSON_FORMAT_VERSION,
@@ -59,11 +73,10 @@ def to_json_dict(report: ComparisonReport) -> dict[str, Any]:
         "status": report.status,
         "method": report.method,
         "seed": report.seed,
-        "options": report.options,
+        "options": _options(report),
         "host": report.host,
         "comparisons": [_comparison_dict(report, r) for r in report.results.values()],
-        # One command benchmarked on its own (method "single"): its statistics, else null.
-        "benchmark": asdict(report.benchmark) if report.benchmark is not None else None,
+        "benchmark": _benchmark(report),
         "warnings": report.warnings,
         "analysis_error": report.analysis_error,
         "invocations": [i.to_dict() for i in report.invocations],

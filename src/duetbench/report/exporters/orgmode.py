@@ -8,23 +8,7 @@ from __future__ import annotations
 
 import re
 
-from duetbench.report.exporters import TextExporter
-from duetbench.report.exporters._document import (
-    Block,
-    Bullets,
-    Code,
-    Document,
-    Footer,
-    Heading,
-    Inline,
-    Paragraph,
-    Strong,
-    Table,
-    Warnings,
-    campaign_document,
-    comparison_document,
-    scan_document,
-)
+from duetbench.report.exporters._document import Markup, Table, document_exporter
 from duetbench.report.safe_text import visible
 
 ZERO_WIDTH_SPACE = "\u200b"
@@ -38,43 +22,37 @@ def text(value: str) -> str:
     return _OPENERS.sub(lambda m: ZERO_WIDTH_SPACE + m.group(), one_line).replace("|", "\\vert{}")
 
 
-def _inline(part: Inline) -> str:
-    if isinstance(part, Strong):
-        return f"*{text(part.text)}*"
-    if isinstance(part, Code):
-        return f"~{text(part.text)}~"
-    return text(part)
+class Org(Markup):
+    def text(self, value: str) -> str:
+        return text(value)
 
+    def strong(self, value: str) -> str:
+        return f"*{text(value)}*"
 
-def _row(cells: tuple[str, ...]) -> str:
-    return "|" + "".join(f" {text(c)} |" for c in cells)
+    def code(self, value: str) -> str:
+        return f"~{text(value)}~"
 
+    def heading(self, value: str) -> str:
+        return f"* {text(value)}"
 
-def _block(block: Block) -> str:
-    if isinstance(block, Heading):
-        return f"* {text(block.text)}"
-    if isinstance(block, Paragraph):
-        return "".join(_inline(p) for p in block.parts)
-    if isinstance(block, Table):
+    def _row(self, cells: tuple[str, ...]) -> str:
+        return "|" + "".join(f" {text(c)} |" for c in cells)
+
+    def table(self, table: Table) -> str:
         # Org aligns numbers right by itself; <r>/<l> cookies would add a row.
-        rule = "|" + "+".join("-" * (len(h) + 2) for h in block.header) + "|"
-        return "\n".join([_row(block.header), rule, *(_row(r) for r in block.rows)])
-    if isinstance(block, Warnings):
-        return "\n".join(f"- ⚠ {text(w)}" for w in block.lines)
-    if isinstance(block, Bullets):
-        return "\n".join(f"- {text(item)}" for item in block.items)
-    if isinstance(block, Footer):
-        return text(block.text)
-    raise TypeError(block)
+        rule = "|" + "+".join("-" * (len(h) + 2) for h in table.header) + "|"
+        return "\n".join([self._row(table.header), rule, *(self._row(r) for r in table.rows)])
+
+    def warnings(self, lines: tuple[str, ...]) -> str:
+        return "\n".join(f"- ⚠ {text(w)}" for w in lines)
+
+    def bullets(self, items: tuple[str, ...]) -> str:
+        return "\n".join(f"- {text(item)}" for item in items)
+
+    def footer(self, value: str) -> str:
+        return text(value)
 
 
-def render(doc: Document) -> str:
-    return "\n\n".join(_block(b) for b in doc) + "\n"
-
-
-EXPORTER = TextExporter(
-    name="orgmode", label="Org", help="Write an Emacs Org table (the Markdown export's content).",
-    comparison=lambda report: render(comparison_document(report)),
-    scan=lambda scan: render(scan_document(scan)),
-    campaign=lambda campaign: render(campaign_document(campaign)),
-)
+MARKUP = Org()
+EXPORTER = document_exporter(
+    MARKUP, name="orgmode", label="Org", help="Write an Emacs Org table (the Markdown export's content).")

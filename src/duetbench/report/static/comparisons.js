@@ -36,9 +36,11 @@
 
   function times(parent, cmp) {
     var series = ["A", "B"].map(function (side) {
-      return { name: side + ": " + truncate(cmp.names[side], 24), color: SIDE[side],
+      return { name: cmp.method === "single" ? truncate(cmp.subject, 30) : side + ": " + truncate(cmp.names[side], 24),
+               color: SIDE[side],
                points: cmp.times[side].map(function (v, i) { return [i + 1, v]; }),
-               tip: function (p) { return side + " run " + p[0] + ": " + seconds(p[1]); } };
+               tip: function (p) { return (cmp.method === "single" ? "" : side + " ") + "run " + p[0] + ": " +
+                                          seconds(p[1]); } };
     }).filter(function (s) { return s.points.length; });
     if (!series.length) return;
     C.lines(parent, "Times over runs (" + cmp.metric + ")", series, { width: 520, height: 280, xlabel: "run",
@@ -76,14 +78,19 @@
   function histogram(parent, cmp) {
     var h = cmp.hist;
     if (!h) return;
-    var c = chart(parent, "Distributions of A and B", 520, 280, { l: 52, r: 14, t: 24, b: 44 },
-                  h.nA + " runs of A, " + h.nB + " of B, " + h.A.length + " bins; the extreme 1% fold into the end bins.");
+    // One command benchmarked on its own has no B: its distribution alone, named by the command.
+    var single = cmp.method === "single";
+    var c = chart(parent, single ? "Distribution of " + truncate(cmp.subject, 40) : "Distributions of A and B", 520, 280,
+                  { l: 52, r: 14, t: 24, b: 44 },
+                  (single ? h.nA + " runs, " : h.nA + " runs of A, " + h.nB + " of B, ") + h.A.length +
+                  " bins; the extreme 1% fold into the end bins.");
     var x = linear([h.edges[0], h.edges[h.edges.length - 1]], [0, c.w]);
     var top = Math.max.apply(null, h.A.concat(h.B).concat([1]));
     var y = linear([0, top * 1.08], [c.h, 0]);
     xAxis(c, x, cmp.metric + " time", seconds, 4);
     yAxis(c, y, "runs", num, 4);
-    [["A", h.A], ["B", h.B]].forEach(function (side) {
+    var sides = single ? [["A", h.A]] : [["A", h.A], ["B", h.B]];
+    sides.forEach(function (side) {
       side[1].forEach(function (count, i) {
         if (!count) return;
         var r = el("rect", { x: x(h.edges[i]) + 0.5, width: Math.max(0.5, x(h.edges[i + 1]) - x(h.edges[i]) - 1),
@@ -91,7 +98,7 @@
         tip(r, side[0] + ": " + count + " runs in " + seconds(h.edges[i]) + " … " + seconds(h.edges[i + 1]));
       });
     });
-    legend(c, [["A", SIDE.A], ["B", SIDE.B]]);
+    if (!single) legend(c, [["A", SIDE.A], ["B", SIDE.B]]);
   }
 
   forest(document.getElementById("forest"));

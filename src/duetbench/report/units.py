@@ -1,0 +1,23 @@
+"""The unit times are shown in (-u/--time-unit), shared by the terminal report and the table exports.
+
+Standard library only: the exporters load it, and `duet --help` loads the exporters (tests/test_startup.py)."""
+from __future__ import annotations
+
+#: -u/--time-unit: unit name -> (seconds per unit, symbol, decimals).
+TIME_UNITS = {"microsecond": (1e-6, "µs", 1), "millisecond": (1e-3, "ms", 2), "second": (1.0, "s", 4)}
+# "auto" above one second: three decimals, as the terminal has always shown it.
+_AUTO_SECONDS = (1.0, "s", 3)
+
+
+def time_scale(seconds: float, unit: str | None = None) -> tuple[float, str, int]:
+    """(seconds per unit, symbol, decimals) of `unit`; None or "auto": milliseconds for a time below one
+    second, else seconds (a table takes the unit of its first time, so that one column has one unit)."""
+    if unit in TIME_UNITS:
+        return TIME_UNITS[unit]
+    return TIME_UNITS["millisecond"] if seconds < 1 else _AUTO_SECONDS
+
+
+def fmt_time(seconds: float, unit: str | None = None) -> str:
+    """A time with its symbol in `unit` (see `time_scale`)."""
+    scale, symbol, decimals = time_scale(seconds, unit)
+    return f"{seconds / scale:.{decimals}f} {symbol}"
