@@ -361,6 +361,7 @@ def compare(commands: tuple[str, ...], db: Path, no_progress: bool, **options: A
                             f"{len(commands_)}", hint="scan two commands at a time")
         from duetbench.usecases.many import run_many
 
+        exports.check("scan")  # exported as a scan whose one parameter is the command's name
         reference = next(k for k, (_, is_reference) in enumerate(commands_) if is_reference)
         sys.exit(run_many(base, [c for c, _ in commands_], names, reference, db_path=db, exports=exports,
                           console=console, show_progress=show_progress, time_unit=unit))

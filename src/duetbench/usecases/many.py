@@ -12,8 +12,8 @@ from rich.markup import escape
 from duetbench.config.compare import CompareOptions, command_argv, validated
 from duetbench.errors import DuetError
 from duetbench.report.exporters import Exports
-from duetbench.report.model import ComparisonReport, ScanEntry, ScanReport
-from duetbench.usecases.compare import run_compare
+from duetbench.report.model import ScanEntry, ScanReport
+from duetbench.usecases.series import Step, run_series
 
 
 def plan_many(base: dict[str, Any], commands: list[str], names: list[str], reference: int) -> list[CompareOptions]:
@@ -33,28 +33,14 @@ def plan_many(base: dict[str, Any], commands: list[str], names: list[str], refer
 
 def run_many(base: dict[str, Any], commands: list[str], names: list[str], reference: int, *, db_path: Path,
              exports: Exports, console: Console, show_progress: bool = True, time_unit: str | None = None) -> int:
-    """The comparisons one after another, then the summary and the exports (also after a failure or
-    Ctrl-C: what finished is shown and kept). Exit code as a parameter scan's (usecases/scan.py)."""
+    """The comparisons one after another, then the summary. Exports, exit code, Ctrl-C: those of every series
+    (usecases/series.py); each command's entry in the exports is keyed by its name, as a scan's by its
+    parameter values."""
     planned = plan_many(base, commands, names, reference)
-    entries: list[ScanEntry] = []
-    code = 0
-    try:
-        for k, opts in enumerate(planned, 1):
-            console.rule(escape(f"{k}/{len(planned)}: {opts.name_b} against {opts.name_a}"))
-            def keep(report: ComparisonReport, name: str = opts.name_b) -> None:
-                entries.append(ScanEntry({"command": name}, report))
-
-            rc = run_compare(opts, db_path=db_path, exports=Exports(), console=console, show_progress=show_progress,
-                             time_unit=time_unit, on_report=keep)
-            if rc == 130:
-                return 130
-            code = max(code, rc)
-        return code
-    finally:
-        console.rule()
-        render_summary(entries, names[reference], console)
-        # Exported as a scan whose one parameter is the compared command's name.
-        exports.write(ScanReport(entries))
+    steps = [Step(opts, f"{opts.name_b} against {opts.name_a}", {"command": opts.name_b}) for opts in planned]
+    return run_series(steps, db_path=db_path, console=console, show_progress=show_progress, time_unit=time_unit,
+                      export=lambda entries: exports.write(ScanReport(entries)),
+                      summarize=lambda entries: render_summary(entries, names[reference], console))
 
 
 def render_summary(entries: list[ScanEntry], reference: str, console: Console) -> None:
