@@ -10,9 +10,8 @@ from duetbench.config.compare import CompareOptions, command_argv, validated
 from duetbench.config.scan import substitute, unused
 from duetbench.errors import DuetError
 from duetbench.report.exporters import Exports
-from duetbench.report.model import ScanReport
-from duetbench.report.scan import render_scan
-from duetbench.usecases.series import Step, run_series
+from duetbench.report.scan import render_scan, sorted_entries
+from duetbench.usecases.series import Step, run_series, series_export
 
 #: Options whose text may hold {name} placeholders.
 _TEXT = ("command_a", "command_b", "name_a", "name_b")
@@ -44,12 +43,15 @@ def plan_scan(base: dict[str, Any], grid: list[dict[str, str]]) -> list[CompareO
 
 
 def run_scan(base: dict[str, Any], grid: list[dict[str, str]], *, db_path: Path, exports: Exports,
-             console: Console, show_progress: bool = True, time_unit: str | None = None) -> int:
-    """Run the comparisons (or, with one command, its benchmarks) one after another, then the scan's table.
-    Exports, exit code, Ctrl-C: those of every series (usecases/series.py)."""
+             console: Console, show_progress: bool = True, time_unit: str | None = None,
+             sort: str = "auto") -> int:
+    """Run the comparisons (or, with one command, its benchmarks) one after another, then the scan's table
+    (in the order they ran, or by time with --sort mean-time, as its Markdown/AsciiDoc/Org tables). Exports,
+    exit code, Ctrl-C: those of every series (usecases/series.py)."""
     planned = plan_scan(base, grid)
     steps = [Step(opts, ", ".join(f"{name} = {value}" for name, value in opts.parameters.items()), opts.parameters)
              for opts in planned]
     return run_series(steps, db_path=db_path, console=console, show_progress=show_progress, time_unit=time_unit,
-                      export=lambda entries: exports.write(ScanReport(entries)),
-                      summarize=lambda entries: render_scan(entries, console, len(planned), time_unit=time_unit))
+                      export=series_export(exports, sort),
+                      summarize=lambda entries: render_scan(sorted_entries(entries, sort), console, len(planned),
+                                                            time_unit=time_unit))

@@ -13,7 +13,8 @@ from rich.markup import escape
 
 from duetbench.config.compare import CompareOptions
 from duetbench.report.exporters import Exports
-from duetbench.report.model import ComparisonReport, ScanEntry
+from duetbench.report.model import ComparisonReport, ScanEntry, ScanReport
+from duetbench.report.scan import sorted_entries
 from duetbench.usecases.compare import _interrupt, run_compare
 
 
@@ -26,6 +27,27 @@ class Step:
     title: str
     #: Its entry's key in the series' exports and summary: the scan's values, or {"command": name}.
     parameters: dict[str, str]
+
+
+#: The formats whose tables --sort mean-time orders, as hyperfine's --sort orders its markup tables; the
+#: others (JSON, CSV, hyperfine's JSON, HTML) keep the order the comparisons ran in, which tools reading them
+#: may rely on.
+TABLE_FORMATS = ("markdown", "asciidoc", "orgmode")
+
+
+def series_export(exports: Exports, sort: str) -> Callable[[list[ScanEntry]], None]:
+    """What `run_series` calls to export the comparisons finished so far: every requested file written as a
+    scan, the tables of TABLE_FORMATS in the order of --sort."""
+    if sort != "mean-time":
+        return lambda entries: exports.write(ScanReport(entries))
+    tables = Exports({name: path for name, path in exports.paths.items() if name in TABLE_FORMATS})
+    others = Exports({name: path for name, path in exports.paths.items() if name not in TABLE_FORMATS})
+
+    def write(entries: list[ScanEntry]) -> None:
+        others.write(ScanReport(entries))
+        tables.write(ScanReport(sorted_entries(entries, sort)))
+
+    return write
 
 
 def run_series(steps: list[Step], *, db_path: Path, export: Callable[[list[ScanEntry]], None],
