@@ -8,9 +8,11 @@ import pytest
 from scipy import stats
 
 from duetbench.analyze.ratio import (
+    RatioResult,
     difference_of_means_ci,
     duet_ratio_ci,
     ratio_of_means_ci,
+    ratio_of_ratios,
     robust_pair_filter,
     sequential_cis,
 )
@@ -202,3 +204,60 @@ def test_duet_requires_pairing() -> None:
 def test_robust_filter_rejects_nan() -> None:
     with pytest.raises(ValueError, match="non-finite"):
         robust_pair_filter([0.0, float("nan")])
+
+
+# --- ratio_of_ratios: X/Y from X/R and Y/R (duet compare R X Y's summary) ---------------------------------
+
+def _ratio(estimate: float, low: float, high: float, n: int = 10) -> RatioResult:
+    return RatioResult(estimate=estimate, low=low, high=high, confidence_level=0.99, n=n, interval="t")
+
+
+def test_ratio_of_ratios_with_an_exact_side_keeps_the_other_interval() -> None:
+    x = _ratio(2.0, 1.5, 3.0)
+    one = _ratio(1.0, 1.0, 1.0)
+    r = ratio_of_ratios(x, one)
+    assert (r.estimate, r.low, r.high) == pytest.approx((2.0, 1.5, 3.0))
+    assert r.interval == "mover" and r.confidence_level == 0.99
+    # 1/x: the interval turned over, exactly
+    inv = ratio_of_ratios(one, x)
+    assert (inv.estimate, inv.low, inv.high) == pytest.approx((0.5, 1 / 3.0, 1 / 1.5))
+
+
+def test_ratio_of_ratios_adds_log_half_widths_in_quadrature() -> None:
+    # log-symmetric intervals: half-widths 0.3 and 0.4 on the log scale combine to 0.5
+    x = _ratio(4.0, 4.0 * math.exp(-0.3), 4.0 * math.exp(0.3))
+    y = _ratio(2.0, 2.0 * math.exp(-0.4), 2.0 * math.exp(0.4))
+    r = ratio_of_ratios(x, y)
+    assert r.estimate == pytest.approx(2.0)
+    assert (math.log(r.low / 2.0), math.log(r.high / 2.0)) == pytest.approx((-0.5, 0.5))
+    # asymmetric: the lower end takes x's lower and y's upper distance, the upper end the other two
+    x = _ratio(1.0, math.exp(-0.3), math.exp(0.1))
+    y = _ratio(1.0, math.exp(-0.2), math.exp(0.4))
+    r = ratio_of_ratios(x, y)
+    assert (math.log(r.low), math.log(r.high)) == pytest.approx((-0.5, math.hypot(0.1, 0.2)))
+
+
+def test_ratio_of_ratios_keeps_an_unbounded_end_unbounded() -> None:
+    unbounded = _ratio(1.2, 0.0, math.inf)  # Fieller's [0, inf) when A's mean is not clearly above 0
+    r = ratio_of_ratios(_ratio(2.0, 1.8, 2.2), unbounded)
+    assert r.low == 0.0 and r.high == math.inf and r.estimate == pytest.approx(2.0 / 1.2)
+    r = ratio_of_ratios(unbounded, _ratio(2.0, 1.8, 2.2))
+    assert r.low == 0.0 and r.high == math.inf
+
+
+def test_ratio_of_ratios_covers_at_its_level() -> None:
+    """Two independent comparisons with exact normal intervals of their log ratios: the combined interval
+    of log X/Y is the exact one of a difference, so it covers the true X/Y at the intervals' level, where
+    adding the two half-widths (no quadrature) would cover far more often and a single one far less."""
+    rng = np.random.default_rng(7)
+    z = 1.959964  # 95%
+    true_x, true_y, sx, sy = math.log(1.3), math.log(0.9), 0.05, 0.08
+    draws = 4000
+    covered = 0
+    for ex, ey in zip(rng.normal(true_x, sx, draws), rng.normal(true_y, sy, draws), strict=True):
+        x = RatioResult(math.exp(ex), math.exp(ex - z * sx), math.exp(ex + z * sx), 0.95, 10, "t")
+        y = RatioResult(math.exp(ey), math.exp(ey - z * sy), math.exp(ey + z * sy), 0.95, 10, "t")
+        r = ratio_of_ratios(x, y)
+        covered += r.low <= math.exp(true_x - true_y) <= r.high
+    # binomial SD of the coverage at 95% over 4000 draws: 0.0034
+    assert abs(covered / draws - 0.95) < 0.012, covered / draws

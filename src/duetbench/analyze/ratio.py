@@ -45,8 +45,9 @@ MAD_TO_SIGMA = 1.4826
 class RatioResult:
     """A B/A ratio with its CI; `n` is the number of units the interval is over (runs, or pairs when
     each pair is its own run; min(n_a, n_b) runs for the sequential method); `interval` says how it
-    was made: "t" (Student-t family, `analyze.interval`), "bootstrap" (percentile bootstrap) or
-    "anytime" (a confidence sequence, valid however the stopping looked at the data)."""
+    was made: "t" (Student-t family, `analyze.interval`), "bootstrap" (percentile bootstrap),
+    "anytime" (a confidence sequence, valid however the stopping looked at the data) or "mover" (two
+    ratios' intervals combined by `ratio_of_ratios`)."""
 
     estimate: float
     low: float
@@ -69,6 +70,29 @@ class DifferenceResult:
     confidence_level: float
     n_a: int
     n_b: int
+
+
+def _log(x: float) -> float:
+    # Fieller's interval may reach 0 or infinity (an unbounded side): their logs are -inf and inf.
+    return math.log(x) if x > 0 else -math.inf
+
+
+def ratio_of_ratios(x: RatioResult, y: RatioResult) -> RatioResult:
+    """X/Y from the ratios X/R and Y/R of two independent comparisons with the same reference R (the
+    commands of ``duet compare R X Y``, each measured against R): estimate x/y, and an interval combining
+    both intervals by MOVER, the method of variance estimates recovery (Zou & Donner 2008, Statistics in
+    Medicine 27(10):1693–1702), on the log scale: each side of the difference log x − log y gets the
+    root sum of squares of the two distances that bound it (x's lower and y's upper for the lower end).
+    It keeps asymmetric intervals (Fieller's) asymmetric, gives x's own interval when y is exact (y = R:
+    1 with no width), and with two symmetric normal intervals it is the exact interval of the
+    difference. The level is the intervals' (they share it); a wider interval than a direct comparison
+    of X and Y would give, since two comparisons' noise adds up."""
+    est_x, est_y = _log(x.estimate), _log(y.estimate)
+    estimate = est_x - est_y
+    low = estimate - math.hypot(est_x - _log(x.low), _log(y.high) - est_y)
+    high = estimate + math.hypot(_log(x.high) - est_x, est_y - _log(y.low))
+    return RatioResult(estimate=math.exp(estimate), low=math.exp(low), high=math.exp(high),
+                       confidence_level=x.confidence_level, n=min(x.n, y.n), interval="mover")
 
 
 def check_interval(interval: str) -> str:

@@ -24,6 +24,7 @@ from duetbench.model.method import COMPARE_METHODS
 
 if TYPE_CHECKING:  # analyze.stopping imports numpy: only for the annotations
     from duetbench.analyze.stopping import Criterion
+    from duetbench.report.speed import RelativeTo
 
 #: Where results go by default; the same as ``duetbench.store.db.DEFAULT_DB``, which imports SQLAlchemy.
 DEFAULT_DB = Path(".duet/results.db")
@@ -31,6 +32,8 @@ DEFAULT_DB = Path(".duet/results.db")
 SEED = click.IntRange(0, 2**63 - 1)
 #: A count of runs or iterations: beyond this it is a typo that would overflow later.
 COUNT = click.IntRange(max=10**6)
+#: --sort, as hyperfine's (report/speed.Sort).
+SORTS = ("auto", "command", "mean-time")
 #: A stored comparison's or campaign's id (= store.option.RECORD_ID, kept here to start without the store).
 RECORD_ID = click.IntRange(1, 2**63 - 1)
 
@@ -253,7 +256,17 @@ Exit codes: 0 done; 1 a command (or --setup/--prepare/...) failed; 2 bad input;
 @click.option("--name-b", metavar="NAME", help="Same as the second -n.")
 @click.option("--reference", metavar="CMD|N",
               help="Compare every other command against this one: the N-th command given (from 1), or a "
-                   "command line of its own (default: the first command).")
+                   "command line of its own (default: the first command). Three or more commands: the summary "
+                   "is then relative to it; without --reference it names the fastest command and how many times "
+                   "faster it ran than each other (factors with their CI; between two commands other than the "
+                   "reference, combined from their comparisons with it).")
+@click.option("--reference-name", metavar="NAME",
+              help="Name of the reference command in the output (with --reference CMD, -n names the other "
+                   "commands, in order).")
+@click.option("--sort", type=click.Choice(SORTS), default="auto", show_default=True,
+              help="Order of the summary of three or more commands and of the tables of their Markdown, AsciiDoc "
+                   "and Org exports: auto: the summary by time, the tables as the commands were given; command: "
+                   "both as given; mean-time: both by time, fastest first (also a parameter scan's table).")
 @click.option("-i", "--ignore-failure", is_flag=True, help="Time invocations that exit non-zero instead of stopping.")
 @click.option("--show-output", is_flag=True,
               help="Show the commands' output (stdout and stderr), each line prefixed with the command's name, "
@@ -304,7 +317,9 @@ def compare(commands: tuple[str, ...], db: Path, no_progress: bool, **options: A
       duet compare 'python a.py' 'python b.py' --method sequential --metric cpu
       duet compare './old --n {n}' './new --n {n}' -L n 100,1000,10000
       duet compare 'sort -n data.txt'                  # one command: mean ± σ, range, its noise
-      duet compare ./base ./opt1 ./opt2 -n base -n o1 -n o2   # opt1 and opt2 each against base
+      duet compare ./base ./opt1 ./opt2 -n base -n o1 -n o2   # opt1 and opt2 each against base,
+                                                              # then which ran fastest, by how much
+      duet compare ./opt1 ./opt2 --reference ./base --reference-name base --sort command
 
     The ratio B/A is reported with a confidence interval (Student-t family by default); above 1 means
     B is slower.
@@ -315,6 +330,9 @@ def compare(commands: tuple[str, ...], db: Path, no_progress: bool, **options: A
 
     exports = Exports.from_options(options)
 
+    # hyperfine's rule: the summary is about the reference only when one was asked for, else the fastest.
+    relative_to: RelativeTo = "fastest" if options["reference"] is None else "reference"
+    sort = options.pop("sort")
     commands_, names = _commands_and_names(list(commands), options)
     shell, no_shell = options.pop("shell"), options.pop("no_shell")
     if shell is not None and no_shell:
@@ -361,9 +379,11 @@ def compare(commands: tuple[str, ...], db: Path, no_progress: bool, **options: A
                             f"{len(commands_)}", hint="scan two commands at a time")
         from duetbench.usecases.many import run_many
 
+        exports.check("scan")  # exported as a scan whose one parameter is the command's name
         reference = next(k for k, (_, is_reference) in enumerate(commands_) if is_reference)
         sys.exit(run_many(base, [c for c, _ in commands_], names, reference, db_path=db, exports=exports,
-                          console=console, show_progress=show_progress, time_unit=unit))
+                          console=console, show_progress=show_progress, time_unit=unit, sort=sort,
+                          relative_to=relative_to))
     if len(commands_) == 2:
         # The reference is A; the other, B.
         (a, name_a), (b, name_b) = sorted(zip(commands_, names, strict=True), key=lambda item: not item[0][1])
@@ -373,7 +393,7 @@ def compare(commands: tuple[str, ...], db: Path, no_progress: bool, **options: A
 
         exports.check("scan")
         sys.exit(run_scan(base, grid, db_path=db, exports=exports, console=console, show_progress=show_progress,
-                          time_unit=unit))
+                          time_unit=unit, sort=sort))
     from duetbench.usecases.compare import run_compare
 
     exports.check("comparison")
@@ -390,7 +410,8 @@ def _letter_name(k: int) -> str:
 
 def _commands_and_names(commands: list[str], options: dict[str, Any]) -> tuple[list[tuple[str, bool]], list[str]]:
     """The commands with which is the reference (--reference: the N-th, one of them, or one more in front),
-    and their names (-n in order, --name-a/--name-b as the first two -n, else A, B, C, ...)."""
+    and their names (-n in order, --name-a/--name-b as the first two -n, --reference-name the reference's,
+    else A, B, C, ...)."""
     given = list(options.pop("command_names"))
     for k, key in enumerate(("name_a", "name_b")):
         value = options.pop(key)
@@ -416,6 +437,17 @@ def _commands_and_names(commands: list[str], options: dict[str, Any]) -> tuple[l
     if len(given) > len(commands):
         raise DuetError(f"{len(given)} names (-n/--command-name) for {len(commands)} command(s)",
                         hint="give at most one name per command, in the order of the commands")
+    reference_name = options.pop("reference_name")
+    if reference_name is not None:
+        given += [None] * (index + 1 - len(given))
+        if given[index] is not None:
+            raise DuetError(f"--reference-name {reference_name!r} and -n/--name-a/--name-b {given[index]!r} both "
+                            f"name the reference (command {index + 1})", hint="give one of them")
+        given[index] = reference_name
+    if any(name is not None and not name.strip() for name in given):
+        # A blank name would leave a blank in the summary ("ran 1.20 times faster than ") and the exports' keys.
+        raise DuetError("a command name (-n/--command-name, --name-a/--name-b, --reference-name) is empty",
+                        hint="give each name some text, or leave it out for A, B, C, ...")
     names = [name if name is not None else _letter_name(k)
              for k, name in enumerate(given + [None] * (len(commands) - len(given)))]
     for command in commands:

@@ -1,17 +1,35 @@
 """A parameter scan's comparisons side by side in the terminal (its exports: report/exporters/)."""
 from __future__ import annotations
 
+import math
+
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from duetbench.report.model import ScanEntry
 
-__all__ = ["ScanEntry", "render_scan"]
+__all__ = ["ScanEntry", "render_scan", "sorted_entries"]
 
 
 def _names(entries: list[ScanEntry]) -> list[str]:
     return list(entries[0].parameters) if entries else []
+
+
+def sorted_entries(entries: list[ScanEntry], sort: str) -> list[ScanEntry]:
+    """The entries in the order of a table under --sort (hyperfine's): as they ran, or with "mean-time"
+    by time — B/A of a comparison, the mean of one command benchmarked alone — the fastest first and
+    those without statistics last."""
+    if sort != "mean-time":
+        return list(entries)
+
+    def key(e: ScanEntry) -> tuple[bool, float]:
+        value = (e.report.benchmark.mean if e.report.benchmark is not None
+                 else e.report.primary.ratio.estimate if e.report.primary is not None else math.nan)
+        missing = math.isnan(value)  # no statistics: last, in the order they ran (sorted is stable)
+        return (missing, 0.0 if missing else value)
+
+    return sorted(entries, key=key)
 
 
 def render_scan(entries: list[ScanEntry], console: Console, planned: int, time_unit: str | None = None) -> None:

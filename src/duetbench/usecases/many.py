@@ -1,19 +1,19 @@
 """``duet compare A B C ...``: every other command compared against a reference (the first, or
 --reference), one stored comparison each with its own verdict, then a summary as hyperfine's
-("A ran 1.20 times faster than B")."""
+("C ran 1.20 times faster than A", report/speed.py)."""
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 
 from duetbench.config.compare import CompareOptions, command_argv, validated
 from duetbench.errors import DuetError
 from duetbench.report.exporters import Exports
-from duetbench.report.model import ComparisonReport, ScanEntry, ScanReport
-from duetbench.usecases.compare import run_compare
+from duetbench.report.model import ScanEntry
+from duetbench.report.speed import RelativeTo, Sort, render_speed_summary, speed_summary
+from duetbench.usecases.series import Step, run_series, series_export
 
 
 def plan_many(base: dict[str, Any], commands: list[str], names: list[str], reference: int) -> list[CompareOptions]:
@@ -32,53 +32,18 @@ def plan_many(base: dict[str, Any], commands: list[str], names: list[str], refer
 
 
 def run_many(base: dict[str, Any], commands: list[str], names: list[str], reference: int, *, db_path: Path,
-             exports: Exports, console: Console, show_progress: bool = True, time_unit: str | None = None) -> int:
-    """The comparisons one after another, then the summary and the exports (also after a failure or
-    Ctrl-C: what finished is shown and kept). Exit code as a parameter scan's (usecases/scan.py)."""
+             exports: Exports, console: Console, show_progress: bool = True, time_unit: str | None = None,
+             sort: Sort = "auto", relative_to: RelativeTo = "fastest") -> int:
+    """The comparisons one after another, then the summary: relative to the fastest command, or (with
+    `relative_to` "reference", as after --reference) to the reference, ordered by --sort. Exports, exit code,
+    Ctrl-C: those of every series (usecases/series.py); each command's entry in the exports is keyed by
+    its name, as a scan's by its parameter values."""
     planned = plan_many(base, commands, names, reference)
-    entries: list[ScanEntry] = []
-    code = 0
-    try:
-        for k, opts in enumerate(planned, 1):
-            console.rule(escape(f"{k}/{len(planned)}: {opts.name_b} against {opts.name_a}"))
-            def keep(report: ComparisonReport, name: str = opts.name_b) -> None:
-                entries.append(ScanEntry({"command": name}, report))
+    steps = [Step(opts, f"{opts.name_b} against {opts.name_a}", {"command": opts.name_b}) for opts in planned]
 
-            rc = run_compare(opts, db_path=db_path, exports=Exports(), console=console, show_progress=show_progress,
-                             time_unit=time_unit, on_report=keep)
-            if rc == 130:
-                return 130
-            code = max(code, rc)
-        return code
-    finally:
-        console.rule()
-        render_summary(entries, names[reference], console)
-        # Exported as a scan whose one parameter is the compared command's name.
-        exports.write(ScanReport(entries))
+    def summarize(entries: list[ScanEntry]) -> None:
+        render_speed_summary(speed_summary(entries, names, names[reference], relative_to=relative_to, sort=sort),
+                             console)
 
-
-def render_summary(entries: list[ScanEntry], reference: str, console: Console) -> None:
-    """hyperfine's summary in our terms: how many times faster or slower the reference ran than each
-    other command, with the confidence interval of that factor (1/ratio when the reference was slower)."""
-    if not entries:
-        return
-    level = next((e.report.primary.ratio.confidence_level for e in entries if e.report.primary), 0.99)
-    metric = entries[0].report.primary_metric
-    console.print(f"[bold]Summary[/bold] [dim]({metric} time, {level:.0%} CI)[/dim]")
-    console.print(f"  [bold]{escape(reference)}[/bold] ran")
-    for e in entries:
-        other = escape(e.report.names["B"])
-        p = e.report.primary
-        if p is None:
-            console.print(f"    [yellow]no statistics[/yellow] against {other}")
-            continue
-        r = p.ratio
-        if p.verdict == "slower":  # the other command is slower: the reference ran B/A times faster
-            console.print(f"    [green]{r.estimate:.2f}[/green] times faster than {other} "
-                          f"[dim](CI {r.low:.3f} … {r.high:.3f})[/dim]")
-        elif p.verdict == "faster":
-            console.print(f"    [red]{1 / r.estimate:.2f}[/red] times slower than {other} "
-                          f"[dim](CI {1 / r.high:.3f} … {1 / r.low:.3f})[/dim]")
-        else:
-            console.print(f"    as fast as {other}: no difference detected [dim]({other}/{escape(reference)} = "
-                          f"{r.estimate:.3f}, CI {r.low:.3f} … {r.high:.3f})[/dim]")
+    return run_series(steps, db_path=db_path, console=console, show_progress=show_progress, time_unit=time_unit,
+                      export=series_export(exports, sort), summarize=summarize)

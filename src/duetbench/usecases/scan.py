@@ -1,20 +1,17 @@
 """``duet compare -P/-L``: a parameter scan, one stored comparison per combination of values."""
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 
 from duetbench.config.compare import CompareOptions, command_argv, validated
 from duetbench.config.scan import substitute, unused
 from duetbench.errors import DuetError
 from duetbench.report.exporters import Exports
-from duetbench.report.model import ComparisonReport, ScanEntry, ScanReport
-from duetbench.report.scan import render_scan
-from duetbench.usecases.compare import run_compare
+from duetbench.report.scan import render_scan, sorted_entries
+from duetbench.usecases.series import Step, run_series, series_export
 
 #: Options whose text may hold {name} placeholders.
 _TEXT = ("command_a", "command_b", "name_a", "name_b")
@@ -46,32 +43,15 @@ def plan_scan(base: dict[str, Any], grid: list[dict[str, str]]) -> list[CompareO
 
 
 def run_scan(base: dict[str, Any], grid: list[dict[str, str]], *, db_path: Path, exports: Exports,
-             console: Console, show_progress: bool = True, time_unit: str | None = None) -> int:
-    """Run the comparisons (or, with one command, its benchmarks) one after another, then the scan's table.
-    The exports are rewritten after every comparison, so that they hold what finished even if the scan is
-    killed, and at the end (also after a failure or Ctrl-C: what finished is shown and kept). Exit code: 130
-    interrupted, EXIT_SLOWER if any comparison tripped --fail-if-slower, else 0; a failing command ends
-    the scan with its error, as in one comparison."""
+             console: Console, show_progress: bool = True, time_unit: str | None = None,
+             sort: str = "auto") -> int:
+    """Run the comparisons (or, with one command, its benchmarks) one after another, then the scan's table
+    (in the order they ran, or by time with --sort mean-time, as its Markdown/AsciiDoc/Org tables). Exports,
+    exit code, Ctrl-C: those of every series (usecases/series.py)."""
     planned = plan_scan(base, grid)
-    entries: list[ScanEntry] = []
-    code = 0
-    try:
-        for k, opts in enumerate(planned, 1):
-            label = ", ".join(f"{name} = {value}" for name, value in opts.parameters.items())
-            console.rule(escape(f"{k}/{len(planned)}: {label}"))
-            rc = run_compare(opts, db_path=db_path, exports=Exports(), console=console, show_progress=show_progress,
-                             on_report=_collect(entries, opts.parameters), time_unit=time_unit)
-            if k < len(planned):
-                exports.write(ScanReport(entries))
-            if rc == 130:
-                return 130
-            code = max(code, rc)
-        return code
-    finally:
-        console.rule()
-        render_scan(entries, console, len(planned), time_unit=time_unit)
-        exports.write(ScanReport(entries))
-
-
-def _collect(entries: list[ScanEntry], parameters: dict[str, str]) -> Callable[[ComparisonReport], None]:
-    return lambda report: entries.append(ScanEntry(parameters, report))
+    steps = [Step(opts, ", ".join(f"{name} = {value}" for name, value in opts.parameters.items()), opts.parameters)
+             for opts in planned]
+    return run_series(steps, db_path=db_path, console=console, show_progress=show_progress, time_unit=time_unit,
+                      export=series_export(exports, sort),
+                      summarize=lambda entries: render_scan(sorted_entries(entries, sort), console, len(planned),
+                                                            time_unit=time_unit))
