@@ -35,13 +35,20 @@ HARNESS = ROOT / "tests" / "campaign" / "harness.py"
 # the marks that tell the plots apart (each side's iterations, each side's distribution, the CI band).
 MEASURE = """<script>
 (function () {
-  var charts = document.querySelectorAll("svg.chart"), sized = 0;
+  var charts = document.querySelectorAll("svg.chart"), sized = 0, outside = 0;
   charts.forEach(function (svg) {
     var box = svg.getBoundingClientRect();
     if (box.width > 100 && box.height > 100 && svg.querySelector("circle, rect, path, polyline")) sized++;
+    svg.querySelectorAll("circle, rect, path, polyline, polygon, line").forEach(function (mark) {
+      var m = mark.getBoundingClientRect();
+      if (m.top < box.top - 1 || m.bottom > box.bottom + 1 || m.left < box.left - 1 || m.right > box.right + 1) {
+        outside++;
+      }
+    });
   });
   var d = document.body.dataset;
   d.sized = String(sized);
+  d.outside = String(outside);
   ["circle.it-A", "circle.it-B", "path.dist-A", "path.dist-B", "rect.ci-band", "rect.tl-bar"].forEach(function (q) {
     d["n" + q.replace(/[^A-Za-z]/g, "").toLowerCase()] = String(document.querySelectorAll(q).length);
   });
@@ -124,7 +131,7 @@ def test_report_renders_every_plot_without_errors(tmp_path: Path, report) -> Non
     assert int(attrs["rendered"]) == expected_plots(data, 0) >= 2 + 3 + 3 * 4 + 2 * 2
     assert result.stdout.count('class="chart"') == int(attrs["rendered"])
     measured = measured_page(tmp_path, path)
-    assert int(measured["sized"]) == int(measured["rendered"])
+    assert int(measured["sized"]) == int(measured["rendered"]) and measured["outside"] == "0"
     # alpha: three methods, 6 runs of 25 iterations per side, each drawn; one CI band per method
     assert int(measured["ncircleita"]) == int(measured["ncircleitb"]) == 3 * 6 * 25
     assert measured["npathdista"] == measured["npathdistb"] == measured["nrectciband"] == "3"
@@ -229,6 +236,7 @@ benchmarks:
     measured = measured_page(tmp_path, path, "#benchmark=more-work")
     shown = [b["name"] for b in data["benchmarks"]].index("more-work")
     assert int(measured["rendered"]) == int(measured["sized"]) == expected_plots(data, shown)
+    assert measured["outside"] == "0"  # no mark drawn beyond its plot (a wide early CI is cut at the axis)
     methods = len(data["benchmarks"][shown]["methods"])
     assert measured["npathdista"] == measured["npathdistb"] == measured["nrectciband"] == str(methods)
     assert int(measured["ncircleita"]) == int(measured["ncircleitb"]) == methods * 5 * 16

@@ -133,7 +133,10 @@ var DuetCharts = (function () {
       var xt = x.ticks;
       x.ticks = function (n) { return xt(n).filter(function (v) { return v === Math.round(v); }); };
     }
-    var y = linear(opts.ydomain || pad.apply(null, extent(ys).concat([0.08])), [c.h, 0]);
+    var ydom = opts.ydomain || pad.apply(null, extent(ys).concat([0.08]));
+    var y = linear(ydom, [c.h, 0]);
+    // A given domain may cut a band or whisker (an early, very wide CI): drawn to the edge, not beyond it.
+    var yc = function (v) { return y(clamp(v, Math.min(ydom[0], ydom[1]), Math.max(ydom[0], ydom[1]))); };
     xAxis(c, x, opts.xlabel, opts.xfmt || num, 6);
     yAxis(c, y, opts.ylabel, opts.yfmt || num, 5);
     if (opts.yref !== undefined) el("line", { "class": "ref", x1: 0, x2: c.w, y1: y(opts.yref), y2: y(opts.yref) }, c.g);
@@ -141,8 +144,8 @@ var DuetCharts = (function () {
       var pts = s.points.filter(function (p) { return p[1] !== null; });
       var band = pts.filter(function (p) { return p[2] !== undefined && p[2] !== null && p[3] !== null; });
       if (band.length > 1) {
-        var poly = band.map(function (p) { return x(p[0]) + "," + y(p[3]); })
-          .concat(band.slice().reverse().map(function (p) { return x(p[0]) + "," + y(p[2]); }));
+        var poly = band.map(function (p) { return x(p[0]) + "," + yc(p[3]); })
+          .concat(band.slice().reverse().map(function (p) { return x(p[0]) + "," + yc(p[2]); }));
         el("polygon", { points: poly.join(" "), fill: s.color, "fill-opacity": 0.15, stroke: "none" }, c.g);
       }
       el("polyline", { points: pts.map(function (p) { return x(p[0]) + "," + y(p[1]); }).join(" "), fill: "none",
@@ -150,7 +153,7 @@ var DuetCharts = (function () {
       pts.forEach(function (p) {
         var g = el("g", {}, c.g);
         if (p[2] !== undefined && p[2] !== null && p[3] !== null) {
-          el("line", { x1: x(p[0]), x2: x(p[0]), y1: y(p[2]), y2: y(p[3]), stroke: s.color, "stroke-opacity": 0.6 }, g);
+          el("line", { x1: x(p[0]), x2: x(p[0]), y1: yc(p[2]), y2: yc(p[3]), stroke: s.color, "stroke-opacity": 0.6 }, g);
         }
         el("circle", { cx: x(p[0]), cy: y(p[1]), r: 3.5, fill: s.color }, g);
         tip(g, s.tip(p));

@@ -324,12 +324,26 @@
     });
   }
 
+  // The axis fits the estimates, 1 and the CI of all runs, and at most as much again on each side: the CI
+  // of the first two or three runs can be a hundred times wider and would flatten the rest of the curve.
+  function narrowingDomain(points) {
+    var est = finite(points.map(function (p) { return p[1]; })).concat([1]);
+    var last = points[points.length - 1];
+    var core = extent(est.concat(finite([last[2], last[3]])));
+    var bounds = extent(est.concat(finite([].concat.apply([], points.map(function (p) { return [p[2], p[3]]; })))));
+    var span = (core[1] - core[0]) || Math.abs(core[0]) * 0.1 || 1;
+    var dom = [Math.max(bounds[0], core[0] - span), Math.min(bounds[1], core[1] + span)];
+    return { domain: pad(dom[0], dom[1], 0.08), cut: dom[0] > bounds[0] || dom[1] < bounds[1] };
+  }
+
   function narrowing(parent, m) {
+    var d = narrowingDomain(m.narrowing);
     lines(parent, "CI as runs accumulate (" + m.method + ")", [{
       name: m.method, color: METHOD_COLORS[m.method] || "#333", points: m.narrowing,
       tip: function (p) { return "first " + p[0] + " runs\nB/A " + num(p[1]) + " [" + num(p[2]) + ", " + num(p[3]) + "]"; }
-    }], { width: 360, height: 240, xlabel: "runs", ylabel: "B/A", yref: 1, xint: true,
-          note: "The CI recomputed on the first k runs (fewer bootstrap replicates than the summary)." });
+    }], { width: 360, height: 240, xlabel: "runs", ylabel: "B/A", yref: 1, xint: true, ydomain: d.domain,
+          note: "The CI recomputed on the first k runs (fewer bootstrap replicates than the summary)." +
+                (d.cut ? " The widest early CIs run off the axis (hover for their bounds)." : "") });
   }
 
   // The commands of the selected benchmark, above its plots.
