@@ -1,17 +1,22 @@
 """The HTML report in a real browser: headless Chromium loads it offline, with no console output, draws
-every plot, keeps injected names inert, and its table sorting, row selection and tooltips work."""
+every plot with a size and marks, keeps injected names inert, and its table sorting, row selection and
+tooltips work; on a real small campaign it takes the screenshot of docs/report.md."""
 from __future__ import annotations
 
 import html as htmllib
+import json
 import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from urllib.parse import quote
 
 import pytest
+from tests.report.screenshot_stamp import SCREENSHOT, fingerprint, stamp_of, stamped
 
+from duetbench.report.distribution import MIN_ITERATION_BINS
 from duetbench.report.html import report_data, write_html_report
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -21,7 +26,34 @@ PWN_SCRIPT = "<script>document.body.dataset.pwned='script'</script>"
 PWN_IMG = "<img src=x onerror=\"document.body.dataset.pwned='img'\">"
 STUDIES = {"mds": {"duet": [(0.0, 1.0), (0.01, 0.5), (0.03, 0.0)], "sequential": [(0.0, 1.0), (0.05, 0.2), (0.1, 0.0)]},
            "aa_false_positive_rate": {"sequential": 0.03, "duet": 0.008, "aduet": 0.01},
-           "runtime_saving": {"duet": 0.48, "aduet": 0.5}}
+           "runtime_saving": {"duet": 0.48, "aduet": 0.5},
+           "runtime_seconds": {"duet": {"benchmarks": 4, "sequential_s": 8.2, "method_s": 4.3},
+                               "aduet": {"benchmarks": 4, "sequential_s": 8.2, "method_s": 4.1}},
+           "shuffle_width_ratio": {"duet": 294.33}}
+HARNESS = ROOT / "tests" / "campaign" / "harness.py"
+# Appended to a report: after its script drew the page, count the plots that have a size and marks, and
+# the marks that tell the plots apart (each side's iterations, each side's distribution, the CI band).
+MEASURE = """<script>
+(function () {
+  var charts = document.querySelectorAll("svg.chart"), sized = 0, outside = 0;
+  charts.forEach(function (svg) {
+    var box = svg.getBoundingClientRect();
+    if (box.width > 100 && box.height > 100 && svg.querySelector("circle, rect, path, polyline")) sized++;
+    svg.querySelectorAll("circle, rect, path, polyline, polygon, line").forEach(function (mark) {
+      var m = mark.getBoundingClientRect();
+      if (m.top < box.top - 1 || m.bottom > box.bottom + 1 || m.left < box.left - 1 || m.right > box.right + 1) {
+        outside++;
+      }
+    });
+  });
+  var d = document.body.dataset;
+  d.sized = String(sized);
+  d.outside = String(outside);
+  ["circle.it-A", "circle.it-B", "path.dist-A", "path.dist-B", "rect.ci-band", "rect.tl-bar"].forEach(function (q) {
+    d["n" + q.replace(/[^A-Za-z]/g, "").toLowerCase()] = String(document.querySelectorAll(q).length);
+  });
+})();
+</script></body>"""
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium is not installed "
                                  "(Debian package 'chromium'; CI installs it)")
@@ -51,10 +83,25 @@ def body_data(dom: str) -> dict[str, str]:
 
 def expected_plots(data: dict, benchmark: int) -> int:
     """Plots the page should draw: forest, CI widths, one per study chart, and the benchmark's own."""
-    studies = sum(1 for k in ("mds", "aa_false_positive_rate", "runtime_saving") if k in data["studies"])
-    own = sum(bool(m["pairs"]) + bool(m["hist"]) + bool(m["narrowing"]) + bool(m["timeline"])
-              for m in data["benchmarks"][benchmark]["methods"])
+    studies = sum(1 for k in ("mds", "aa_false_positive_rate", "runtime") if data["studies"].get(k))
+    own = sum(bool(m["series"]) + bool(m["ratios"] and m["ratios"]["runs"]) + bool(m["pairs"]) + bool(m["hist"])
+              + bool(m["narrowing"]) + bool(m["timeline"]) for m in data["benchmarks"][benchmark]["methods"])
     return 2 + studies + own
+
+
+def data_block(page: str) -> dict:
+    m = re.search(r'<script type="application/json" id="duet-data">(.*?)</script>', page, re.S)
+    assert m, "the data block is missing"
+    return json.loads(m.group(1))
+
+
+def measured_page(tmp_path: Path, path: Path, *args: str) -> dict[str, str]:
+    """Load `path` with MEASURE appended; the body's data attributes (fails on any console output)."""
+    driven = tmp_path / f"measured-{path.name}"
+    driven.write_text(path.read_text().replace("</body>", MEASURE))
+    result = chromium(tmp_path, driven.as_uri() + "".join(args), "--dump-dom", "--window-size=1400,2000")
+    assert console_lines(result.stderr) == []
+    return body_data(result.stdout)
 
 
 @pytest.fixture()
@@ -75,22 +122,26 @@ def test_console_check_catches_a_broken_page(tmp_path: Path) -> None:
     assert any("Uncaught TypeError" in line for line in console_lines(result.stderr))
 
 
-def test_report_renders_every_plot_without_errors_and_takes_a_screenshot(tmp_path: Path, report) -> None:
+def test_report_renders_every_plot_without_errors(tmp_path: Path, report) -> None:
     path, data = report
     result = chromium(tmp_path, path.as_uri(), "--dump-dom", "--window-size=1400,2000")
     assert console_lines(result.stderr) == []
     attrs = body_data(result.stdout)
     assert "pwned" not in attrs
-    assert int(attrs["rendered"]) == expected_plots(data, 0) >= 2 + 3 + 8
+    assert int(attrs["rendered"]) == expected_plots(data, 0) >= 2 + 3 + 3 * 4 + 2 * 2
     assert result.stdout.count('class="chart"') == int(attrs["rendered"])
+    measured = measured_page(tmp_path, path)
+    assert int(measured["sized"]) == int(measured["rendered"]) and measured["outside"] == "0"
+    # alpha: three methods, 6 runs of 25 iterations per side, each drawn; one CI band per method
+    assert int(measured["ncircleita"]) == int(measured["ncircleitb"]) == 3 * 6 * 25
+    assert measured["npathdista"] == measured["npathdistb"] == measured["nrectciband"] == "3"
+    assert int(measured["nrecttlbar"]) == timeline_bars(data, 0) > 0
 
-    shot = tmp_path / "report.png"
-    result = chromium(tmp_path, path.as_uri(), f"--screenshot={shot}", "--window-size=1400,2000", "--hide-scrollbars")
-    assert console_lines(result.stderr) == []
-    png = shot.read_bytes()
-    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 50_000  # a blank 1400x2000 page is a few KB
-    if os.environ.get("DUETBENCH_UPDATE_SCREENSHOT"):
-        shutil.copyfile(shot, ROOT / "docs" / "report-screenshot.png")
+
+def timeline_bars(data: dict, benchmark: int) -> int:
+    """Bars of the side-by-side timelines of a benchmark: A, B and both running, in every run."""
+    return sum(len(r["A"]) + len(r["B"]) + len(r["o"]) for m in data["benchmarks"][benchmark]["methods"]
+               if m["timeline"] for r in m["timeline"]["runs"])
 
 
 def test_address_selects_a_benchmark_whose_name_stays_text(tmp_path: Path, report) -> None:
@@ -108,11 +159,12 @@ def test_sorting_row_selection_and_tooltip(tmp_path: Path, report) -> None:
     path, _ = report
     driver = """<script>
     (function () {
-      var th = document.querySelectorAll("#summary-table thead th")[2];
+      var th = document.querySelectorAll("#summary-table thead th")[4];
       function ratios() {
         return Array.prototype.map.call(document.querySelectorAll("#summary-table tbody tr"),
-                                        function (tr) { return tr.cells[2].dataset.v; }).join(" ");
+                                        function (tr) { return tr.cells[4].dataset.v; }).join(" ");
       }
+      document.body.dataset.column = th.textContent;
       th.click(); document.body.dataset.asc = ratios();
       th.click(); document.body.dataset.desc = ratios();
       var row = Array.prototype.find.call(document.querySelectorAll("#summary-table tbody tr"),
@@ -130,8 +182,75 @@ def test_sorting_row_selection_and_tooltip(tmp_path: Path, report) -> None:
     result = chromium(tmp_path, driven.as_uri(), "--dump-dom")
     assert console_lines(result.stderr) == []
     attrs = body_data(result.stdout)
+    assert attrs["column"] == "ratio B/A"
     asc = [float(v) for v in attrs["asc"].split()]
     assert len(asc) == 12 and asc == sorted(asc)
     assert [float(v) for v in attrs["desc"].split()] == sorted(asc, reverse=True)
     assert attrs["shown"] == "beta — sequential"
     assert attrs["tip"].startswith("alpha · ") and "B/A" in attrs["tip"]
+
+
+def test_real_campaign_report_renders_every_plot_and_takes_the_docs_screenshot(duet, tmp_path: Path) -> None:
+    """`duet run` on a small campaign (B does 5% more work; an A/A benchmark), then `duet report`: every plot
+    drawn with a size, the studies in words, the commands; the screenshot of docs/report.md comes from here."""
+    paired = len(os.sched_getaffinity(0)) >= 2
+    shutil.copy(HARNESS, tmp_path / "harness.py")
+    py = sys.executable
+    run = f"{py} harness.py --warmups 0 --warm 0.5 --iterations 16"
+    (tmp_path / "campaign.yml").write_text(f"""campaign: example
+seed: 7
+methods: {{sequential: 5{", duet: 5, aduet: 5" if paired else ""}}}
+parser: {{name: regex, pattern: 'iteration \\d+: (?P<value>[0-9.]+) s'}}
+warmup: 3
+timeout: 120
+benchmarks:
+  more-work:
+    A: {run} --work 200000
+    B: {run} --work 210000
+  noise-floor:
+    command: {run} --work 200000
+    methods: {{{"duet" if paired else "sequential"}: 5}}
+""")
+    result = duet("run", "campaign.yml", "--no-progress", timeout=900)
+    assert result.returncode == 0, result.stderr
+    result = duet("report", "-o", "report.html", "--resamples", "2000", timeout=300)
+    assert result.returncode == 0, result.stderr
+    path = tmp_path / "report.html"
+    page = path.read_text()
+    data = data_block(page)
+    text = " ".join(htmllib.unescape(re.sub(r"<[^>]+>", " ", page.split('<script type="application/json"')[0])).split())
+    # Each side's time per iteration with its unit beside every ratio; the commands as run; studies in words.
+    assert len(re.findall(r'<td class="num side-[ab]" data-v="[0-9.e-]+">[0-9.]+ (ms|µs|s)</td>', page)) \
+        == 2 * len(data["rows"])
+    assert f"{py} harness.py --warmups 0 --warm 0.5 --iterations 16 --work 210000" in text
+    assert "same as A (an A/A benchmark)" in text and "seed" in text and "kernel" in text
+    assert "shuffle_width_ratio" not in page and "runtime_saving" not in text
+    if paired:
+        assert re.search(r"Machine time\. duet: one run of the benchmark measured both ways took [0-9.]+ (s|min) of "
+                         r"machine time .* [0-9]+% saved", text), text
+        assert re.search(r"Shuffled pairs\. duet: .* the CI would be [0-9.]+× as wide", text)
+    for m in (m for b in data["benchmarks"] for m in b["methods"]):
+        assert [r["run"] for r in m["series"]["runs"]] == list(range(5))  # every run, not the first only
+        assert len(m["hist"]["A"]) >= MIN_ITERATION_BINS
+
+    measured = measured_page(tmp_path, path, "#benchmark=more-work")
+    shown = [b["name"] for b in data["benchmarks"]].index("more-work")
+    assert int(measured["rendered"]) == int(measured["sized"]) == expected_plots(data, shown)
+    assert measured["outside"] == "0"  # no mark drawn beyond its plot (a wide early CI is cut at the axis)
+    methods = len(data["benchmarks"][shown]["methods"])
+    assert measured["npathdista"] == measured["npathdistb"] == measured["nrectciband"] == str(methods)
+    assert int(measured["ncircleita"]) == int(measured["ncircleitb"]) == methods * 5 * 16
+    if paired:  # every run's timeline, not the first only
+        assert all([r["run"] for r in m["timeline"]["runs"]] == list(range(5))
+                   for m in data["benchmarks"][shown]["methods"] if m["method"] != "sequential")
+        assert int(measured["nrecttlbar"]) == timeline_bars(data, shown) > 0
+
+    shot = tmp_path / "report.png"
+    result = chromium(tmp_path, path.as_uri() + "#benchmark=more-work", f"--screenshot={shot}",
+                      "--window-size=1400,2800", "--hide-scrollbars")
+    assert console_lines(result.stderr) == []
+    png = shot.read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 100_000  # a blank 1400x2800 page is a few KB
+    if os.environ.get("DUETBENCH_UPDATE_SCREENSHOT"):
+        SCREENSHOT.write_bytes(stamped(png, fingerprint()))
+        assert stamp_of(SCREENSHOT.read_bytes()) == fingerprint()

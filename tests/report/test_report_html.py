@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from duetbench.errors import DuetError
+from duetbench.report import distribution
 from duetbench.report import html as report_html
 from duetbench.report.html import render_html_report, report_data, write_html_report
 
@@ -34,7 +35,7 @@ def _render(make_table, make_results, names=("alpha", "beta"), **kw) -> tuple[st
 def test_sections_tables_and_plot_data_present(make_table, make_results) -> None:
     page, data = _render(make_table, make_results, runs=5)
     for anchor in ('id="summary-table"', 'id="forest"', 'id="ci-widths"', 'id="benchmark-select"',
-                   'id="environment"'):
+                   'id="campaign"', 'id="environment"'):
         assert anchor in page
     assert page.count('<tr data-benchmark="alpha">') == 3 and page.count('<tr data-benchmark="beta">') == 3
     assert "test cpu" in page and "host.cpus" in page
@@ -44,10 +45,28 @@ def test_sections_tables_and_plot_data_present(make_table, make_results) -> None
     assert by_method["sequential"]["pairs"] is None and by_method["sequential"]["timeline"] is None
     for method in ("duet", "aduet"):
         assert by_method[method]["pairs"]["total"] > 0
-        assert by_method[method]["timeline"]["A"] and by_method[method]["timeline"]["overlaps"]
+        timelines = by_method[method]["timeline"]["runs"]
+        assert [tl["run"] for tl in timelines] == [0, 1, 2, 3, 4] and all(tl["A"] and tl["o"] for tl in timelines)
     for m in by_method.values():
         assert [p[0] for p in m["narrowing"]] == [2, 3, 4, 5]
         assert sum(m["hist"]["A"]) == m["hist"]["nA"] == 5 * 28  # 30 iterations, 2 warmup, all binned
+        assert [r["run"] for r in m["series"]["runs"]] == [r["run"] for r in m["ratios"]["runs"]] == [0, 1, 2, 3, 4]
+
+
+def test_each_side_time_per_iteration_with_its_unit_beside_the_ratio(make_table, make_results) -> None:
+    table = make_table(["alpha"], methods=("duet",), runs=4, iterations=12)
+    results = make_results(table)
+    page = render_html_report(title="t", table=table, results=results, environment={})
+    r = results[0][2]
+    assert r is not None
+    row = re.search(r'<tr data-benchmark="alpha">(.*?)</tr>', page, re.S)
+    assert row
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", row.group(1), re.S)
+    # benchmark, method, A / iteration, B / iteration, ratio B/A: A's and B's median with its unit
+    assert cells[2] == f"{r.a.median * 1e3:.3g} ms" and cells[3] == f"{r.b.median * 1e3:.3g} ms"
+    assert cells[4] == f"{r.ratio.estimate:.4f}"
+    row_data = _data_block(page)["rows"][0]
+    assert row_data["a_median"] == pytest.approx(r.a.median) and "%" in row_data["change"]
 
 
 def test_benchmark_names_and_every_text_are_escaped(make_table, make_results) -> None:
@@ -90,15 +109,67 @@ def test_duet_pairs_are_iteration_k_with_k_and_aduet_pairs_overlap(make_table) -
     b = measured.where((measured.method == "duet") & (measured.side == "B"))
     assert duet["total"] == 16
     # The third pair of run 0 is measured iteration 2 (index 4) of A with the same of B.
-    assert duet["a"][2] == pytest.approx(a.value[(a.run == 0) & (a.index == 4)][0], rel=1e-3)
-    assert duet["b"][2] == pytest.approx(b.value[(b.run == 0) & (b.index == 4)][0], rel=1e-3)
+    assert duet["unit"] == 1e-3  # the values are milliseconds
+    assert duet["a"][2] * 1e-3 == pytest.approx(a.value[(a.run == 0) & (a.index == 4)][0], rel=1e-3)
+    assert duet["b"][2] * 1e-3 == pytest.approx(b.value[(b.run == 0) & (b.index == 4)][0], rel=1e-3)
     aduet = by_method["aduet"]["pairs"]
     assert 0 < aduet["total"] <= 2 * 8 * 2
     # Duet timelines: the barrier starts A's and B's iteration i together, so overlaps start with them.
-    tl = by_method["duet"]["timeline"]
-    assert [bar[0] for bar in tl["A"]] == [bar[0] for bar in tl["B"]]
-    assert len(tl["overlaps"]) == len(tl["A"]) == 10  # warmup included, drawn pale
-    assert [bar[3] for bar in tl["A"]][:3] == [True, True, False]
+    # Every run has its timeline, each on its own clock (ms from the run's first iteration).
+    timelines = by_method["duet"]["timeline"]["runs"]
+    assert [tl["run"] for tl in timelines] == [0, 1]
+    for tl in timelines:
+        assert [bar[0] for bar in tl["A"]] == [bar[0] for bar in tl["B"]] and tl["A"][0][0] == 0
+        assert len(tl["o"]) == len(tl["A"]) == tl["n"] == 10  # warmup included, drawn pale
+        assert [bar[2] for bar in tl["A"]][:3] == [1, 1, 0]
+        rows = table.where((table.method == "duet") & (table.run == tl["run"]) & (table.side == "A"))
+        rows = rows.where(np.argsort(np.argsort(rows.start_ns)) == 3)  # the fourth iteration of A in time
+        assert tl["A"][3][1] - tl["A"][3][0] == pytest.approx((rows.end_ns[0] - rows.start_ns[0]) / 1e6, rel=1e-3)
+
+
+def test_series_show_every_run_and_iteration_of_each_side(make_table) -> None:
+    table = make_table(["x"], methods=("duet", "sequential"), runs=3, iterations=10, warmup=2)
+    data = report_data(table, [])
+    for m in data["benchmarks"][0]["methods"]:
+        series = m["series"]
+        assert series["shown"] == series["total"] == 3 * 2 * 10
+        for entry in series["runs"]:
+            for side in ("A", "B"):
+                rows = table.where((table.method == m["method"]) & (table.run == entry["run"]) & (table.side == side))
+                expected = rows.value[np.argsort(rows.index)]
+                assert (np.array(entry[side]["v"]) * series["unit"]) == pytest.approx(expected.tolist(), rel=1e-3)
+                assert entry[side]["w"] == 2 and entry[side]["n"] == 10  # warm-ups first, nothing left out
+
+
+def test_pair_ratios_over_the_runs(make_table) -> None:
+    table = make_table(["x"], methods=("duet", "sequential"), runs=3, iterations=10, warmup=2)
+    data = report_data(table, [])
+    by_method = {m["method"]: m["ratios"] for m in data["benchmarks"][0]["methods"]}
+    measured = table.measured()
+    for run in by_method["duet"]["runs"]:
+        a, b = (measured.where((measured.method == "duet") & (measured.run == run["run"]) & (measured.side == s))
+                for s in ("A", "B"))
+        ratios = b.value[np.argsort(b.index)] / a.value[np.argsort(a.index)]  # iteration k with k
+        assert run["n"] == 8 and run["v"] == pytest.approx(ratios.tolist(), rel=1e-3)
+        assert run["gm"] == pytest.approx(float(np.exp(np.log(ratios).mean())), rel=1e-4)
+    for run in by_method["sequential"]["runs"]:  # no pairs: one ratio of means per run
+        a, b = (measured.where((measured.method == "sequential") & (measured.run == run["run"]) & (measured.side == s))
+                for s in ("A", "B"))
+        assert run["v"] == [pytest.approx(b.value.mean() / a.value.mean(), rel=1e-4)] and run["n"] == 1
+
+
+def test_a_five_percent_shift_is_visible_in_the_distributions(make_table) -> None:
+    # B = 1.05·A under 5% run-to-run and a few percent of iteration noise, 5 runs of 13 measured iterations
+    # per side: the medians lie at least two bins apart, and so do the distributions' centres of mass.
+    for seed in range(1, 9):
+        data = report_data(make_table(["x"], methods=("duet",), runs=5, iterations=15, seed=seed), [])
+        h = data["benchmarks"][0]["methods"][0]["hist"]
+        edges = np.array(h["edges"])
+        width = edges[1] - edges[0]
+        assert distribution.MIN_ITERATION_BINS <= len(h["A"]) <= distribution.MAX_BINS
+        assert (h["medianB"] - h["medianA"]) / width >= 2, (seed, len(h["A"]))
+        centre = {s: np.average(np.arange(len(h[s])), weights=h[s]) for s in ("A", "B")}
+        assert centre["B"] - centre["A"] >= 2, (seed, h["A"], h["B"])
 
 
 def test_ci_narrows_as_runs_accumulate(make_table, make_results) -> None:
@@ -143,9 +214,22 @@ def test_large_campaign_is_downsampled(make_table) -> None:
     for m in data["benchmarks"][0]["methods"]:
         pairs = m["pairs"]
         assert pairs["shown"] == len(pairs["a"]) == report_html.MAX_SCATTER_POINTS < pairs["total"]
-        assert m["timeline"]["shown"] == len(m["timeline"]["A"]) == report_html.MAX_TIMELINE_ITERATIONS
-        assert m["timeline"]["total"] == 200
-        assert len(m["hist"]["A"]) == report_html.MAX_BINS
+        timeline = m["timeline"]
+        per_run = report_html.TIMELINE_ITERATIONS // 4
+        assert timeline["per_run"] == per_run and [len(r["A"]) for r in timeline["runs"]] == [per_run] * 4
+        assert timeline["shown"] == 4 * per_run and timeline["total"] == 4 * 200
+        assert distribution.MIN_ITERATION_BINS <= len(m["hist"]["A"]) <= distribution.MAX_BINS
+        series = m["series"]
+        assert series["total"] == 4 * 2 * 200 and series["shown"] == 2 * report_html.MAX_SERIES_POINTS
+        for entry in series["runs"]:
+            # evenly spaced, the run's first and last iteration among them, in the order measured
+            x = report_html._spread(entry["A"]["n"], len(entry["A"]["v"]))
+            assert len(x) == 60 and x[0] == 0 and x[-1] == 199 and np.all(np.diff(x) >= 3)
+            rows = table.where((table.method == m["method"]) & (table.run == entry["run"]) & (table.side == "A"))
+            assert (np.array(entry["A"]["v"]) * series["unit"]) == pytest.approx(
+                rows.value[np.argsort(rows.index)][x].tolist(), rel=1e-3)
+        for run in m["ratios"]["runs"]:
+            assert len(run["v"]) <= report_html.MAX_SERIES_POINTS // 4 < run["n"]
 
 
 def test_problem_rows_and_missing_timestamps(make_table, make_results) -> None:
@@ -160,21 +244,86 @@ def test_problem_rows_and_missing_timestamps(make_table, make_results) -> None:
     assert "have no timestamps" in page and 'class="problem"' in page
 
 
-def test_studies_are_charted_or_listed() -> None:
+def test_studies_are_in_words_with_units_and_charted() -> None:
     from duetbench.model.table import IterationTable
 
     empty = IterationTable.from_columns(benchmark=[], method=[], run=[], side=[], value=[])
-    studies = {"mds": {"duet": [(0.0, 1.0), (0.02, 0.4), (0.05, 0.0)]},
+    studies = {"mds": {"duet": [(0.0, 1.0), (0.02, 0.4), (0.05, 0.0)], "sequential": [(0.0, 1.0), (0.05, 0.8)]},
                "aa_false_positive_rate": {"sequential": 0.04, "duet": 0.011},
                "runtime_saving": {"duet": 0.45, "aduet": float("nan")},
+               "runtime_speedup": {"duet": 1.82},
+               "runtime_seconds": {"duet": {"benchmarks": 3, "sequential_s": 250.0, "method_s": 137.5}},
+               "ci_width_reduction": {"duet": 4.2, "aduet": 0.8},
+               "shuffle_width_ratio": {"duet": 294.33, "aduet": 1.05},
+               "relative_overlap_time": {"x": {"0.4": 0.62}, "y": {"0.4": 0.7}, "z": {"0.4": 0.5}},
+               "skipped": [{"benchmark": "w", "method": "aduet", "reason": "all pairs in one run"}],
                "shuffle": {"duet": {"advantage": 0.3}}}
     page = render_html_report(title="t", table=empty, results=[], environment={}, studies=studies)
     st = _data_block(page)["studies"]
-    assert st["mds"] == [{"method": "duet", "points": [[0.0, 1.0], [0.02, 0.4], [0.05, 0.0]]}]
+    assert st["mds"][0] == {"method": "duet", "points": [[0.0, 1.0], [0.02, 0.4], [0.05, 0.0]]}
     assert st["aa_false_positive_rate"] == [{"label": "sequential", "value": 0.04}, {"label": "duet", "value": 0.011}]
-    assert st["runtime_saving"][1] == {"label": "aduet", "value": None}  # NaN is not JSON
-    assert "<h3>shuffle</h3>" in page and "&#34;advantage&#34;: 0.3" in page
-    assert "<h3>mds</h3>" not in page
+    assert st["runtime"] == [{"method": "duet", "sequential": 250.0, "paired": 137.5, "benchmarks": 3}]
+    findings = [htmllib.unescape(" ".join(re.sub(r"<[^>]+>", "", li).split()))
+                for li in re.findall(r"<li>(.*?)</li>", page, re.S)]
+    assert findings == [
+        "Machine time. duet: one run of each of the 3 benchmarks measured both ways took 2.29 min of machine time "
+        "with A and B in parallel, against 4.17 min for A then B (sequential): 112 s less, 45% saved (median "
+        "over benchmarks 45%, 1.8× as fast).",
+        "CI width. duet's confidence intervals are 4.2× narrower than sequential's (relative CI width, geometric "
+        "mean over the benchmarks measured with both).",
+        "CI width. aduet's confidence intervals are 1.25× wider than sequential's (relative CI width, geometric "
+        "mean over the benchmarks measured with both).",
+        "Shuffled pairs. duet: with each A iteration paired with a random B iteration instead of its partner, the CI "
+        "would be 294× as wide — pairing A's and B's iterations cancels interference that hits both at once.",
+        "Shuffled pairs. aduet: with each A iteration paired with a random B iteration instead of its partner, the "
+        "CI would be 1.05× as wide — there was little interference hitting A and B at once for the pairing to "
+        "cancel.",
+        "Overlap. aduet: a median 62% of A's and B's iteration time ran in pairs overlapping by more than 40% (over 3 "
+        "benchmarks).",
+        "A/A false alarms. Share of A/A benchmarks judged different, CI test: sequential 4.0%, duet 1.1% (nominal "
+        "1%).",
+        "Minimal detectable slowdown. Half of the benchmarks detect an injected slowdown of 2% with duet, more than "
+        "5% with sequential.",
+        "Left out. w · aduet: all pairs in one run",
+        "shuffle. duet (advantage = 0.3)",
+    ]
+    assert "<pre" not in page.split("</header>", 1)[1].split('id="environment"')[0]  # no JSON dumps
+    assert "294.33" not in page and "shuffle_width_ratio" not in page
+
+
+def test_studies_of_a_real_analysis_are_all_in_words(make_table) -> None:
+    from duetbench.analyze.studies import run_studies
+    from duetbench.report.studies import studies_dict
+
+    table = make_table(["x", "y"], runs=4, iterations=10)
+    studies = studies_dict(run_studies(table.measured(), aa=True, n_resamples=200, n_shuffles=3))
+    page = render_html_report(title="t", table=table, results=[], environment={}, studies=studies)
+    findings = [" ".join(re.sub(r"<[^>]+>", "", li).split()) for li in re.findall(r"<li>(.*?)</li>", page, re.S)]
+    topics = [f.split(".")[0] for f in findings]
+    assert {"Machine time", "CI width", "Shuffled pairs", "Overlap", "A/A false alarms",
+            "Minimal detectable slowdown"} <= set(topics), findings
+    machine = next(f for f in findings if f.startswith("Machine time. duet"))
+    assert re.search(r"took [0-9.]+ s of machine time .* against [0-9.]+ s .* [0-9]+% saved", machine), machine
+    assert all(not re.search(r"[{}\[\]]", f) for f in findings), findings  # nothing reads as JSON
+
+
+def test_commands_facts_and_environment_are_shown_as_text(make_table, make_results) -> None:
+    table = make_table(["alpha"], methods=("duet",), runs=2, iterations=5)
+    page = render_html_report(
+        title="t", table=table, results=make_results(table),
+        environment={"hostname": "box", "usable_cpus": [0, 1], "virtualized": False, "artifact: uname": "Linux"},
+        facts={"seed": "42", "host": "box", "CPU": "Test CPU, 2 CPUs", "kernel": "6.1 x86_64", "duetbench": "9.9"},
+        commands={"alpha": {"A": "run --old </pre><script>alert(1)</script>", "B": "run --new"}},
+        source="campaign: c\nbenchmarks: {}\n")
+    text = htmllib.unescape(page)
+    assert "<tr><th>seed</th><td>42</td></tr>" in page and "usable_cpus</th><td><pre>0, 1</pre>" in page
+    assert "virtualized</th><td><pre>no</pre>" in page
+    assert "host: box · CPU: Test CPU, 2 CPUs · kernel: 6.1 x86_64 · duetbench: 9.9" in text
+    assert "<pre>run --new</pre>" in page and "&lt;/pre&gt;&lt;script&gt;alert(1)" in page
+    assert page.count("<script") == 2
+    assert "campaign: c\nbenchmarks: {}" in page
+    assert _data_block(page)["commands"] == {"alpha": {"A": "run --old </pre><script>alert(1)</script>",
+                                                       "B": "run --new"}}
 
 
 def test_write_reports_unwritable_path_as_one_line(make_table, tmp_path: Path) -> None:
@@ -193,6 +342,7 @@ def test_hundred_benchmarks_stay_small_and_fast(make_table) -> None:
     page = render_html_report(title="t", table=table, results=results, environment={})
     elapsed = time.perf_counter() - start
     size = len(page.encode())
-    assert size < 3_000_000, size
+    # 2.4 MB before the iteration times and pair ratios of every run joined the page (about 0.9 MB of them)
+    assert size < 3_500_000, size
     assert elapsed < 20, elapsed
     assert len(_data_block(page)["benchmarks"]) == 100

@@ -224,8 +224,8 @@ def analyze(analysis: _Analysis, fail_if_slower: float | None, studies: bool, aa
         print_studies(console, result)
         meta["studies"] = studies_dict(result)
     exports.write(CampaignReport(campaign_id=record.id, name=record.name, rows=rows, meta=meta,
-                                 threshold_pct=fail_if_slower, table=table, environment=_environment(record),
-                                 studies=meta.get("studies"), studies_result=result))
+                                 threshold_pct=fail_if_slower, table=table, studies=meta.get("studies"),
+                                 studies_result=result, **_context(record, html="html" in exports.paths)))
     if fail_if_slower is not None:
         over = out.slower_than(rows, fail_if_slower)
         if over:
@@ -236,9 +236,13 @@ def analyze(analysis: _Analysis, fail_if_slower: float | None, studies: bool, aa
             sys.exit(EXIT_SLOWER)
 
 
-def _environment(record: CampaignRecord) -> dict[str, object]:
-    """What the HTML report lists under Environment: the host's facts and the campaign's artifacts."""
-    return {**record.host, **{f"artifact: {k}": v[:2000] for k, v in record.artifacts.items()}}
+def _context(record: CampaignRecord, *, html: bool = True) -> dict[str, Any]:
+    """The CampaignReport fields that say where the numbers come from (the commands only for HTML: reading
+    them back parses the campaign file)."""
+    from duetbench.report.campaign_context import campaign_commands, campaign_environment, campaign_facts
+
+    return {"environment": campaign_environment(record), "facts": campaign_facts(record),
+            "commands": campaign_commands(record) if html else {}, "source": record.source_text}
 
 
 def _studies(table: IterationTable, analysis: _Analysis, *, aa: bool) -> CampaignStudies:
@@ -288,7 +292,7 @@ def report(analysis: _Analysis, output: Path, no_studies: bool, aa: bool, compar
 
         studies = studies_dict(_studies(table, analysis, aa=aa))
     page = campaign_html(CampaignReport(campaign_id=record.id, name=record.name, rows=rows, meta={}, table=table,
-                                        environment=_environment(record), studies=studies))
+                                        studies=studies, **_context(record)))
     write_atomically(output, page, "HTML report", hint="choose a writable path with -o")
     Console(highlight=False).print(f"wrote {output}")
 

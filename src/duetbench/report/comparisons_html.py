@@ -24,18 +24,11 @@ from duetbench.analyze.invocations import samples, usable
 from duetbench.analyze.overlap import overlap_pairs
 from duetbench.analyze.verdict import describe_change
 from duetbench.model.method import METHODS
+from duetbench.report.distribution import shared_histogram
 from duetbench.report.exporters.json import clean_json
 from duetbench.report.model import ComparisonReport
 from duetbench.report.safe_text import visible, visible_deep
 from duetbench.report.units import fmt_time
-
-#: Histogram bins: the Freedman–Diaconis width (numpy's "fd") over both sides' values, within these bounds:
-#: at least MIN_BINS so that a tight distribution still shows its shape, at most MAX_BINS for a wide one.
-MIN_BINS = 12
-MAX_BINS = 60
-#: Values beyond these percentiles of A and B together fold into the end bins (one stray run would
-#: otherwise squeeze every other into a single bin).
-FOLD_PERCENTILES = (0.5, 99.5)
 
 
 def _sig(x: float, digits: int = 6) -> float | None:
@@ -88,20 +81,9 @@ def _ratios(report: ComparisonReport, metric: str) -> dict[str, Any] | None:
 
 
 def _histogram(times: Mapping[str, list[float | None]]) -> dict[str, Any] | None:
-    """A's and B's times over shared bins (see MIN_BINS, MAX_BINS, FOLD_PERCENTILES)."""
-    a = np.array([v for v in times["A"] if v is not None], dtype=float)
-    b = np.array([v for v in times["B"] if v is not None], dtype=float)
-    both = np.concatenate([a, b])
-    if both.size < 2:
-        return None
-    lo, hi = (float(x) for x in np.percentile(both, FOLD_PERCENTILES))
-    if not hi > lo:
-        lo, hi = float(both.min()) * 0.999, float(both.max()) * 1.001 + 1e-12
-    clipped = np.clip(both, lo, hi)
-    bins = int(np.clip(np.histogram_bin_edges(clipped, bins="fd").size - 1, MIN_BINS, MAX_BINS))
-    edges = np.linspace(lo, hi, bins + 1)
-    counts = [np.histogram(np.clip(x, lo, hi), edges)[0].tolist() for x in (a, b)]
-    return {"edges": _sig_list(edges), "A": counts[0], "B": counts[1], "nA": int(a.size), "nB": int(b.size)}
+    """A's and B's times over shared bins (report/distribution.py)."""
+    a, b = (np.array([v for v in times[side] if v is not None], dtype=float) for side in ("A", "B"))
+    return shared_histogram(a, b)
 
 
 def comparison_data(report: ComparisonReport, parameters: Mapping[str, str]) -> dict[str, Any]:

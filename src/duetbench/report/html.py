@@ -1,9 +1,14 @@
 """`duet report`: one self-contained HTML file, readable offline, with every plot of a campaign.
 
+Per benchmark and method: the verdict with each side's time per iteration, both sides' iteration times
+over all runs, B/A of every pair over the runs with the CI as a band, the two distributions in two
+colours, the pair scatter, the CI as runs accumulate and A and B side by side in time; for the
+campaign: the forest of ratios, the method studies in words and charts, the commands, the environment.
+
 Python derives the data of every plot (downsampled where a campaign is large) and embeds it as one JSON
 block; a small vanilla script of ours (static/report.js, with the chart helpers of static/charts.js that
 the comparisons' page shares) draws the plots as SVG and adds the interaction (hover values, benchmark
-selector, sortable table). No plotting library: the charts needed are few and simple, and our own ~25 KB
+selector, sortable table). No plotting library: the charts needed are few and simple, and our own ~40 KB
 of script keeps a report free of third-party code and network references.
 
 Escaping: the page comes from a Jinja2 template with autoescape on; the data block goes through
@@ -25,17 +30,25 @@ import numpy as np
 from duetbench.analyze.comparison import ComparisonResult
 from duetbench.analyze.overlap import overlap_pairs, overlap_pairs_by_run
 from duetbench.analyze.ratio import ratio_of_means_ci
+from duetbench.analyze.verdict import describe_change
 from duetbench.model.method import METHODS
 from duetbench.model.table import IterationTable
+from duetbench.report.campaign import duration
+from duetbench.report.distribution import MIN_ITERATION_BINS, shared_histogram
 from duetbench.report.exporters.json import clean_json
 from duetbench.report.safe_text import visible, visible_deep
+from duetbench.report.studies import study_findings
 
 #: Points per pair scatter; a random subset beyond this keeps a 100-benchmark report to a few MB.
 MAX_SCATTER_POINTS = 250
-#: Iterations of side A shown in a run's timeline (B's iterations in the same time window come along).
-MAX_TIMELINE_ITERATIONS = 40
-#: Histogram bins per distribution plot (fewer with few values).
-MAX_BINS = 30
+#: Iterations of side A in the side-by-side timelines of all runs together (B's iterations in the same time
+#: windows come along): each run shows its first TIMELINE_ITERATIONS // runs, at least MIN_TIMELINE_PER_RUN,
+#: so that every run is there and a campaign with many runs stays within a few KB per plot.
+TIMELINE_ITERATIONS = 60
+MIN_TIMELINE_PER_RUN = 6
+#: Points per side in the plot of iteration times over the runs, and pair ratios in the ratio plot; beyond
+#: this, each run keeps evenly spaced iterations (its first and last among them).
+MAX_SERIES_POINTS = 240
 #: Points on a CI-narrowing curve; with more runs, k is spread over 2..R.
 MAX_NARROWING_POINTS = 10
 #: Bootstrap replicates per CI-narrowing point: the curve shows a trend, not a result to quote.
@@ -53,6 +66,16 @@ def _sig(x: float, digits: int = 5) -> float | None:
 
 def _sig_list(values: np.ndarray, digits: int = 5) -> list[float | None]:
     return [_sig(float(v), digits) for v in values]
+
+
+def _unit(values: np.ndarray) -> float:
+    """The power of 1000 (s, ms, µs, ns) in which the values' median reads between 1 and 1000: sent in it,
+    a time takes "2.041" in the JSON rather than "0.002041" (report.js multiplies it back)."""
+    positive = values[np.isfinite(values) & (values > 0)]
+    if not positive.size:
+        return 1.0
+    exponent = math.floor(math.log10(float(np.median(positive))) / 3) * 3
+    return float(10.0 ** min(0, max(-9, exponent)))
 
 
 def _run_sides(rows: IterationTable) -> list[tuple[int, np.ndarray, np.ndarray]]:
@@ -134,8 +157,9 @@ def _subsample(n: int, limit: int) -> np.ndarray:
     return np.sort(np.random.default_rng(0).choice(n, size=limit, replace=False))
 
 
-def _pairs(method: str, rows: IterationTable) -> dict[str, Any] | None:
-    """A against B for every pair that entered the duet estimators: iteration k with k (duet), overlap (aduet)."""
+def _pair_indices(method: str, rows: IterationTable) -> tuple[np.ndarray, np.ndarray, str] | None:
+    """(A rows, B rows, how they pair) of every pair that entered the duet estimators, run by run:
+    iteration k with k (duet), iterations overlapping by more than 40% (aduet)."""
     runs = _run_sides(rows)
     if method == "duet":
         a_idx, b_idx = [], []
@@ -159,31 +183,103 @@ def _pairs(method: str, rows: IterationTable) -> dict[str, Any] | None:
         kind = "iterations overlapping by more than 40% of their length, per run"
     else:
         return None
-    if not ia.size:
+    return (ia, ib, kind) if ia.size else None
+
+
+def _pairs(method: str, rows: IterationTable) -> dict[str, Any] | None:
+    """A against B for every pair that entered the duet estimators (a random subset of a large campaign's)."""
+    found = _pair_indices(method, rows)
+    if found is None:
         return None
+    ia, ib, kind = found
     keep = _subsample(ia.size, MAX_SCATTER_POINTS)
-    return {"a": _sig_list(rows.value[ia[keep]], 4), "b": _sig_list(rows.value[ib[keep]], 4),
-            "run": rows.run[ia[keep]].tolist(), "shown": int(keep.size), "total": int(ia.size), "kind": kind}
+    unit = _unit(rows.value)
+    return {"a": _sig_list(rows.value[ia[keep]] / unit, 4), "b": _sig_list(rows.value[ib[keep]] / unit, 4),
+            "unit": unit, "run": rows.run[ia[keep]].tolist(), "shown": int(keep.size), "total": int(ia.size),
+            "kind": kind}
 
 
-def _timeline(rows: IterationTable) -> dict[str, Any] | None:
-    """The first run's iterations of A and B on one time axis (ms from its start), with the overlaps."""
-    if not rows.has_timestamps():
-        return None
-    runs = _run_sides(rows)
+def _spread(n: int, keep: int) -> np.ndarray:
+    """`keep` evenly spaced positions of 0..n-1, the first and the last among them; all when n <= keep.
+
+    Integer arithmetic that report.js repeats (`positions`), so the page gets the values without their
+    positions."""
+    if n <= keep:
+        return np.arange(n)
+    i = np.arange(keep, dtype=np.int64)
+    return (i * (n - 1) + (keep - 1) // 2) // (keep - 1)
+
+
+def _thinned(values: np.ndarray, quota: int) -> dict[str, Any]:
+    """A run's values evenly thinned to `quota` (`v`), and how many it had (`n`)."""
+    return {"v": _sig_list(values[_spread(values.size, quota)], 4), "n": int(values.size)}
+
+
+def _series(full: IterationTable) -> dict[str, Any] | None:
+    """Each side's iteration times run after run, in the order measured, warm-ups (a run's first
+    iterations) included and counted, so that drifts within and between runs show."""
+    runs = _run_sides(full)
     if not runs:
         return None
-    run, ia, ib = runs[0]
+    quota = max(2, MAX_SERIES_POINTS // len(runs))
+    unit = _unit(full.value)
+    out = []
+    for run, ia, ib in runs:
+        entry: dict[str, Any] = {"run": run}
+        for side, idx in (("A", ia), ("B", ib)):
+            warm = full.warmup[idx]
+            entry[side] = {**_thinned(full.value[idx] / unit, quota),
+                           "w": int(np.argmin(warm)) if not warm.all() else int(warm.size)}
+        out.append(entry)
+    shown = sum(len(e[s]["v"]) for e in out for s in ("A", "B"))
+    total = sum(e[s]["n"] for e in out for s in ("A", "B"))
+    return {"runs": out, "unit": unit, "shown": shown, "total": total}
+
+
+def _ratio_series(method: str, rows: IterationTable) -> dict[str, Any] | None:
+    """B/A of every pair, run by run in the order measured, with each run's geometric mean; sequential
+    runs have no pairs: one ratio of means per run."""
+    out: list[dict[str, Any]] = []
+    if method == "sequential":
+        for run, ia, ib in _run_sides(rows):
+            with np.errstate(divide="ignore", invalid="ignore"):
+                ratio = float(rows.value[ib].mean() / rows.value[ia].mean())
+            out.append({"run": run, "v": [_sig(ratio, 5)], "n": 1, "gm": _sig(ratio, 5)})
+        return {"runs": out, "kind": "B's mean iteration time over A's, one ratio per run"} if out else None
+    found = _pair_indices(method, rows)
+    if found is None:
+        return None
+    ia, ib, kind = found
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = rows.value[ib] / rows.value[ia]
+    run_of = rows.run[ia]
+    run_ids = list(dict.fromkeys(run_of.tolist()))
+    quota = max(2, MAX_SERIES_POINTS // len(run_ids))
+    for run in run_ids:
+        r = ratio[run_of == run]
+        ok = r[np.isfinite(r) & (r > 0)]
+        out.append({"run": int(run), **_thinned(r, quota),
+                    "gm": _sig(float(np.exp(np.log(ok).mean())), 5) if ok.size else None})
+    return {"runs": out, "kind": kind}
+
+
+def _run_timeline(rows: IterationTable, run: int, ia: np.ndarray, ib: np.ndarray, quota: int) -> dict[str, Any]:
+    """One run's first `quota` iterations of A and B's iterations in the same time window, on one time axis
+    (ms from the run's first start), with the overlaps. Bars are [start, end, warm-up 0/1]: the index of a bar
+    is its position, the run's iterations being shown from its first."""
     ia = ia[np.argsort(rows.start_ns[ia], kind="stable")]
     ib = ib[np.argsort(rows.start_ns[ib], kind="stable")]
     t0 = int(min(rows.start_ns[ia[0]], rows.start_ns[ib[0]]))
-    shown_a = ia[:MAX_TIMELINE_ITERATIONS]
+    shown_a = ia[:quota]
     horizon = int(rows.end_ns[shown_a[-1]])
     shown_b = ib[rows.start_ns[ib] < horizon]
 
+    def ms(ns: np.ndarray) -> list[float | None]:
+        return _sig_list((ns - t0) / 1e6, 4)  # a thousandth of the plot's width at most
+
     def bars(idx: np.ndarray) -> list[list[Any]]:
-        return [[_sig((rows.start_ns[i] - t0) / 1e6, 7), _sig((rows.end_ns[i] - t0) / 1e6, 7),
-                 int(rows.index[i]), bool(rows.warmup[i])] for i in idx]
+        return [[s, e, int(w)] for s, e, w in zip(ms(rows.start_ns[idx]), ms(rows.end_ns[idx]),
+                                                   rows.warmup[idx].tolist(), strict=True)]
 
     overlaps: list[list[float | None]] = []
     try:
@@ -191,28 +287,27 @@ def _timeline(rows: IterationTable) -> dict[str, Any] | None:
                           min_overlap_rate=0.0)
         lo = np.maximum(rows.start_ns[shown_a][p.a_index], rows.start_ns[shown_b][p.b_index])
         hi = np.minimum(rows.end_ns[shown_a][p.a_index], rows.end_ns[shown_b][p.b_index])
-        overlaps = [[_sig((s - t0) / 1e6, 7), _sig((e - t0) / 1e6, 7), _sig(r, 3)]
-                    for s, e, r in zip(lo.tolist(), hi.tolist(), p.overlap_rate.tolist(), strict=True)]
+        overlaps = [[s, e, _sig(r, 2)] for s, e, r in zip(ms(lo), ms(hi), p.overlap_rate.tolist(), strict=True)]
     except ValueError:
         pass  # one side's iterations overlap each other (bad timestamps): show the bars without overlaps
-    return {"run": run, "A": bars(shown_a), "B": bars(shown_b), "overlaps": overlaps,
-            "shown": int(shown_a.size), "total": int(ia.size)}
+    return {"run": run, "A": bars(shown_a), "B": bars(shown_b), "o": overlaps, "n": int(ia.size)}
+
+
+def _timeline(rows: IterationTable) -> dict[str, Any] | None:
+    """Every run's first iterations of A and B side by side in time (see TIMELINE_ITERATIONS)."""
+    if not rows.has_timestamps():
+        return None
+    runs = _run_sides(rows)
+    if not runs:
+        return None
+    quota = max(MIN_TIMELINE_PER_RUN, TIMELINE_ITERATIONS // len(runs))
+    out = [_run_timeline(rows, run, ia, ib, quota) for run, ia, ib in runs]
+    return {"runs": out, "per_run": quota, "shown": sum(len(r["A"]) for r in out), "total": sum(r["n"] for r in out)}
 
 
 def _histogram(rows: IterationTable) -> dict[str, Any] | None:
-    """Both sides' measured values over shared bins; the extreme 1% are folded into the end bins."""
-    a = rows.value[rows.side == "A"]
-    b = rows.value[rows.side == "B"]
-    both = np.concatenate([a, b])
-    if both.size < 2:
-        return None
-    lo, hi = np.percentile(both, [0.5, 99.5])
-    if not hi > lo:
-        lo, hi = float(both.min()) * 0.999, float(both.max()) * 1.001 + 1e-12
-    bins = int(min(MAX_BINS, max(5, math.ceil(math.sqrt(both.size)))))
-    edges = np.linspace(lo, hi, bins + 1)
-    counts = [np.histogram(np.clip(x, lo, hi), edges)[0].tolist() for x in (a, b)]
-    return {"edges": _sig_list(edges, 6), "A": counts[0], "B": counts[1], "nA": int(a.size), "nB": int(b.size)}
+    """Both sides' measured values over shared bins (report/distribution.py)."""
+    return shared_histogram(rows.value[rows.side == "A"], rows.value[rows.side == "B"], MIN_ITERATION_BINS)
 
 
 def _result_row(bench: str, method: str, r: ComparisonResult | None, problem: str) -> dict[str, Any]:
@@ -220,10 +315,13 @@ def _result_row(bench: str, method: str, r: ComparisonResult | None, problem: st
         return {"benchmark": bench, "method": method, "problem": problem}
     return {"benchmark": bench, "method": method, "estimate": r.ratio.estimate, "low": r.ratio.low,
             "high": r.ratio.high, "verdict": r.verdict, "p": r.u_test_p, "rcw": r.relative_ci_width,
-            "runs": r.runs, "cv": r.ratio_cv, "problem": problem, "notes": list(r.notes)}
+            "runs": r.runs, "cv": r.ratio_cv, "problem": problem, "notes": list(r.notes),
+            "a_median": r.a.median, "b_median": r.b.median,
+            "change": describe_change(r.ratio, "A", "B") if math.isfinite(r.ratio.low + r.ratio.high) else ""}
 
 
 def _studies(studies: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The study results the page charts: detectable slowdown curves, A/A false alarms, machine time."""
     if not studies:
         return {}
     out: dict[str, Any] = {}
@@ -231,29 +329,39 @@ def _studies(studies: Mapping[str, Any] | None) -> dict[str, Any]:
     if isinstance(mds, Mapping):
         out["mds"] = [{"method": str(m), "points": [[_sig(float(s)), _sig(float(q))] for s, q in pts]}
                       for m, pts in mds.items()]
-    for key in ("aa_false_positive_rate", "runtime_saving"):
-        value = studies.get(key)
-        if isinstance(value, Mapping) and value and all(isinstance(v, (int, float)) for v in value.values()):
-            out[key] = [{"label": str(k), "value": _sig(float(v))} for k, v in value.items()]
+    rates = studies.get("aa_false_positive_rate")
+    if isinstance(rates, Mapping) and rates and all(isinstance(v, (int, float)) for v in rates.values()):
+        out["aa_false_positive_rate"] = [{"label": str(k), "value": _sig(float(v))} for k, v in rates.items()]
+    seconds = studies.get("runtime_seconds")
+    if isinstance(seconds, Mapping):
+        out["runtime"] = [{"method": str(m), "sequential": _sig(float(v["sequential_s"])),
+                           "paired": _sig(float(v["method_s"])), "benchmarks": int(v["benchmarks"])}
+                          for m, v in seconds.items()
+                          if isinstance(v, Mapping) and {"sequential_s", "method_s", "benchmarks"} <= v.keys()]
     return out
-
-
-def _other_studies(studies: Mapping[str, Any] | None, charted: Mapping[str, Any]) -> dict[str, str]:
-    """Study results with no chart of their own, shown as formatted JSON."""
-    if not studies:
-        return {}
-    return {str(k): json.dumps(clean_json(v), indent=2, default=str) for k, v in studies.items() if k not in charted}
 
 
 def _environment(environment: Mapping[str, Any]) -> list[tuple[str, str]]:
     rows = []
     for key, value in environment.items():
         if isinstance(value, Mapping):
-            rows += [(f"{key}.{k}", v if isinstance(v, str) else json.dumps(clean_json(v), default=str))
-                     for k, v in value.items()]
+            rows += [(f"{key}.{k}", _text(v)) for k, v in value.items()]
         else:
-            rows.append((str(key), value if isinstance(value, str) else json.dumps(clean_json(value), default=str)))
+            rows.append((str(key), _text(value)))
     return rows
+
+
+def _text(value: Any) -> str:
+    """An environment value as a reader writes it: lists comma-separated, no JSON quoting."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_text(v) for v in value)
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return json.dumps(clean_json(value), default=str)
 
 
 def report_data(table: IterationTable, results: list[Row], studies: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -269,6 +377,8 @@ def report_data(table: IterationTable, results: list[Row], studies: Mapping[str,
         benchmarks.setdefault(bench, {"name": bench, "methods": []})["methods"].append({
             "method": method,
             "pairs": _pairs(method, rows),
+            "series": _series(full),
+            "ratios": _ratio_series(method, rows),
             "timeline": _timeline(full) if method != "sequential" else None,
             "hist": _histogram(rows),
             "narrowing": _narrowing(method, rows, cl),
@@ -299,6 +409,7 @@ def _table_rows(results: list[Row]) -> list[dict[str, Any]]:
             continue
         rows.append({
             "benchmark": bench, "method": method, "ok": True, "problem": problem,
+            "a": duration(r.a.median), "a_v": _sig(r.a.median), "b": duration(r.b.median), "b_v": _sig(r.b.median),
             "ratio": _fmt(r.ratio.estimate, ".4f"), "ratio_v": _sig(r.ratio.estimate),
             "ci": f"{_fmt(r.ratio.low, '.4f')} … {_fmt(r.ratio.high, '.4f')}", "low_v": _sig(r.ratio.low),
             "verdict": r.verdict, "verdict_class": _VERDICT_CLASS.get(r.verdict, "same"),
@@ -316,24 +427,34 @@ def _static(name: str) -> str:
 
 
 def render_html_report(*, title: str, table: IterationTable, results: list[Row], environment: Mapping[str, Any],
-                       studies: Mapping[str, Any] | None = None) -> str:
+                       studies: Mapping[str, Any] | None = None, facts: Mapping[str, str] | None = None,
+                       commands: Mapping[str, Mapping[str, str]] | None = None, source: str = "") -> str:
+    """The page. `facts`: what identifies the campaign (file, seed, schedule, tool version, ...);
+    `commands`: per benchmark, the command of each side; `source`: the campaign file as it was run."""
     env = jinja2.Environment(loader=jinja2.PackageLoader("duetbench.report", "templates"),
                              autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    # No spaces after separators: a tenth of a large campaign's data block.
+    env.policies["json.dumps_kwargs"] = {"sort_keys": True, "separators": (",", ":")}
     # Names come from outside (imports): every string shown, in the page or through the script, is `visible`.
-    data = visible_deep(report_data(table, results, studies))
+    data = report_data(table, results, studies)
+    data["commands"] = {str(b): dict(sides) for b, sides in (commands or {}).items()}
+    data = visible_deep(data)
     return env.get_template("report.html.j2").render(
         title=visible(title), data=data, rows=visible_deep(_table_rows(results)),
-        environment=visible_deep(_environment(environment)),
-        other_studies=visible_deep(_other_studies(studies, data["studies"])), confidence=data["confidence"],
+        environment=visible_deep(_environment(environment)), facts=visible_deep(list((facts or {}).items())),
+        commands=data["commands"], source=visible(source),
+        findings=visible_deep(study_findings(studies, data["confidence"])), confidence=data["confidence"],
         style=_static("report.css"), charts=_static("charts.js"), script=_static("report.js"),
         n_iterations=len(table), n_benchmarks=len(data["benchmarks"]))
 
 
 def write_html_report(path: Path, *, title: str, table: IterationTable,
                       results: list[tuple[str, str, ComparisonResult | None, str]], environment: dict,
-                      studies: dict | None = None) -> None:
+                      studies: dict | None = None, facts: Mapping[str, str] | None = None,
+                      commands: Mapping[str, Mapping[str, str]] | None = None, source: str = "") -> None:
     """Write the report of one campaign: `results` rows are (benchmark, method, result or None, problem text)."""
     from duetbench.report.exporters import write_atomically
 
-    html = render_html_report(title=title, table=table, results=results, environment=environment, studies=studies)
+    html = render_html_report(title=title, table=table, results=results, environment=environment, studies=studies,
+                              facts=facts, commands=commands, source=source)
     write_atomically(Path(path), html, "HTML report", hint="choose a writable path with -o")

@@ -86,3 +86,8 @@ class CampaignReport:
     environment: dict[str, Any] = field(default_factory=dict)
     studies: dict[str, Any] | None = None
     studies_result: Any = None
+    #: For the HTML report (report/campaign_context.py): what identifies the campaign, each benchmark's
+    #: commands per side, and the campaign file as it was run.
+    facts: dict[str, str] = field(default_factory=dict)
+    commands: dict[str, dict[str, str]] = field(default_factory=dict)
+    source: str = ""

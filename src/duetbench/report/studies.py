@@ -1,16 +1,18 @@
-"""The method studies of `duet analyze --studies` (analyze/studies.py): terminal text, JSON, and the
-shape `duet report` draws."""
+"""The method studies of `duet analyze --studies` (analyze/studies.py): terminal text, JSON, the shape
+`duet report` draws, and the same findings in words for the HTML report."""
 from __future__ import annotations
 
 import csv
 import io
 import math
+from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
 from rich.console import Console
 from rich.markup import escape
 
-from duetbench.analyze.studies import CampaignStudies
+from duetbench.analyze.studies import CampaignStudies, RuntimeSaving
 from duetbench.model.method import METHODS, PAIRED_METHODS
 from duetbench.report.safe_text import csv_cell
 
@@ -32,6 +34,8 @@ def studies_dict(st: CampaignStudies) -> dict[str, Any]:
                                   for o in st.overlaps},
     }
     out["runtime_saving"] = {k: v for k, v in out["runtime_saving"].items() if v is not None}
+    seconds = {m: _runtime_seconds(st.runtime, m) for m in methods}
+    out["runtime_seconds"] = {m: v for m, v in seconds.items() if v is not None}
     if st.false_positives is not None:
         out["aa_false_positive_rate"] = {m: fp.ci_rate for m, fp in st.false_positives.items()}
         out["aa_false_positive_rate_u_test"] = {m: fp.u_rate for m, fp in st.false_positives.items()}
@@ -41,6 +45,17 @@ def studies_dict(st: CampaignStudies) -> dict[str, Any]:
         out["mds"] = {m: [(float(s), float(share)) for s, share in zip(c.slowdowns, c.share_equal_ci, strict=True)]
                       for m, c in st.slowdown_curves.items()}
     return out
+
+
+def _runtime_seconds(rt: RuntimeSaving, method: str) -> dict[str, float] | None:
+    """Machine time of one run of every benchmark that has both `method` and sequential runs: what the
+    median saving means in seconds."""
+    seq, paired = rt.sequential_s, rt.duet_s if method == "duet" else rt.aduet_s
+    both = np.isfinite(seq) & np.isfinite(paired)
+    if not both.any():
+        return None
+    return {"benchmarks": int(both.sum()), "sequential_s": float(seq[both].sum()),
+            "method_s": float(paired[both].sum())}
 
 
 def print_studies(console: Console, st: CampaignStudies) -> None:
@@ -104,3 +119,122 @@ def studies_csv(st: CampaignStudies) -> str:
     writer.writerow(("study", "method", "benchmark", "quantity", "value"))
     writer.writerows([csv_cell(v) for v in row] for row in rows)
     return out.getvalue()
+
+
+# -- in words (the HTML report) ----------------------------------------------------------------------------
+#: The keys `study_findings` puts in words; anything else a study adds is listed as plain name = value lines.
+_WORDED = {"runtime_saving", "runtime_speedup", "runtime_seconds", "ci_width_reduction", "shuffle_width_ratio",
+           "relative_overlap_time", "aa_false_positive_rate", "aa_false_positive_rate_u_test", "mds", "skipped"}
+
+
+def machine_time(seconds: float) -> str:
+    """A machine time with its unit: seconds up to two minutes, then minutes, then hours."""
+    if abs(seconds) < 120:
+        return f"{seconds:.3g} s"
+    if abs(seconds) < 7200:
+        return f"{seconds / 60:.3g} min"
+    return f"{seconds / 3600:.3g} h"
+
+
+def _numbers(value: Any) -> dict[str, float]:
+    """The finite numbers of a {name: number} study result (anything else in it is left out)."""
+    if not isinstance(value, Mapping):
+        return {}
+    return {str(k): float(v) for k, v in value.items()
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)}
+
+
+def _runtime_words(studies: Mapping[str, Any]) -> list[str]:
+    saving, speedup = _numbers(studies.get("runtime_saving")), _numbers(studies.get("runtime_speedup"))
+    given = studies.get("runtime_seconds")
+    seconds: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
+    out = []
+    for method in dict.fromkeys([*saving, *seconds]):
+        told = _numbers(seconds.get(method))
+        median = (f"median over benchmarks {saving[method]:.0%}" if method in saving else "") + (
+            f", {speedup[method]:.2g}× as fast" if method in speedup else "")
+        if {"sequential_s", "method_s", "benchmarks"} <= told.keys() and told["sequential_s"] > 0:
+            seq, paired, n = told["sequential_s"], told["method_s"], int(told["benchmarks"])
+            diff = seq - paired
+            which = "the benchmark" if n == 1 else f"each of the {n} benchmarks"
+            out.append(f"{method}: one run of {which} measured both ways "
+                       f"took {machine_time(paired)} of machine time with A and B in parallel, against "
+                       f"{machine_time(seq)} for A then B (sequential): {machine_time(abs(diff))} "
+                       f"{'less' if diff >= 0 else 'more'}, {abs(diff) / seq:.0%} {'saved' if diff >= 0 else 'added'}"
+                       + (f" ({median})." if median else "."))
+        elif method in saving:
+            s = saving[method]
+            out.append(f"{method}: {abs(s):.0%} {'less' if s >= 0 else 'more'} machine time than running A then B "
+                       f"(sequential), {median}.")
+    return out
+
+
+def _first_detected(points: Any) -> str | None:
+    """The smallest injected slowdown that at least half of the benchmarks detect, in words."""
+    try:
+        curve = [(float(s), float(share)) for s, share in points]
+    except (TypeError, ValueError):
+        return None
+    if not curve:
+        return None
+    detected = [s for s, share in curve if share <= 0.5]
+    return f"{detected[0]:.0%}" if detected else f"more than {curve[-1][0]:.0%}"
+
+
+def _plain(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    if isinstance(value, Mapping):
+        return ", ".join(f"{k} ({_plain(v)})" if isinstance(v, Mapping) else f"{k} = {_plain(v)}"
+                         for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return "; ".join(_plain(v) for v in value)
+    return str(value)
+
+
+def study_findings(studies: Mapping[str, Any] | None, confidence_level: float) -> list[dict[str, str]]:
+    """The method studies (the `studies_dict` shape) as sentences with their units: [{study, text}], in the
+    order a reader asks — what the duet costs, how much it narrows the CI and why, how well it detects."""
+    if not studies:
+        return []
+    found: list[dict[str, str]] = [{"study": "Machine time", "text": t} for t in _runtime_words(studies)]
+    for method, r in _numbers(studies.get("ci_width_reduction")).items():
+        if r > 0:
+            how = f"{r:.3g}× narrower than" if r >= 1 else f"{1 / r:.3g}× wider than"
+            found.append({"study": "CI width", "text": f"{method}'s confidence intervals are {how} sequential's "
+                          "(relative CI width, geometric mean over the benchmarks measured with both)."})
+    for method, r in _numbers(studies.get("shuffle_width_ratio")).items():
+        cause = ("pairing A's and B's iterations cancels interference that hits both at once" if r >= 1.2 else
+                 "there was little interference hitting A and B at once for the pairing to cancel")
+        found.append({"study": "Shuffled pairs", "text": f"{method}: with each A iteration paired with a random B "
+                      f"iteration instead of its partner, the CI would be {r:.3g}× as wide — {cause}."})
+    overlaps = studies.get("relative_overlap_time")
+    if isinstance(overlaps, Mapping):
+        at40 = sorted(_numbers(per)["0.4"] for per in overlaps.values() if "0.4" in _numbers(per))
+        if at40:
+            found.append({"study": "Overlap", "text": f"aduet: a median {at40[(len(at40) - 1) // 2]:.0%} of A's and "
+                          "B's iteration time ran in pairs overlapping by more than 40% (over "
+                          f"{len(at40)} benchmark{'s' if len(at40) != 1 else ''})."})
+    fp_ci = _numbers(studies.get("aa_false_positive_rate"))
+    fp_u = _numbers(studies.get("aa_false_positive_rate_u_test"))
+    if fp_ci:
+        u = f"; U test: {', '.join(f'{m} {v:.1%}' for m, v in fp_u.items())}" if fp_u else ""
+        found.append({"study": "A/A false alarms", "text": "Share of A/A benchmarks judged different, CI test: "
+                      f"{', '.join(f'{m} {v:.1%}' for m, v in fp_ci.items())} (nominal {1 - confidence_level:.0%})"
+                      f"{u}."})
+    mds = studies.get("mds")
+    if isinstance(mds, Mapping):
+        detected = {str(m): _first_detected(points) for m, points in mds.items()}
+        shown = [f"{where} with {m}" for m, where in detected.items() if where]
+        if shown:
+            found.append({"study": "Minimal detectable slowdown", "text": "Half of the benchmarks detect an injected "
+                          f"slowdown of {', '.join(shown)}."})
+    skipped = studies.get("skipped")
+    for item in skipped if isinstance(skipped, list) else []:
+        if isinstance(item, Mapping):
+            found.append({"study": "Left out", "text": f"{item.get('benchmark', '?')} · {item.get('method', '?')}: "
+                          f"{item.get('reason', '')}"})
+    for key, value in studies.items():
+        if key not in _WORDED:
+            found.append({"study": str(key), "text": _plain(value)})
+    return found

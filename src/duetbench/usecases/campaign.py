@@ -701,6 +701,7 @@ def export_campaign(campaigns: CampaignStore, campaign_id: int, rows: list[Analy
     """Write `duet run`'s --export-FORMAT files: the closing table's rows, in `duet analyze`'s shape."""
     if not opts.exports:
         return
+    from duetbench.report.campaign_context import campaign_commands, campaign_environment, campaign_facts
     from duetbench.report.model import CampaignReport
 
     record = campaigns.campaign(campaign_id)
@@ -712,4 +713,5 @@ def export_campaign(campaigns: CampaignStore, campaign_id: int, rows: list[Analy
         meta={"campaign": campaign_id, "name": record.name,
               "options": {"seed": seed, "confidence": opts.confidence, "resamples": opts.n_resamples},
               **({"auto": record.options["auto"]} if record.options.get("auto") else {})},
-        table=table, environment={**record.host, **{f"artifact: {k}": v[:2000] for k, v in record.artifacts.items()}}))
+        table=table, environment=campaign_environment(record), facts=campaign_facts(record),
+        commands=campaign_commands(record) if table is not None else {}, source=record.source_text))

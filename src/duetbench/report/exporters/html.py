@@ -42,7 +42,8 @@ def campaign_html(campaign: CampaignReport) -> str:
                for r in campaign.rows]
     return render_html_report(title=f"duetbench · campaign {campaign.name} (#{campaign.campaign_id})",
                               table=campaign.table, results=results, environment=campaign.environment,
-                              studies=campaign.studies)
+                              studies=campaign.studies, facts=campaign.facts, commands=campaign.commands,
+                              source=campaign.source)
 
 
 EXPORTER = TextExporter(

@@ -109,8 +109,8 @@ var DuetCharts = (function () {
     });
     if (label) svgText(g, -c.h / 2, -48, label, { "text-anchor": "middle", transform: "rotate(-90)" });
   }
-  function legend(c, entries) {
-    var g = el("g", { transform: "translate(" + (c.w - 4) + ",-14)" }, c.g);
+  function legend(c, entries, dy) {
+    var g = el("g", { transform: "translate(" + (c.w - 4) + "," + (dy || -14) + ")" }, c.g);
     var x = 0;
     entries.slice().reverse().forEach(function (e) {
       var t = svgText(g, x, 4, e[0], { "text-anchor": "end" });
@@ -133,7 +133,10 @@ var DuetCharts = (function () {
       var xt = x.ticks;
       x.ticks = function (n) { return xt(n).filter(function (v) { return v === Math.round(v); }); };
     }
-    var y = linear(opts.ydomain || pad.apply(null, extent(ys).concat([0.08])), [c.h, 0]);
+    var ydom = opts.ydomain || pad.apply(null, extent(ys).concat([0.08]));
+    var y = linear(ydom, [c.h, 0]);
+    // A given domain may cut a band or whisker (an early, very wide CI): drawn to the edge, not beyond it.
+    var yc = function (v) { return y(clamp(v, Math.min(ydom[0], ydom[1]), Math.max(ydom[0], ydom[1]))); };
     xAxis(c, x, opts.xlabel, opts.xfmt || num, 6);
     yAxis(c, y, opts.ylabel, opts.yfmt || num, 5);
     if (opts.yref !== undefined) el("line", { "class": "ref", x1: 0, x2: c.w, y1: y(opts.yref), y2: y(opts.yref) }, c.g);
@@ -141,8 +144,8 @@ var DuetCharts = (function () {
       var pts = s.points.filter(function (p) { return p[1] !== null; });
       var band = pts.filter(function (p) { return p[2] !== undefined && p[2] !== null && p[3] !== null; });
       if (band.length > 1) {
-        var poly = band.map(function (p) { return x(p[0]) + "," + y(p[3]); })
-          .concat(band.slice().reverse().map(function (p) { return x(p[0]) + "," + y(p[2]); }));
+        var poly = band.map(function (p) { return x(p[0]) + "," + yc(p[3]); })
+          .concat(band.slice().reverse().map(function (p) { return x(p[0]) + "," + yc(p[2]); }));
         el("polygon", { points: poly.join(" "), fill: s.color, "fill-opacity": 0.15, stroke: "none" }, c.g);
       }
       el("polyline", { points: pts.map(function (p) { return x(p[0]) + "," + y(p[1]); }).join(" "), fill: "none",
@@ -150,7 +153,7 @@ var DuetCharts = (function () {
       pts.forEach(function (p) {
         var g = el("g", {}, c.g);
         if (p[2] !== undefined && p[2] !== null && p[3] !== null) {
-          el("line", { x1: x(p[0]), x2: x(p[0]), y1: y(p[2]), y2: y(p[3]), stroke: s.color, "stroke-opacity": 0.6 }, g);
+          el("line", { x1: x(p[0]), x2: x(p[0]), y1: yc(p[2]), y2: yc(p[3]), stroke: s.color, "stroke-opacity": 0.6 }, g);
         }
         el("circle", { cx: x(p[0]), cy: y(p[1]), r: 3.5, fill: s.color }, g);
         tip(g, s.tip(p));
@@ -158,6 +161,69 @@ var DuetCharts = (function () {
     });
     if (series.length > 1 || opts.legend) legend(c, series.map(function (s) { return [s.name, s.color]; }));
     return c;
+  }
+
+  // The range holding all but the extreme `share` of the values at each end: one stray value (a warm-up, a
+  // hiccup) would otherwise flatten every other point onto one line. Points beyond it are drawn at the edge.
+  function robustExtent(values, share) {
+    var f = finite(values).sort(function (a, b) { return a - b; });
+    if (!f.length) return [0, 1];
+    var k = Math.floor(f.length * share);
+    return [f[k], f[f.length - 1 - k]];
+  }
+  function clamp(v, lo, hi) { return Math.max(lo, Math.min(hi, v)); }
+
+  // A's and B's distributions over shared bins: each a shaded step outline in its colour, so both stay
+  // visible where they overlap, with a dashed line at each side's median.
+  function distribution(parent, title, h, opts) {
+    var c = chart(parent, title, opts.width || 420, opts.height || 260, { l: 52, r: 14, t: 24, b: 44 }, opts.note);
+    var x = linear([h.edges[0], h.edges[h.edges.length - 1]], [0, c.w]);
+    // opts.single: one command benchmarked on its own, so there is no B to draw.
+    var sides = opts.single ? [["A", h.A]] : [["A", h.A], ["B", h.B]];
+    var top = Math.max.apply(null, h.A.concat(opts.single ? [] : h.B).concat([1]));
+    var y = linear([0, top * 1.1], [c.h, 0]);
+    xAxis(c, x, opts.xlabel, seconds, 5);
+    yAxis(c, y, opts.unit, num, 4);
+    sides.forEach(function (side) {
+      var d = "M" + x(h.edges[0]) + "," + y(0);
+      side[1].forEach(function (count, i) { d += " L" + x(h.edges[i]) + "," + y(count) + " L" + x(h.edges[i + 1]) + "," + y(count); });
+      d += " L" + x(h.edges[h.edges.length - 1]) + "," + y(0) + " Z";
+      el("path", { d: d, fill: SIDE[side[0]], "fill-opacity": 0.22, stroke: SIDE[side[0]], "stroke-width": 1.5,
+                   "class": "dist-" + side[0] }, c.g);
+    });
+    h.A.forEach(function (countA, i) {
+      var r = el("rect", { x: x(h.edges[i]), width: Math.max(0.5, x(h.edges[i + 1]) - x(h.edges[i])), y: 0, height: c.h,
+                           fill: "transparent" }, c.g);
+      tip(r, seconds(h.edges[i]) + " … " + seconds(h.edges[i + 1]) + "\nA: " + countA + " " + opts.unit +
+             (opts.single ? "" : "\nB: " + h.B[i] + " " + opts.unit));
+    });
+    (opts.single ? [["A", h.medianA]] : [["A", h.medianA], ["B", h.medianB]]).forEach(function (m) {
+      if (m[1] === null || m[1] === undefined) return;
+      var line = el("line", { x1: x(m[1]), x2: x(m[1]), y1: 0, y2: c.h, stroke: SIDE[m[0]], "stroke-width": 2,
+                              "stroke-dasharray": "5 3" }, c.g);
+      tip(line, m[0] + " median " + seconds(m[1]));
+    });
+    if (!opts.single) legend(c, [["A", SIDE.A], ["B", SIDE.B]]);
+    return c;
+  }
+
+  // Where each run starts on a shared x axis when the runs are drawn one after another: `lengths` are the
+  // runs' sizes; a small gap separates them.
+  function runOffsets(lengths) {
+    var total = lengths.reduce(function (a, b) { return a + b; }, 0);
+    var gap = Math.max(1, Math.round(total / lengths.length * 0.08));
+    var at = 0;
+    var starts = lengths.map(function (n) { var s = at; at += n + gap; return s; });
+    return { starts: starts, end: Math.max(1, at - gap) };
+  }
+  // Alternate shading and run numbers behind plots whose x axis is the runs one after another.
+  function runBands(c, x, runs, starts, lengths) {
+    var every = Math.max(1, Math.ceil(runs.length * 34 / c.w));
+    runs.forEach(function (run, i) {
+      var x0 = x(starts[i] - 0.5), x1 = x(starts[i] + lengths[i] - 0.5);
+      if (i % 2) el("rect", { x: x0, y: 0, width: Math.max(1, x1 - x0), height: c.h, fill: "#f3f3f3" }, c.g);
+      if (i % every === 0) svgText(c.g, (x0 + x1) / 2, -4, "run " + run, { "text-anchor": "middle", "class": "run-label" });
+    });
   }
 
   // The tooltip: the text `tip` attached to the node under the pointer (or an ancestor).
@@ -177,5 +243,6 @@ var DuetCharts = (function () {
   return { SVG_NS: SVG_NS, METHOD_COLORS: METHOD_COLORS, RUN_COLORS: RUN_COLORS, SIDE: SIDE, el: el,
     html: html, svgText: svgText, tip: tip, num: num, seconds: seconds, pct: pct, finite: finite,
     extent: extent, pad: pad, ticks: ticks, linear: linear, logScale: logScale, chart: chart, xAxis: xAxis,
-    yAxis: yAxis, legend: legend, truncate: truncate, lines: lines, tooltips: tooltips };
+    yAxis: yAxis, legend: legend, truncate: truncate, lines: lines, tooltips: tooltips, robustExtent: robustExtent,
+    clamp: clamp, distribution: distribution, runOffsets: runOffsets, runBands: runBands };
 })();

@@ -80,25 +80,10 @@
     if (!h) return;
     // One command benchmarked on its own has no B: its distribution alone, named by the command.
     var single = cmp.method === "single";
-    var c = chart(parent, single ? "Distribution of " + truncate(cmp.subject, 40) : "Distributions of A and B", 520, 280,
-                  { l: 52, r: 14, t: 24, b: 44 },
-                  (single ? h.nA + " runs, " : h.nA + " runs of A, " + h.nB + " of B, ") + h.A.length +
-                  " bins; the extreme 1% fold into the end bins.");
-    var x = linear([h.edges[0], h.edges[h.edges.length - 1]], [0, c.w]);
-    var top = Math.max.apply(null, h.A.concat(h.B).concat([1]));
-    var y = linear([0, top * 1.08], [c.h, 0]);
-    xAxis(c, x, cmp.metric + " time", seconds, 4);
-    yAxis(c, y, "runs", num, 4);
-    var sides = single ? [["A", h.A]] : [["A", h.A], ["B", h.B]];
-    sides.forEach(function (side) {
-      side[1].forEach(function (count, i) {
-        if (!count) return;
-        var r = el("rect", { x: x(h.edges[i]) + 0.5, width: Math.max(0.5, x(h.edges[i + 1]) - x(h.edges[i]) - 1),
-                             y: y(count), height: c.h - y(count), fill: SIDE[side[0]], "fill-opacity": 0.45 }, c.g);
-        tip(r, side[0] + ": " + count + " runs in " + seconds(h.edges[i]) + " … " + seconds(h.edges[i + 1]));
-      });
-    });
-    if (!single) legend(c, [["A", SIDE.A], ["B", SIDE.B]]);
+    C.distribution(parent, single ? "Distribution of " + truncate(cmp.subject, 40) : "Distributions of A and B", h,
+      { width: 520, height: 280, xlabel: cmp.metric + " time", unit: "runs", single: single,
+        note: (single ? h.nA + " runs, " : h.nA + " runs of A, " + h.nB + " of B, ") + h.A.length + " shared bins; " +
+        "dashed: " + (single ? "the median" : "each side's median") + "; the extreme 1% fold into the end bins." });
   }
 
   forest(document.getElementById("forest"));

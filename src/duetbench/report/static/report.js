@@ -26,6 +26,14 @@
   var truncate = C.truncate;
   var lines = C.lines;
   var data = JSON.parse(document.getElementById("duet-data").textContent);
+  // Times come in the unit their series reads best in (html.py `_unit`): back to seconds once, here.
+  function inSeconds(values, unit) { return values.map(function (v) { return v === null ? null : v * unit; }); }
+  data.benchmarks.forEach(function (b) {
+    b.methods.forEach(function (m) {
+      if (m.series) m.series.runs.forEach(function (r) { r.A.v = inSeconds(r.A.v, m.series.unit); r.B.v = inSeconds(r.B.v, m.series.unit); });
+      if (m.pairs) { m.pairs.a = inSeconds(m.pairs.a, m.pairs.unit); m.pairs.b = inSeconds(m.pairs.b, m.pairs.unit); }
+    });
+  });
 
   // ---- summary-level charts ---------------------------------------------------------------------
   // One row per benchmark, one horizontal interval per method: the forest plot and the CI-width plot.
@@ -128,9 +136,36 @@
       bars(host, "A/A false-positive rate", st.aa_false_positive_rate, { ylabel: "false positives", fmt: pct,
            yref: 1 - data.confidence, note: "Share of A/A comparisons judged different; dashed: the nominal " + pct(1 - data.confidence) + "." });
     }
-    if (st.runtime_saving) {
-      bars(host, "Runtime saving", st.runtime_saving, { ylabel: "saving", fmt: num });
-    }
+    if (st.runtime && st.runtime.length) runtime(host, st.runtime);
+  }
+
+  // Machine time of one run of every benchmark: sequential (A then B) against each duet method (A with B).
+  function runtime(parent, items) {
+    var rowH = 22, gap = 18;
+    var c = chart(parent, "Machine time of one run of every benchmark", 560, 70 + items.length * (2 * rowH + gap),
+                  { l: 90, r: 120, t: 24, b: 40 }, "Timestamps of each run's first and last iteration, warm-ups "
+                  + "included: sequential adds A's run to B's, a duet takes the time from the first start to the last end.");
+    var top = 0;
+    items.forEach(function (it) { top = Math.max(top, it.sequential || 0, it.paired || 0); });
+    var x = linear([0, top * 1.05 || 1], [0, c.w]);
+    xAxis(c, x, "machine time", seconds, 5);
+    items.forEach(function (it, i) {
+      var y0 = i * (2 * rowH + gap);
+      [["sequential", it.sequential, METHOD_COLORS.sequential], [it.method, it.paired, METHOD_COLORS[it.method] || "#333"]]
+        .forEach(function (bar, k) {
+          if (bar[1] === null) return;
+          var y = y0 + k * rowH;
+          svgText(c.g, -8, y + rowH / 2 + 4, bar[0], { "text-anchor": "end" });
+          var r = el("rect", { x: 0, y: y + 3, width: Math.max(1, x(bar[1])), height: rowH - 6, fill: bar[2] }, c.g);
+          tip(r, bar[0] + ": " + seconds(bar[1]) + " per run of the " + it.benchmarks + " benchmark(s) measured both ways");
+          var label = seconds(bar[1]);
+          if (k === 1 && it.sequential) {
+            var saved = it.sequential - it.paired;
+            label += "  (" + (saved >= 0 ? "−" : "+") + pct(Math.abs(saved) / it.sequential) + ")";
+          }
+          svgText(c.g, x(bar[1]) + 6, y + rowH / 2 + 4, label, {});
+        });
+    });
   }
 
   // ---- per-benchmark charts ---------------------------------------------------------------------
@@ -152,60 +187,200 @@
     });
   }
 
+  // Every run's first iterations of A and B on one time axis (ms since that run's first iteration), a row
+  // of three lanes per run: A, the time both ran, B. Rows one under another show whether the barrier held
+  // (duet) or how far the sides drifted (aduet) in each run, not only the first.
   function timeline(parent, m) {
-    var t = m.timeline;
-    var all = t.A.concat(t.B);
-    var x = null;
-    var c = chart(parent, "Iteration timeline (" + m.method + ", run " + t.run + ")", 640, 170, { l: 64, r: 14, t: 24, b: 44 },
-                  (t.total > t.shown ? "The first " + t.shown + " of " + t.total + " iterations of A and B's iterations beside them. " : "") +
-                  "Purple: both sides running; pale: warmup.");
-    var lo = Math.min.apply(null, all.map(function (b) { return b[0]; }));
-    var hi = Math.max.apply(null, all.map(function (b) { return b[1]; }));
-    x = linear([lo, hi], [0, c.w]);
+    var t = m.timeline, laneH = 7, rowH = 3 * laneH + 9;
+    var c = chart(parent, "A and B side by side in time (" + m.method + ", every run)", 640, 70 + t.runs.length * rowH,
+                  { l: 64, r: 14, t: 24, b: 44 },
+                  "Per run: A (top), both running (middle; darker for a higher overlap), B (bottom); pale: warm-up. " +
+                  (t.total > t.shown ? "The first " + t.per_run + " iterations of A in each run (" + t.shown + " of " +
+                   t.total + ") and B's iterations beside them." : "Every iteration."));
+    var hi = 0;
+    t.runs.forEach(function (r) { r.A.concat(r.B).forEach(function (b) { hi = Math.max(hi, b[1]); }); });
+    var x = linear([0, hi || 1], [0, c.w]);
     xAxis(c, x, "ms since the run's first iteration", num, 8);
-    var lanes = [["A", 6, SIDE.A], ["both", 36, SIDE.both], ["B", 66, SIDE.B]];
-    lanes.forEach(function (l) { svgText(c.g, -8, l[1] + 14, l[0], { "text-anchor": "end" }); });
-    [["A", t.A, 6, SIDE.A], ["B", t.B, 66, SIDE.B]].forEach(function (lane) {
-      lane[1].forEach(function (b) {
-        var r = el("rect", { x: x(b[0]), y: lane[2], width: Math.max(0.8, x(b[1]) - x(b[0]) - 0.5), height: 20,
-                             fill: lane[3], "fill-opacity": b[3] ? 0.3 : 0.85 }, c.g);
-        tip(r, lane[0] + " iteration " + b[2] + (b[3] ? " (warmup)" : "") + "\n" + num(b[1] - b[0]) + " ms, from " +
-               num(b[0]) + " to " + num(b[1]) + " ms");
+    function bar(y, b0, b1, fill, opacity, text) {
+      var r = el("rect", { x: x(b0), y: y, width: Math.max(0.8, x(b1) - x(b0) - 0.5), height: laneH - 1, fill: fill,
+                           "fill-opacity": opacity, "class": "tl-bar" }, c.g);
+      tip(r, text);
+    }
+    t.runs.forEach(function (r, k) {
+      var y0 = k * rowH;
+      svgText(c.g, -8, y0 + 1.5 * laneH + 4, "run " + r.run, { "text-anchor": "end" });
+      [["A", r.A, 0, SIDE.A], ["B", r.B, 2 * laneH, SIDE.B]].forEach(function (lane) {
+        lane[1].forEach(function (b, i) {
+          bar(y0 + lane[2], b[0], b[1], lane[3], b[2] ? 0.3 : 0.85, lane[0] + " · run " + r.run + ", iteration " + i +
+              (b[2] ? " (warm-up)" : "") + "\n" + num(b[1] - b[0]) + " ms, from " + num(b[0]) + " to " + num(b[1]) + " ms");
+        });
+      });
+      r.o.forEach(function (o) {
+        bar(y0 + laneH, o[0], o[1], SIDE.both, 0.35 + 0.6 * (o[2] || 0), "run " + r.run + ": both running for " +
+            num(o[1] - o[0]) + " ms\noverlap rate " + pct(o[2]));
       });
     });
-    t.overlaps.forEach(function (o) {
-      var r = el("rect", { x: x(o[0]), y: 36, width: Math.max(0.8, x(o[1]) - x(o[0])), height: 20, fill: SIDE.both,
-                           "fill-opacity": 0.35 + 0.6 * (o[2] || 0) }, c.g);
-      tip(r, "both running for " + num(o[1] - o[0]) + " ms\noverlap rate " + pct(o[2]));
-    });
+    legend(c, [["A", SIDE.A], ["both", SIDE.both], ["B", SIDE.B]]);
   }
 
   function histogram(parent, m) {
     var h = m.hist;
-    var c = chart(parent, "Distribution (" + m.method + ")", 360, 240, { l: 52, r: 14, t: 24, b: 44 },
-                  h.nA + " A and " + h.nB + " B measured iterations; the extreme 1% fold into the end bins.");
-    var x = linear([h.edges[0], h.edges[h.edges.length - 1]], [0, c.w]);
-    var top = Math.max.apply(null, h.A.concat(h.B).concat([1]));
-    var y = linear([0, top * 1.08], [c.h, 0]);
-    xAxis(c, x, "iteration time", seconds, 4);
-    yAxis(c, y, "", num, 4);
-    [["A", h.A, SIDE.A], ["B", h.B, SIDE.B]].forEach(function (side) {
-      side[1].forEach(function (count, i) {
-        if (!count) return;
-        var r = el("rect", { x: x(h.edges[i]) + 0.5, width: Math.max(0.5, x(h.edges[i + 1]) - x(h.edges[i]) - 1),
-                             y: y(count), height: c.h - y(count), fill: side[2], "fill-opacity": 0.45 }, c.g);
-        tip(r, side[0] + ": " + count + " iterations in " + seconds(h.edges[i]) + " … " + seconds(h.edges[i + 1]));
+    C.distribution(parent, "Distribution of iteration times (" + m.method + ")", h, { width: 420, height: 260,
+      xlabel: "iteration time", unit: "iterations",
+      note: h.nA + " measured iterations of A and " + h.nB + " of B over " + h.A.length + " shared bins (Freedman–" +
+            "Diaconis width); dashed: each side's median; the extreme 1% fold into the end bins." });
+  }
+
+  // Where the values of a run thinned to k of its n sit: html.py's `_spread`, in the same integer arithmetic.
+  function positions(n, k) {
+    var out = [];
+    for (var i = 0; i < k; i++) out.push(k >= n ? i : Math.floor((i * (n - 1) + Math.floor((k - 1) / 2)) / (k - 1)));
+    return out;
+  }
+
+  // Each side's iteration times, run after run: drifts within a run (warm-up, throttling) and between runs.
+  function series(parent, m) {
+    var s = m.series;
+    var lengths = s.runs.map(function (r) { return Math.max(r.A.n, r.B.n); });
+    var off = C.runOffsets(lengths);
+    var measured = [];
+    s.runs.forEach(function (r) {
+      ["A", "B"].forEach(function (side) {
+        var d = r[side], at = positions(d.n, d.v.length);
+        d.v.forEach(function (v, i) { if (at[i] >= d.w) measured.push(v); });
       });
     });
-    legend(c, [["A", SIDE.A], ["B", SIDE.B]]);
+    var d = C.robustExtent(measured.length ? measured : [].concat.apply([], s.runs.map(function (r) { return r.A.v.concat(r.B.v); })), 0.005);
+    var c = chart(parent, "Iteration times over the runs (" + m.method + ")", 620, 280, { l: 64, r: 14, t: 40, b: 44 },
+                  "Each run's iterations in the order measured, runs one after another" +
+                  (s.shown < s.total ? " (evenly spaced " + s.shown + " of " + s.total + " shown)" : "") +
+                  ". Pale: warm-up iterations; a value beyond the axis sits at its edge as a hollow mark.");
+    var x = linear([-1, off.end], [0, c.w]);
+    var y = linear(pad(d[0], d[1], 0.08), [c.h, 0]);
+    var ylo = pad(d[0], d[1], 0.08)[0], yhi = pad(d[0], d[1], 0.08)[1];
+    C.runBands(c, x, s.runs.map(function (r) { return r.run; }), off.starts, lengths);
+    yAxis(c, y, "time per iteration", seconds, 5);
+    el("line", { "class": "axis-line", x1: 0, x2: c.w, y1: c.h, y2: c.h, stroke: "#999" }, c.g);
+    svgText(c.g, c.w / 2, c.h + 18, "iterations, run after run", { "text-anchor": "middle" });
+    s.runs.forEach(function (r, k) {
+      ["A", "B"].forEach(function (side) {
+        var dd = r[side], pts = [], at = positions(dd.n, dd.v.length);
+        dd.v.forEach(function (v, i) {
+          if (v === null) return;
+          var pos = at[i], warm = pos < dd.w, out = v < ylo || v > yhi;
+          var px = x(off.starts[k] + pos), py = y(C.clamp(v, ylo, yhi));
+          if (!warm) pts.push(px + "," + py);
+          var dot = el("circle", { cx: px, cy: py, r: out ? 2.6 : 1.9, fill: out ? "#fff" : SIDE[side],
+                                   stroke: SIDE[side], "fill-opacity": warm ? 0.3 : 0.9, "stroke-opacity": warm ? 0.4 : 1,
+                                   "class": "it-" + side }, c.g);
+          tip(dot, side + " · run " + r.run + ", iteration " + pos + (warm ? " (warm-up)" : "") + ": " + seconds(v));
+        });
+        if (pts.length > 1) el("polyline", { points: pts.join(" "), fill: "none", stroke: SIDE[side], "stroke-width": 1,
+                                             "stroke-opacity": 0.55 }, c.g);
+      });
+    });
+    legend(c, [["A", SIDE.A], ["B", SIDE.B]], -28);
+  }
+
+  // B/A of every pair (one per run for sequential), run after run, with the CI of the summary as a band.
+  function ratios(parent, m, row) {
+    var s = m.ratios;
+    var lengths = s.runs.map(function (r) { return r.n; });
+    var off = C.runOffsets(lengths);
+    var values = [].concat.apply([], s.runs.map(function (r) { return r.v; }));
+    var ci = row && row.low !== undefined && row.low !== null && row.high !== null ? [row.low, row.high] : null;
+    var d = C.robustExtent(values, 0.005);
+    var dom = pad(Math.min(d[0], 1, ci ? ci[0] : Infinity), Math.max(d[1], 1, ci ? ci[1] : -Infinity), 0.08);
+    var c = chart(parent, "B/A over the runs (" + m.method + ")", 620, 280, { l: 64, r: 14, t: 40, b: 44 },
+                  "Pairs: " + s.kind + ". Black: each run's geometric mean" + (ci ? "; band: the " +
+                  pct(data.confidence) + " CI of B/A, solid line its estimate" : "") + "; dashed: 1 (no change).");
+    var x = linear([-1, off.end], [0, c.w]);
+    var y = linear(dom, [c.h, 0]);
+    C.runBands(c, x, s.runs.map(function (r) { return r.run; }), off.starts, lengths);
+    yAxis(c, y, "B/A", num, 5);
+    el("line", { x1: 0, x2: c.w, y1: c.h, y2: c.h, stroke: "#999" }, c.g);
+    svgText(c.g, c.w / 2, c.h + 18, m.method === "sequential" ? "runs" : "pairs, run after run", { "text-anchor": "middle" });
+    if (ci) {
+      var band = el("rect", { x: 0, width: c.w, y: y(ci[1]), height: Math.max(1, y(ci[0]) - y(ci[1])), fill: SIDE.both,
+                              "fill-opacity": 0.15, "class": "ci-band" }, c.g);
+      tip(band, pct(data.confidence) + " CI of B/A: " + num(ci[0]) + " … " + num(ci[1]));
+      el("line", { x1: 0, x2: c.w, y1: y(row.estimate), y2: y(row.estimate), stroke: SIDE.both, "stroke-width": 1.5 }, c.g);
+    }
+    el("line", { "class": "ref", x1: 0, x2: c.w, y1: y(1), y2: y(1) }, c.g);
+    s.runs.forEach(function (r, k) {
+      var at = positions(r.n, r.v.length);
+      r.v.forEach(function (v, i) {
+        if (v === null) return;
+        var pos = at[i], out = v < dom[0] || v > dom[1];
+        var dot = el("circle", { cx: x(off.starts[k] + pos), cy: y(C.clamp(v, dom[0], dom[1])), r: out ? 2.6 : 2,
+                                 fill: out ? "#fff" : SIDE.both, stroke: SIDE.both, "fill-opacity": 0.6 }, c.g);
+        tip(dot, "run " + r.run + (r.n > 1 ? ", pair " + pos : "") + ": B/A " + num(v));
+      });
+      if (r.gm !== null && r.n > 1) {
+        var seg = el("line", { x1: x(off.starts[k] - 0.4), x2: x(off.starts[k] + r.n - 0.6), y1: y(C.clamp(r.gm, dom[0], dom[1])),
+                               y2: y(C.clamp(r.gm, dom[0], dom[1])), stroke: "#111", "stroke-width": 2 }, c.g);
+        tip(seg, "run " + r.run + ": geometric mean of its " + r.n + " pair ratios " + num(r.gm));
+      }
+    });
+  }
+
+  // The axis fits the estimates, 1 and the CI of all runs, and at most as much again on each side: the CI
+  // of the first two or three runs can be a hundred times wider and would flatten the rest of the curve.
+  function narrowingDomain(points) {
+    var est = finite(points.map(function (p) { return p[1]; })).concat([1]);
+    var last = points[points.length - 1];
+    var core = extent(est.concat(finite([last[2], last[3]])));
+    var bounds = extent(est.concat(finite([].concat.apply([], points.map(function (p) { return [p[2], p[3]]; })))));
+    var span = (core[1] - core[0]) || Math.abs(core[0]) * 0.1 || 1;
+    var dom = [Math.max(bounds[0], core[0] - span), Math.min(bounds[1], core[1] + span)];
+    return { domain: pad(dom[0], dom[1], 0.08), cut: dom[0] > bounds[0] || dom[1] < bounds[1] };
   }
 
   function narrowing(parent, m) {
+    var d = narrowingDomain(m.narrowing);
     lines(parent, "CI as runs accumulate (" + m.method + ")", [{
       name: m.method, color: METHOD_COLORS[m.method] || "#333", points: m.narrowing,
       tip: function (p) { return "first " + p[0] + " runs\nB/A " + num(p[1]) + " [" + num(p[2]) + ", " + num(p[3]) + "]"; }
-    }], { width: 360, height: 240, xlabel: "runs", ylabel: "B/A", yref: 1, xint: true,
-          note: "The CI recomputed on the first k runs (fewer bootstrap replicates than the summary)." });
+    }], { width: 360, height: 240, xlabel: "runs", ylabel: "B/A", yref: 1, xint: true, ydomain: d.domain,
+          note: "The CI recomputed on the first k runs (fewer bootstrap replicates than the summary)." +
+                (d.cut ? " The widest early CIs run off the axis (hover for their bounds)." : "") });
+  }
+
+  // The commands of the selected benchmark, above its plots.
+  function showCommands(name) {
+    var table = document.getElementById("benchmark-commands");
+    while (table.firstChild) table.removeChild(table.firstChild);
+    // A harness run holding several benchmarks (a JMH jar) reports them as "<campaign benchmark>/<name>".
+    var commands = data.commands || {}, key = null;
+    Object.keys(commands).forEach(function (k) {
+      if ((name === k || name.indexOf(k + "/") === 0) && (key === null || k.length > key.length)) key = k;
+    });
+    if (key === null) return;
+    var sides = commands[key];
+    ["A", "B"].forEach(function (side) {
+      if (sides[side] === undefined) return;
+      var tr = html("tr", null, null, table);
+      html("th", null, side === "A" ? "A (baseline)" : "B (candidate)", tr);
+      var td = html("td", null, null, tr);
+      html("pre", null, side === "B" && sides.B === sides.A ? sides.B + "   (same as A: an A/A benchmark)" : sides[side], td);
+    });
+  }
+
+  // One line above a method's plots: the verdict, B/A with its CI, and each side's time per iteration.
+  function headline(parent, r) {
+    var p = html("p", "headline", null, parent);
+    if (!r || r.estimate === undefined || r.estimate === null) {
+      html("span", "problem", r && r.problem ? r.problem : "not analysed", p);
+      return;
+    }
+    html("span", "verdict " + ({ slower: "slower", faster: "faster" }[r.verdict] || "same"), r.change || r.verdict, p);
+    // "no difference" already says B/A; "B is 4.8% slower" does not.
+    html("span", null, (r.change && r.change.indexOf("B/A") >= 0 ? "" : " · B/A " + num(r.estimate) + " [" + num(r.low) +
+                        ", " + num(r.high) + "]") + " · ", p);
+    html("span", "side-a", "A " + seconds(r.a_median), p);
+    html("span", null, ", ", p);
+    html("span", "side-b", "B " + seconds(r.b_median), p);
+    html("span", null, " per iteration (median) · " + r.runs + (r.method === "sequential" ? " runs per side" : " pairs"), p);
   }
 
   function drawBenchmark(index) {
@@ -213,6 +388,7 @@
     while (host.firstChild) host.removeChild(host.firstChild);
     var b = data.benchmarks[index];
     if (!b) return;
+    showCommands(b.name);
     var rows = data.rows.filter(function (r) { return r.benchmark === b.name; });
     rows.forEach(function (r) {
       if (r.problem) html("p", "problem", r.method + ": " + r.problem, host);
@@ -221,11 +397,16 @@
     b.methods.forEach(function (m) {
       var block = html("div", "method-block", null, host);
       html("h3", null, b.name + " — " + m.method, block);
-      var row = html("div", "plot-row", null, block);
-      if (m.pairs) scatter(row, m);
-      if (m.hist) histogram(row, m);
-      if (m.narrowing && m.narrowing.length) narrowing(row, m);
-      if (m.timeline) timeline(row, m);
+      var row = rows.filter(function (r) { return r.method === m.method; })[0];
+      headline(block, row);
+      var over = html("div", "plot-row", null, block);
+      if (m.series) series(over, m);
+      if (m.ratios && m.ratios.runs.length) ratios(over, m, row);
+      var more = html("div", "plot-row", null, block);
+      if (m.hist) histogram(more, m);
+      if (m.pairs) scatter(more, m);
+      if (m.narrowing && m.narrowing.length) narrowing(more, m);
+      if (m.timeline) timeline(more, m);
       if (!m.pairs && m.method === "sequential") html("p", "plot-note", "Sequential runs of A and B are independent: no pairs and no shared timeline.", block);
     });
     markRendered();

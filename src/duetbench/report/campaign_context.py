@@ -1,0 +1,63 @@
+"""What a campaign's HTML report says about where its numbers come from, read from the stored campaign: the
+host and the artifacts recorded on it, what identifies the campaign, and each benchmark's commands."""
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from duetbench.errors import DuetError
+
+if TYPE_CHECKING:
+    from duetbench.store.campaigns import CampaignRecord
+
+
+def campaign_environment(record: CampaignRecord) -> dict[str, Any]:
+    """Every fact recorded about the host, and each artifact's output (its first 2,000 characters)."""
+    return {**record.host, **{f"artifact: {k}": v[:2000] for k, v in record.artifacts.items()}}
+
+
+def _when(timestamp: float | None) -> str:
+    return "—" if timestamp is None else datetime.fromtimestamp(timestamp, tz=UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def campaign_facts(record: CampaignRecord) -> dict[str, str]:
+    """What identifies the campaign and its machine, in the order a reader checks them."""
+    host = record.host
+    cpus = host.get("usable_cpus")
+    cpu = str(host.get("cpu_model") or "unknown CPU")
+    if host.get("cpu_count"):
+        cpu += f", {host['cpu_count']} CPUs" + (f" ({len(cpus)} usable)" if isinstance(cpus, list) else "")
+    return {
+        "campaign": f"{record.name} (#{record.id}), {record.status}",
+        "file": record.path or "—",
+        "seed": str(record.seed),
+        "schedule": record.schedule,
+        "started": _when(record.created),
+        "finished": _when(record.finished),
+        "host": str(host.get("hostname") or "—"),
+        "CPU": cpu,
+        "kernel": " ".join(str(host[k]) for k in ("kernel", "machine") if host.get(k)) or "—",
+        "duetbench": record.tool_version,
+    }
+
+
+def campaign_commands(record: CampaignRecord) -> dict[str, dict[str, str]]:
+    """Per benchmark, the command of side A and of side B as `duet run` ran them, from the stored campaign
+    file; empty when that file cannot be read back here (an import, or a cwd that no longer exists): the
+    report then shows the file itself."""
+    from duetbench.config.campaign import parse_campaign
+
+    if record.schedule == "imported" or not record.source_text:
+        return {}
+    try:
+        campaign = parse_campaign(record.source_text, Path(record.path or "campaign.yml"))
+    except DuetError:
+        return {}
+    out: dict[str, dict[str, str]] = {}
+    for bench in campaign.benchmarks:
+        for side, spec in bench.sides.items():
+            # As written in the file: a command split and joined again would lose its quoting.
+            where = f"   (in container {spec.container.image})" if spec.container else ""
+            out.setdefault(bench.name, {})[side] = spec.command + (" (run by /bin/sh -c)" if spec.shell else "") + where
+    return out
