@@ -223,7 +223,7 @@ Exit codes: 0 done; 1 a command (or --setup/--prepare/...) failed; 2 bad input;
 @click.option("--target-width", "target_rciw", type=float, default=0.01, show_default=True,
               help="Stop once the CI of the ratio is this narrow relative to it (0.01 = 1%), after --min-runs.")
 @click.option("--stop-on-evidence/--no-stop-on-evidence", default=True, show_default=True,
-              help="Also stop (after 5 runs) once a difference is evident by an anytime-valid 99% confidence "
+              help="Also stop (after 10 runs) once a difference is evident by an anytime-valid 99% confidence "
                    "sequence, and report that sequence: valid however early it stops (Lai 1976).")
 @click.option("--interval", type=click.Choice(["t", "bootstrap"]), default="t", show_default=True,
               help="t: Student-t intervals (Yuen's with the robust filter, Fieller's for sequential), which keep "
