@@ -56,7 +56,9 @@ class ComparisonResult:
     notes: tuple[str, ...]
 
 
-def robust_notes(robust: bool, n_pairs: int, removed: int) -> list[str]:
+def robust_notes(robust: bool, n_pairs: int, removed: int, symmetric_trim: bool = False) -> list[str]:
+    """What the robust pair filter did, in words; `symmetric_trim`: the estimate is Yuen's, which trims as
+    many pairs from the other end too (interval.yuen)."""
     if not robust:
         return []
     if n_pairs < ROBUST_MIN_PAIRS:
@@ -64,7 +66,9 @@ def robust_notes(robust: bool, n_pairs: int, removed: int) -> list[str]:
     if removed:
         return [
             f"robust pair filter removed {removed} of {n_pairs} pairs whose B/A ratio lay far from the median "
-            "(one-sided interference); the U test and the A/B summaries still include them"
+            "(one-sided interference)" + (", and the estimate trims as many from the other end (Yuen's trimmed "
+                                          "mean is symmetric)" if symmetric_trim else "")
+            + "; the U test and the A/B summaries still include them"
         ]
     return []
 
@@ -90,14 +94,11 @@ def _duet(
     a_in: RunsLike
     b_in: RunsLike
     ratio_cv = describe(np.exp(log_ratio[keep])).cv
-    notes = robust_notes(robust, n_pairs, removed)
+    notes = robust_notes(robust, n_pairs, removed, symmetric_trim=ra.flat and interval == "t")
     if ra.flat and interval == "t":
         # Yuen's interval: the symmetrically trimmed mean, with the spread of all pairs (the trimmed ones
         # winsorized), so setting outliers aside does not make the interval claim too much.
         ratio = exp_interval(yuen(log_ratio, keep, cl), cl, int(keep.sum()))
-        if removed:
-            notes = [notes[0].replace("(one-sided interference);", "(one-sided interference), and the estimate "
-                                      "trims as many from the other end (Yuen's trimmed mean is symmetric);")]
         return ratio, int(keep.sum()), removed, ratio_cv, notes
     if ra.flat:
         a_in, b_in = ra.values[keep], rb.values[keep]
