@@ -304,7 +304,11 @@ def main() -> int:
                 aa_cell(ms, cond, args.aa, args.seed, cells[k]["rows"], shlex.split(args.aa_args), args.tag, store)
     if args.matrix:
         for cond in args.matrix_conditions.split(","):
+            # A condition measured again replaces its earlier row (reps of one version, one host).
+            result["matrix"] = [c for c in result["matrix"] if c["condition"] != cond]
             result["matrix"].append(matrix_cell(20.0, cond, args.budget, args.matrix_reps, args.seed))
+            result["load_after"] = os.getloadavg()
+            _write_json(result)
     result["load_after"] = os.getloadavg()
     (RESULTS / "trust.json").write_text(json.dumps(result, indent=1))
     (RESULTS / "trust.md").write_text(markdown(result))

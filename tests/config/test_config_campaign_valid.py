@@ -109,7 +109,7 @@ def test_minimal_campaign_gets_the_defaults(load, tmp_path: Path) -> None:
     side = SideSpec(command="./bench --fast", shell=False, cwd=tmp_path, env={}, container=None)
     assert campaign.seed is None and campaign.schedule == "rmit" and campaign.artifacts == {}
     one, two = campaign.benchmarks
-    assert one == BenchmarkSpec(name="one", sides={"A": side, "B": side}, aa=True, methods={"duet": 10},
+    assert one == BenchmarkSpec(name="one", sides={"A": side, "B": side}, aa=True, methods={"auto": 10},
                                 parser=ParserSpec(name="iteration-log"), results=[], warmup=Warmup(count=0),
                                 timeout_s=600.0, barrier_timeout_s=600.0)
     # the barrier's default is the benchmark's own timeout, not the campaign's default

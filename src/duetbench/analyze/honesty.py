@@ -89,23 +89,33 @@ def hog_adaptive(*, ratio: float = 1.0, sigma: float = 0.01, slowdown: float = 1
     """`duet compare --method duet` with its adaptive stop (precision and evidence, `monitor.watch` after
     every pair as the CLI calls it) beside a following hog, repeated; the reported interval as the CLI's."""
     rng = np.random.default_rng(seed)
-    misses = 0
-    stops = []
-    for k in range(sims):
-        full = following_hog(max_units, ratio, sigma, slowdown, rng, seed * 100_003 + k, follow)
-        n, kind = max_units, "t"
-        for m in range(3, max_units + 1):
-            decision, _ = watch("duet", full.a[:m], full.b[:m], min_units=min_units, target_rciw=target_rciw,
-                                confidence_level=confidence_level, evidence=True, robust=True,
-                                interval="t-stopped")
-            if decision.stop:
-                n, kind = m, "anytime" if decision.reason == "evidence" else "t-stopped"
-                break
-        r = compare("duet", full.a[:n], full.b[:n], confidence_level=confidence_level, robust=True, u_test=False,
-                    interval=kind)
-        misses += not (r.ratio.low <= ratio <= r.ratio.high)
-        stops.append(n)
-    return Rate(misses, sims, float(np.median(stops)))
+    runs = [_watched("duet", following_hog(max_units, ratio, sigma, slowdown, rng, seed * 100_003 + k, follow),
+                     ratio, min_units=min_units, target_rciw=target_rciw, confidence_level=confidence_level,
+                     evidence=True, robust=True) for k in range(sims)]
+    return Rate(sum(missed for missed, _ in runs), sims, float(np.median([n for _, n in runs])))
+
+
+def _watched(method: str, full: Sample, ratio: float, *, min_units: int, target_rciw: float,
+             confidence_level: float, evidence: bool, robust: bool) -> tuple[bool, int]:
+    """One adaptive comparison over the first units of `full`, as the CLI runs it: `monitor.watch` after
+    every unit, then the interval the CLI reports (the confidence sequence after an evidence stop, else
+    the fixed-n interval). Whether it missed `ratio`, and the units it stopped at."""
+    max_units = len(full.a)
+
+    def first(k: int) -> dict[str, np.ndarray] | None:
+        return None if full.stamps is None else {key: v[:k] for key, v in full.stamps.items()}
+
+    n, kind = max_units, "t"
+    for k in range(3, max_units + 1):
+        decision, _ = watch(method, full.a[:k], full.b[:k], min_units=min_units, target_rciw=target_rciw,
+                            confidence_level=confidence_level, evidence=evidence, robust=robust,
+                            interval="t-stopped", stamps=first(k))
+        if decision.stop:
+            n, kind = k, "anytime" if decision.reason == "evidence" else "t-stopped"
+            break
+    r = compare(method, full.a[:n], full.b[:n], confidence_level=confidence_level, robust=robust,
+                u_test=False, interval=kind, **(first(n) or {}))  # type: ignore[arg-type]
+    return not (r.ratio.low <= ratio <= r.ratio.high), n
 
 
 @dataclass(frozen=True)
@@ -184,27 +194,10 @@ def adaptive(method: str, *, ratio: float = 1.0, noise: str = "normal", sigma: f
     repeated `sims` times; the final interval is the one the CLI reports: the confidence sequence
     after an evidence stop, else the fixed-n interval."""
     rng = np.random.default_rng(seed)
-    misses = 0
-    stops = []
-    for _ in range(sims):
-        full = simulate(method, max_units, ratio, noise, sigma, rng, shared_sigma)
-        kind = "t"
-        n = max_units
-        for k in range(3, max_units + 1):
-            stamps = None if full.stamps is None else {key: v[:k] for key, v in full.stamps.items()}
-            decision, _ = watch(method, full.a[:k], full.b[:k], min_units=min_units, target_rciw=target_rciw,
-                                confidence_level=confidence_level, evidence=evidence, robust=robust,
-                                interval="t-stopped", stamps=stamps)
-            if decision.stop:
-                n = k
-                kind = "anytime" if decision.reason == "evidence" else "t-stopped"
-                break
-        stamps = None if full.stamps is None else {key: v[:n] for key, v in full.stamps.items()}
-        r = compare(method, full.a[:n], full.b[:n], confidence_level=confidence_level, robust=robust,
-                    u_test=False, interval=kind, **(stamps or {}))  # type: ignore[arg-type]
-        misses += not (r.ratio.low <= ratio <= r.ratio.high)
-        stops.append(n)
-    return Rate(misses, sims, float(np.median(stops)))
+    runs = [_watched(method, simulate(method, max_units, ratio, noise, sigma, rng, shared_sigma), ratio,
+                     min_units=min_units, target_rciw=target_rciw, confidence_level=confidence_level,
+                     evidence=evidence, robust=robust) for _ in range(sims)]
+    return Rate(sum(missed for missed, _ in runs), sims, float(np.median([n for _, n in runs])))
 
 
 def campaign(method: str, estimator: str, runs: int, iterations: int, *, ratio: float = 1.0,

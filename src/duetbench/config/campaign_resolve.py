@@ -11,7 +11,6 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from duetbench.model.method import METHODS
 
 from .campaign_checks import DEFAULT_METHODS
 from .campaign_model import BenchmarkSpec, Campaign, ContainerSpec, ParserSpec, SideSpec, Warmup
@@ -47,7 +46,7 @@ def _benchmark(name: str, bench: BenchmarkModel, top: CampaignModel, base_dir: P
     side_b = side_a if aa else _side(bench.B or SideModel(), bench, top, base_dir)
     parser: dict[str, Any] = dict(_pick("parser", levels, {"name": DEFAULT_PARSER}))
     methods: MethodsModel | None = _pick("methods", levels)
-    runs = methods.runs() if methods is not None else {m: DEFAULT_METHODS.get(m, 0) for m in METHODS}
+    runs = methods.runs() if methods is not None else dict(DEFAULT_METHODS)
     timeout = _pick("timeout", levels, DEFAULT_TIMEOUT_S)
     warmup = _pick("warmup", levels, 0)
     return BenchmarkSpec(

@@ -71,8 +71,9 @@ class SlurmBackend(Backend):
         for bench in campaign.benchmarks:
             if "auto" in bench.methods:
                 # The choice needs the pilot measured before the other runs start; array tasks run at once.
-                raise DuetError(f"benchmark {bench.name}: methods: auto is not available on Slurm (its pilot must "
-                                "finish before the other runs start, and array tasks run in parallel)",
+                raise DuetError(f"benchmark {bench.name}: methods: auto (the default when none are named) is not "
+                                "available on Slurm (its pilot must finish before the other runs start, and "
+                                "array tasks run in parallel)",
                                 hint="name the methods, e.g. methods: {duet: 10}; `duet run` on one machine can "
                                      "choose")
         self.client = SlurmClient()
