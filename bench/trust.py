@@ -65,10 +65,14 @@ def duet_compare(a: str, b: str, extra: list[str], seed: int) -> dict[str, Any]:
         data = json.loads(out.read_text())
     wall = next(c for c in data["comparisons"] if c["metric"] == "wall")
     r = wall["ratio"]
+    auto = data["options"].get("auto") or {}
+    # auto's deciding cost: every pilot's units times the seconds each took (issue 13: ≤ 15 %).
+    pilot_s = sum(c["units"] * c["seconds_per_unit"] for h in auto.get("history", [])
+                  for c in h["candidates"] if math.isfinite(c["seconds_per_unit"]))
     return {"elapsed_s": elapsed, "method": data["method"], "runs": wall["runs"], "estimate": r["estimate"],
             "low": r["low"], "high": r["high"], "interval": r.get("interval"), "verdict": wall["verdict"],
             "rciw": wall["relative_ci_width"], "stopped_by": data["options"].get("stopped_by"),
-            "auto": (data["options"].get("auto") or {}).get("reason")}
+            "auto": auto.get("reason"), "pilot_s": pilot_s, "pilots": len(auto.get("history", []))}
 
 
 def hyperfine_width(a: str, b: str, budget: float, ms: float) -> dict[str, Any]:
@@ -353,6 +357,16 @@ def markdown(result: dict[str, Any]) -> str:
             w = c["widths"]
             lines.append(f"| {c['condition']} ({c['budget_s']:g} s) | " + " | ".join(
                 f"{w[m]:.2%}" for m in ("auto", "duet", "aduet", "sequential", "hyperfine")) + " |")
+        lines += ["", "| condition | repetitions | auto / best fixed | auto chose | auto's pilots: share of its time |",
+                  "|---|---:|---:|---|---:|"]
+        for c in result["matrix"]:
+            w = c["widths"]
+            best = min(w[m] for m in ("duet", "aduet", "sequential", "hyperfine"))
+            autos = [r for r in c["rows"] if r["method"] == "auto" and "rciw" in r]
+            shares = [r["pilot_s"] / r["elapsed_s"] for r in autos if "pilot_s" in r]
+            share = f"{statistics.median(shares):.1%} (max {max(shares):.1%})" if shares else "not recorded"
+            lines.append(f"| {c['condition']} | {len(autos)} | {w['auto'] / best:.2f}× | "
+                         f"{', '.join(r['measured_by'] for r in autos)} | {share} |")
         lines.append("")
     return "\n".join(lines)
 

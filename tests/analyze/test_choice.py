@@ -6,6 +6,7 @@ import pytest
 
 from duetbench.analyze import honesty
 from duetbench.analyze.choice import (
+    SEQUENTIAL_MARGIN,
     Candidate,
     choose,
     choose_from_runs,
@@ -24,6 +25,28 @@ def test_cost_is_variance_times_seconds() -> None:
     assert "2.4× narrower" in c.reason  # sqrt(0.01² · 0.02 / (0.003² · 0.04))
     steal = Candidate("sequential", 6, 0.15, 0.04)
     assert choose(quiet_duet, steal).method == "duet"
+
+
+def test_sequential_needs_the_margin_in_duet_compare() -> None:
+    # The pilot flatters sequential (its rounds do not yet meet the drift of seconds), so `duet compare`
+    # keeps the duet unless sequential promises SEQUENTIAL_MARGIN times narrower, and says why.
+    duet = Candidate("duet", 6, 0.01, 0.02)
+    looks_better = Candidate("sequential", 6, 0.0047, 0.04)  # 1.5x narrower
+    c = choose(duet, looks_better, sequential_margin=SEQUENTIAL_MARGIN)
+    assert c.method == "duet" and "sequential CI is about 1.5× narrower" in c.reason
+    assert "less than the 2× a short pilot must show" in c.reason
+    assert choose(duet, looks_better).method == "sequential"  # campaigns: no margin
+    clearly = Candidate("sequential", 6, 0.003, 0.04)  # 2.4x narrower
+    assert choose(duet, clearly, sequential_margin=SEQUENTIAL_MARGIN).method == "sequential"
+
+
+def test_sequential_pilot_spread_counts_its_outliers() -> None:
+    # Fieller's interval over the invocations meets every value, so one slow round widens the sequential
+    # candidate as it will widen its interval; the duet's robust filter sets an isolated pair aside.
+    a = np.array([1.0, 1.001, 0.999, 1.0005, 0.9995, 1.3])
+    b = a.copy()
+    assert sequential_candidate(a, b, 0.24).unit_sd > 0.1
+    assert duet_candidate(a, a * np.array([1.0, 1.001, 0.999, 1.0, 1.0, 1.3]), 0.12).unit_sd < 0.01
 
 
 def test_candidates_from_pilot_values() -> None:

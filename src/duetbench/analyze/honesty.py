@@ -241,7 +241,7 @@ def auto(*, ratio: float = 1.0, noise: str = "normal", sigma: float = 0.01, shar
     """`duet compare --method auto`: a pilot of both methods (`choice`; a duet pair costs one command's
     time, a sequential round two), then the chosen method's adaptive comparison on new data, as the CLI
     runs it. Returns the miss rate of the final interval and how often each method was chosen."""
-    from .choice import choose, duet_candidate, sequential_candidate
+    from .choice import SEQUENTIAL_MARGIN, choose, duet_candidate, sequential_candidate
 
     rng = np.random.default_rng(seed)
     chosen = {"duet": 0, "sequential": 0}
@@ -251,7 +251,7 @@ def auto(*, ratio: float = 1.0, noise: str = "normal", sigma: float = 0.01, shar
         d = simulate("duet", pilot_units, ratio, noise, sigma, rng, shared_sigma)
         q = simulate("sequential", pilot_units, ratio, noise, sigma, rng, shared_sigma)
         method = choose(duet_candidate(d.a, d.b, float(pilot_units)),
-                        sequential_candidate(q.a, q.b, 2.0 * pilot_units)).method
+                        sequential_candidate(q.a, q.b, 2.0 * pilot_units), sequential_margin=SEQUENTIAL_MARGIN).method
         chosen[method] += 1
         r = adaptive(method, ratio=ratio, noise=noise, sigma=sigma, sims=1, seed=int(rng.integers(2**31)),
                      min_units=min_units, max_units=max_units, target_rciw=target_rciw,

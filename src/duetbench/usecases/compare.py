@@ -287,7 +287,9 @@ def _conditions_changed(method: str, measured: list[Invocation], metric: str, pi
         return False
     s = samples(method, measured, metric)
     k = min(s.a.size, s.b.size)
-    return conditions_changed(pilot, unit_sd(method, s.a[k - RECENT_UNITS:k], s.b[k - RECENT_UNITS:k]))
+    # The same spread the pilot judged this method by (plain for sequential rounds).
+    return conditions_changed(pilot, unit_sd(method, s.a[k - RECENT_UNITS:k], s.b[k - RECENT_UNITS:k],
+                                             robust_sequential=False))
 
 
 def _stopped_interval(interval: str) -> str:
@@ -379,6 +381,7 @@ class Pilot:
         import numpy as np
 
         from duetbench.analyze.choice import (
+            SEQUENTIAL_MARGIN,
             choose,
             duet_candidate,
             sequential_candidate,
@@ -421,7 +424,8 @@ class Pilot:
                                self.seconds["duet"]),
                 sequential_candidate(*_rounds(q), self.seconds["sequential"]))
         main = cands[self.metric]
-        return choose(*main, metric=self.metric, cpu=cands["cpu"]), "complete", None
+        return (choose(*main, metric=self.metric, cpu=cands["cpu"], sequential_margin=SEQUENTIAL_MARGIN),
+                "complete", None)
 
 
 def _rounds(blocks: list[Samples]) -> tuple[np.ndarray, np.ndarray]:
