@@ -11,7 +11,8 @@ at equal run counts; plus what the orchestrator itself costs:
                 opened, a one-time start-up cost);
   own CPU       CPU time of duet's process tree minus the measured commands' (orchestrator and
                 launchers; the launcher children's spin at the start barrier is counted apart), as a
-                share of the commands' CPU;
+                share of the commands' CPU; and of it the orchestrator process's own
+                (getrusage(RUSAGE_SELF) as it exits);
   start-up      `duet --version`, `duet --help`, and from the moment `duet compare` is started to its
                 first invocation's start (both CLOCK_MONOTONIC);
   campaign      `duet run` of a campaign of 1-ms runs: per-run cost beyond the commands, and where it
@@ -133,6 +134,23 @@ class Tree:
     def argv(self, *args: str) -> list[str]:
         return [sys.executable, "-m", "duetbench", *args]
 
+    def argv_self_cpu(self, out: Path, *args: str) -> list[str]:
+        """`argv`, with the orchestrator's own CPU (getrusage(RUSAGE_SELF): without the launchers and the
+        commands, its children) written to `out` as it exits."""
+        return [sys.executable, "-c", SELF_CPU, str(out), *args]
+
+
+#: `python -c SELF_CPU OUT ARGS...` runs `duet ARGS...` and writes its own user and system CPU to OUT at exit.
+SELF_CPU = """import atexit, resource, runpy, sys
+out = sys.argv.pop(1)
+def _write():
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    with open(out, "w") as f:
+        f.write(f"{r.ru_utime} {r.ru_stime}")
+atexit.register(_write)
+runpy.run_module("duetbench", run_name="__main__", alter_sys=True)
+"""
+
 
 def timed(argv: list[str], env: dict[str, str] | None = None, cwd: Path | None = None) -> tuple[float, float, int]:
     """Wall seconds, CPU seconds of the whole process tree (wait4), and the start (monotonic ns)."""
@@ -162,8 +180,11 @@ def run_duet(tree: Tree, command: str, runs: int, tmp: Path) -> dict[str, Any]:
     # The duet's own cost is what this measures: --method duet, so --method auto's pilot (a choice, not
     # orchestration) does not enter it; trees from before auto existed ran the duet by default anyway.
     method = ["--method", "duet"] if tree.has_auto else []
-    wall, tree_cpu, t0 = timed(tree.argv("compare", command, command, "--runs", str(runs), "--no-progress",
-                                         "--db", str(db), *method), env=tree.env, cwd=tmp)
+    self_cpu = db.with_suffix(".cpu")
+    wall, tree_cpu, t0 = timed(tree.argv_self_cpu(self_cpu, "compare", command, command, "--runs", str(runs),
+                                                  "--no-progress", "--db", str(db), *method), env=tree.env, cwd=tmp)
+    user, system = (float(x) for x in self_cpu.read_text().split())
+    self_cpu.unlink()
     with sqlite3.connect(db) as conn:
         rows = conn.execute("SELECT pair, side, warmup, start_ns, end_ns, wall_s, cpu_s, user_s, sys_s "
                             "FROM invocations").fetchall()
@@ -182,6 +203,7 @@ def run_duet(tree: Tree, command: str, runs: int, tmp: Path) -> dict[str, Any]:
     return {
         "wall_s": wall, "tree_cpu_s": tree_cpu, "commands_cpu_s": commands_cpu, "barrier_spin_cpu_s": spin,
         "own_cpu_s": own, "own_cpu_share": own / commands_cpu if commands_cpu > 0 else None,
+        "orchestrator_cpu_s": user + system, "orchestrator_user_s": user, "orchestrator_sys_s": system,
         "first_invocation_ms": (min(r[3] for r in rows) - t0) / 1e6,
         "gap_median_ms": statistics.median(gaps) if gaps else None,
         "gap_mean_ms": statistics.fmean(gaps[1:]) if len(gaps) > 1 else None,
@@ -351,6 +373,7 @@ def summarize(raw: dict[str, Any], labels: list[str]) -> dict[str, Any]:
                 "first_gap_ms": _median([m["first_gap_ms"] for m in duet]),
                 "own_cpu_s": _median([m["own_cpu_s"] for m in duet]),
                 "own_cpu_share": _median([m["own_cpu_share"] for m in duet]),
+                "orchestrator_cpu_s": _median([m.get("orchestrator_cpu_s") for m in duet]),
                 "barrier_spin_cpu_s": _median([m["barrier_spin_cpu_s"] for m in duet]),
                 "hyperfine_own_cpu_s": _median([m["own_cpu_s"] for m in hf]),
                 "first_invocation_ms": _median([m["first_invocation_ms"] for m in duet]),
@@ -401,22 +424,25 @@ def markdown(raw: dict[str, Any], summary: dict[str, Any]) -> str:
     for label, s in summary.items():
         lines += [f"## {label} (`{raw['trees'][label]}`)", "",
                   "| command | runs | hyperfine | duet | duet/hyperfine | duet measuring (ratio) | duet fixed | "
-                  "gap per pair, median / mean | duet own CPU (share of commands') | barrier spin CPU | "
-                  "hyperfine own CPU | first invocation |",
-                  "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+                  "gap per pair, median / mean | duet own CPU (share of commands') | of which the orchestrator "
+                  "process | barrier spin CPU | hyperfine own CPU | first invocation |",
+                  "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
         for name, c in s["cases"].items():
             share = f"{_f(c['own_cpu_s'], '.3f')} s ({_f(100 * c['own_cpu_share'] if c['own_cpu_share'] else None, '.1f')}%)"
             lines.append(f"| {name} | {c['runs']} | {_f(c['hyperfine_wall_s'], '.3f')} s | {_f(c['duet_wall_s'], '.3f')} s "
                          f"| {_f(c['ratio'], '.2f')}× | {_f(c['measuring_s'], '.3f')} s ({_f(c['steady_ratio'], '.2f')}×) "
                          f"| {_f(c['fixed_s'], '.3f')} s "
                          f"| {_f(c['gap_median_ms'], '.2f')} / {_f(c['gap_mean_ms'], '.2f')} ms "
-                         f"| {share} | {_f(c['barrier_spin_cpu_s'], '.3f')} s | {_f(c['hyperfine_own_cpu_s'], '.3f')} s "
+                         f"| {share} | {_f(c['orchestrator_cpu_s'], '.3f')} s "
+                         f"| {_f(c['barrier_spin_cpu_s'], '.3f')} s | {_f(c['hyperfine_own_cpu_s'], '.3f')} s "
                          f"| {_f(c['first_invocation_ms'], '.0f')} ms |")
         st, camp = s["startup"], s["campaign"]
         lines += ["", "*duet measuring*: from the first release to the last end, without the one-time pause after "
                       "the first pair where the store is opened; its ratio to hyperfine's whole run is what more "
                       "pairs cost. *duet fixed*: the rest (start-up, opening the store, the final analysis and "
-                      "report).", "", f"Start-up: `duet --version` {st['version_ms']:.0f} ms, `duet --help` {st['help_ms']:.0f} ms, "
+                      "report). *Of which the orchestrator process*: `duet`'s own user+system CPU "
+                      "(getrusage(RUSAGE_SELF) as it exits), without the launchers' (the rest of *duet own "
+                      "CPU*).", "", f"Start-up: `duet --version` {st['version_ms']:.0f} ms, `duet --help` {st['help_ms']:.0f} ms, "
                       f"first invocation of `duet compare` {_f(st['first_invocation_ms'], '.0f')} ms after it was started "
                       "(median over every compare above).", ""]
         if camp["per_run_ms"] is not None:

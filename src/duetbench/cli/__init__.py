@@ -2,5 +2,5 @@
 
 `main.py` holds the `duet` group (the `duet` script is `duetbench.cli.main:main`); every other command
 lives in its own module here and is imported only when it is called, so `duet --version` and
-`duet --help` stay fast (docs/overhead.md).
+`duet --help` stay fast (docs/notes/overhead.md).
 """

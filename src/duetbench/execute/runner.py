@@ -35,10 +35,11 @@ from duetbench.plan.schedule import Schedule
 # Invocations per side in one segment of an asynchronous duet (CPUs are re-drawn between segments).
 ADUET_SEGMENT = 5
 # Reading every other thread's schedstat takes ~1-3 ms, between invocations, where it delays the next
-# one. An attribution window therefore spans as many consecutive pairs (or sequential invocations) as
-# keep the snapshots under this share of the elapsed time: every pair of 100 ms commands, every
-# second pair of 20 ms ones, a few dozen pairs of `true`.
-ACTIVITY_MAX_SHARE = 0.05
+# one and takes CPU from the sides. An attribution window therefore spans as many consecutive pairs (or
+# sequential invocations) as keep the snapshots under this share of the elapsed time: every two or three
+# pairs of 100 ms commands, every ten or so of 20 ms ones, hundreds of `true`. At 5% the snapshots were
+# most of the orchestrator's CPU for 20 ms commands (issue 17: ~2 ms of ~3 ms per pair).
+ACTIVITY_MAX_SHARE = 0.01
 
 
 @dataclass
