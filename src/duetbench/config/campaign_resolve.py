@@ -11,7 +11,6 @@ from typing import Any
 
 from pydantic import BaseModel
 
-
 from .campaign_checks import DEFAULT_METHODS
 from .campaign_model import BenchmarkSpec, Campaign, ContainerSpec, ParserSpec, SideSpec, Warmup
 from .campaign_schema import BenchmarkModel, CampaignModel, ContainerModel, MethodsModel, SideModel
