@@ -2,6 +2,7 @@
 host and the artifacts recorded on it, what identifies the campaign, and each benchmark's commands."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -61,3 +62,18 @@ def campaign_commands(record: CampaignRecord) -> dict[str, dict[str, str]]:
             where = f"   (in container {spec.container.image})" if spec.container else ""
             out.setdefault(bench.name, {})[side] = spec.command + (" (run by /bin/sh -c)" if spec.shell else "") + where
     return out
+
+
+def campaign_warmups(record: CampaignRecord) -> dict[str, Callable[[int], int]]:
+    """Per benchmark, its `warmup:` rule from the stored campaign file, so that `duet analyze` and `duet report`
+    drop the iterations `duet run`'s closing table dropped; empty when the file cannot be read back here."""
+    from duetbench.config.campaign import parse_campaign
+
+    if record.schedule == "imported" or not record.source_text:
+        return {}
+    try:
+        campaign = parse_campaign(record.source_text, Path(record.path or "campaign.yml"))
+    except DuetError:
+        return {}
+    return {bench.name: bench.warmup.discard for bench in campaign.benchmarks
+            if bench.warmup.count or bench.warmup.fraction}

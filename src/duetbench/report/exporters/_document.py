@@ -298,20 +298,21 @@ def campaign_document(campaign: CampaignReport) -> Document:
     words, the verdict, the CI width; the duet's synchronization; the --fail-if-slower outcome."""
     from duetbench.analyze.verdict import describe_change
     from duetbench.report.analysis import slower_than
+    from duetbench.report.campaign import duration
 
     rows = []
     for row in campaign.rows:
         r = row.result
         if r is None:
-            rows.append((row.benchmark, row.method, str(row.runs), row.problem, "", ""))
+            rows.append((row.benchmark, row.method, str(row.runs), "", row.problem, "", ""))
             continue
         icon = {"slower": "🔴", "faster": "🟢"}.get(r.verdict, "⚪")
-        rows.append((row.benchmark, row.method, str(row.runs), describe_change(r.ratio, "A", "B"),
-                     f"{icon} {r.verdict}", f"{r.relative_ci_width:.2%}"))
+        rows.append((row.benchmark, row.method, str(row.runs), f"{duration(r.a.median)} / {duration(r.b.median)}",
+                     describe_change(r.ratio, "A", "B"), f"{icon} {r.verdict}", f"{r.relative_ci_width:.2%}"))
     doc: Document = [
         Heading(f"duetbench: campaign {campaign.name}"),
-        Table(("benchmark", "method", "runs", "B vs A", "verdict", "CI width"),
-              (False, False, True, False, False, True), tuple(rows)),
+        Table(("benchmark", "method", "runs", "A / B per iteration (median)", "B vs A", "verdict", "CI width"),
+              (False, False, True, True, False, False, True), tuple(rows)),
     ]
     stated = [row for row in campaign.rows if row.sync and row.result is not None]
     if stated:
