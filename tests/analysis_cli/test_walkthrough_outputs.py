@@ -63,6 +63,12 @@ def test_run_and_analyze_agree_and_show_times(duet, tmp_path: Path) -> None:
     row = json.loads((tmp_path / "a.json").read_text())["rows"][0]
     assert 0 < row["median_a_s"] < row["median_b_s"] < 1 and row["mean_a_s"] > 0
     assert times.search((tmp_path / "a.md").read_text())
+    # the HTML summary counts runs as the terminal does (it showed iteration pairs as "n" before)
+    assert duet("report", "-o", "r.html").returncode == 0
+    page = (tmp_path / "r.html").read_text()
+    runs_cells = re.findall(r'data-v="(\d+)"(?: title="[^"]*")?>\d+</td>\s*<td class="notes"', page)
+    assert runs_cells == ["3"], runs_cells
+    assert "bootstrap confidence intervals" not in page
     # --warmup drops more on top of the campaign's own
     more = duet("analyze", "--warmup", "1")
     assert "12/12" in _row(more.stdout, LONG)
