@@ -205,8 +205,13 @@ def comparison_document(report: ComparisonReport) -> Document:
     if primary is not None:
         kind = {"anytime": ", anytime-valid CI (stopped once the difference was evident)",
                 "bootstrap": ", percentile bootstrap CI"}.get(primary.ratio.interval, "")
+        # The runs measured, and how many of them the robust filter set aside: "9 runs" after `--runs 10`
+        # reads as a run lost.
+        aside = primary.outliers_removed
+        runs = (f"{primary.runs + aside} runs ({aside} outlier pair{'s' if aside != 1 else ''} set aside)"
+                if aside else f"{primary.runs} runs")
         doc.append(Paragraph((Strong(describe_change(primary.ratio, a, b)),
-                              f" — {primary.metric} time, {primary.runs} runs{kind}.")))
+                              f" — {primary.metric} time, {runs}{kind}.")))
     auto = report.options.get("auto")
     if isinstance(auto, dict) and auto.get("reason"):
         doc.append(Paragraph(("Method chosen by ", Code("--method auto"), f": {auto['reason']}.")))
