@@ -76,6 +76,25 @@ benchmarks:
     assert "campaign action" in summary
 
 
+def test_a_campaign_with_a_failing_benchmark_fails_the_step_and_still_summarizes(duet_env: dict[str, str],
+                                                                              tmp_path: Path) -> None:
+    shutil.copy(ROOT / "tests" / "campaign" / "harness.py", tmp_path / "harness.py")
+    (tmp_path / "perf.yml").write_text(f"""campaign: action
+methods: {{sequential: 2}}
+parser: {{name: regex, pattern: 'iteration \\d+: (?P<value>[0-9.]+) s'}}
+benchmarks:
+  fine: {sys.executable} harness.py --no-hook --iterations 4 --work 20000
+  broken: {sys.executable} harness.py --no-hook --iterations 2 --exit 1
+""")
+    result, out, summary = _action(tmp_path, duet_env, campaign="perf.yml", fail_if_slower="50")
+    # `duet run` exits 1 (a run failed), analysis still runs for what did finish, and the step fails with 1
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert out["exit-code"] == "1" and out["regression"] == "false", out
+    assert "+ duet analyze" in result.stdout and "| fine |" in summary
+    assert "| broken |" in summary and "all 2 run(s) failed" in summary  # not left out
+    assert "::error::duetbench: a benchmarked command failed" in result.stdout
+
+
 @pytest.mark.parametrize("inputs, message", [
     ({"campaign": "perf.yml", "command_a": "true", "command_b": "true"}, "both a campaign and commands"),
     ({"command_a": "true"}, "needs command-a and command-b, or a campaign file"),

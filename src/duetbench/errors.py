@@ -4,6 +4,8 @@ from __future__ import annotations
 #: `duet compare`'s exit code when --fail-if-slower trips: apart from 1 (a command failed) and 2 (bad
 #: input), so that CI can tell a measured regression from a broken benchmark.
 EXIT_SLOWER = 3
+#: A benchmarked command (or, in `duet run`, one or more runs) failed.
+EXIT_FAILED = 1
 
 
 class DuetError(Exception):

@@ -19,7 +19,7 @@ command: >-
   exec java -Xshare:auto -Djmh.ignoreLock=true -cp {classpath} org.openjdk.jmh.Main 'LoopBenchmark.mix'
   -p size=$SIZE -f 1 -wi 2 -i 4 -w 200ms -r 200ms -prof io.duetbench.jmh.DuetProfiler
   -rf json -rff {{outdir}}/jmh.json
-parser: jmh
+parser: {{name: jmh, params_in_name: false}}
 results: ["{{outdir}}/jmh.json"]
 timeout: 120
 benchmarks:
@@ -60,6 +60,10 @@ benchmarks:
     assert "loop" in out and "duet" in out and "aduet" in out
     # the profiler's barrier waits are recorded as such: the duet stays paired by iteration
     assert "duet: 2 of 2 runs synchronized (barrier passed for every iteration) — paired by iteration" in out, out
+    # A and B differ only by -p size: with params_in_name false they are one benchmark, and compared (B does
+    # 1.3x the work), instead of "mix:size=1000" and "mix:size=1300" with one side each and no result
+    duet_row = next(line for line in out.splitlines() if line.startswith("│ loop") and "│ duet " in line)
+    assert "no result" not in duet_row and re.search(r"│ 1\.[1-9]\d{3} \[", duet_row), out
 
 
 def test_jmh_scores_in_the_log_drive_adaptive_warmup(java_build_dir: Path, duet, tmp_path: Path) -> None:

@@ -131,7 +131,7 @@ def test_unknown_parser_and_bad_options() -> None:
     assert loc == () and msg.startswith("unknown parser 'jhm'; known: jmh, dacapo, renaissance-json")
     with pytest.raises(DuetError, match="unknown parser 'jhm'"):
         parse("jhm", {}, ParserInput())
-    assert validate_parser_options("jmh", {"fiel": "x"}) == [(("fiel",), "unknown option 'fiel' (known: file)")]
+    assert validate_parser_options("jmh", {"fiel": "x"}) == [(("fiel",), "unknown option 'fiel' (known: file, params_in_name)")]
     assert validate_parser_options("jmh", None) == []
     assert validate_parser_options("jmh", ["file"]) == [((), "parser options must be a mapping, not list")]
     assert validate_parser_options("regex", {}) == [(("pattern",), "required option 'pattern' is missing")]

@@ -254,3 +254,24 @@ benchmarks:
     if os.environ.get("DUETBENCH_UPDATE_SCREENSHOT"):
         SCREENSHOT.write_bytes(stamped(png, fingerprint()))
         assert stamp_of(SCREENSHOT.read_bytes()) == fingerprint()
+
+
+def test_an_interval_reaching_zero_draws_without_errors(tmp_path: Path, make_table, make_results) -> None:
+    """Fieller's interval from two or three runs can start at 0 (or be unbounded): the log axes of the
+    summary plots must still draw it, not write NaN coordinates (42 console errors before)."""
+    import dataclasses
+
+    table = make_table(["alpha", "beta"], runs=3, iterations=10)
+    results = make_results(table)
+    bench, method, result, problem = results[0]
+    assert result is not None
+    wide = dataclasses.replace(result, ratio=dataclasses.replace(result.ratio, low=0.0, high=3.7),
+                               verdict="no difference")
+    results = [(bench, method, wide, problem), *results[1:]]
+    path = tmp_path / "report.html"
+    write_html_report(path, title="wide", table=table, results=results, environment={}, studies={})
+    result_page = chromium(tmp_path, path.as_uri(), "--dump-dom", "--window-size=1400,2000")
+    assert console_lines(result_page.stderr) == []
+    assert "NaN" not in result_page.stdout
+    measured = measured_page(tmp_path, path)
+    assert int(measured["sized"]) == int(measured["rendered"]) > 0

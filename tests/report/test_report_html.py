@@ -67,6 +67,9 @@ def test_each_side_time_per_iteration_with_its_unit_beside_the_ratio(make_table,
     assert cells[4] == f"{r.ratio.estimate:.4f}"
     row_data = _data_block(page)["rows"][0]
     assert row_data["a_median"] == pytest.approx(r.a.median) and "%" in row_data["change"]
+    # runs as the terminal counts them (the CI's units: 4 run means), the duet's iteration pairs on hover
+    assert r.ratio.n == 4 and r.runs > 4
+    assert re.search(rf'<td class="num" data-v="4" title="{r.runs} iteration pairs">4</td>', row.group(1))
 
 
 def test_benchmark_names_and_every_text_are_escaped(make_table, make_results) -> None:

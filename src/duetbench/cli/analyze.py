@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # imported when a command runs
     from duetbench.analyze.studies import CampaignStudies
     from duetbench.model.table import IterationTable
     from duetbench.report.model import ComparisonReport
-    from duetbench.store.campaigns import CampaignRecord, CampaignStore
+    from duetbench.store.campaigns import CampaignRecord, CampaignStore, RunRecord
     from duetbench.store.db import Store
 
 _db_option = click.option("--db", type=DB_PATH_OR_URL, default=DEFAULT_DB,
@@ -105,7 +105,8 @@ def analysis_options(f: Callable[..., None]) -> Callable[..., None]:
         click.option("--confidence", type=float, default=0.99, show_default=True, help="Confidence level of the CIs."),
         click.option("--resamples", type=int, default=10_000, show_default=True, help="Bootstrap replicates."),
         click.option("--warmup", metavar="N|PCT",
-                     help="Also drop the first N (or PCT%) measured iterations of every run."),
+                     help="Also drop the first N (or PCT%) measured iterations of every run (after the campaign "
+                          "file's own warmup)."),
         click.option("--winsorize/--no-winsorize", default=False, show_default=True,
                      help="Winsorize each run (Bulej et al. 2020 §4: one value per run, beyond 20% of the range)."),
         click.option("--min-overlap", type=float, default=0.4, show_default=True,
@@ -148,6 +149,12 @@ def _rows(analysis: _Analysis) -> tuple[CampaignRecord, IterationTable, list[Ana
         runs = campaigns.runs(record.id, with_iterations=False)
     finally:
         store.close()
+    from duetbench.model.table import discard_per_benchmark
+    from duetbench.report.campaign_context import campaign_warmups
+
+    # The campaign file's own `warmup:` first, as `duet run`'s closing table applies it: one number per
+    # concept, whichever command prints it; --warmup drops more on top.
+    table = discard_per_benchmark(table, campaign_warmups(record))
     opts = AnalysisOptions(confidence_level=confidence, n_resamples=resamples, seed=analysis.seed,
                            warmup_count=count, warmup_fraction=fraction, winsorize=analysis.winsorize,
                            min_overlap_rate=min_overlap, estimator=analysis.estimator, benchmarks=benchmarks,
@@ -155,6 +162,7 @@ def _rows(analysis: _Analysis) -> tuple[CampaignRecord, IterationTable, list[Ana
     from duetbench.analyze.sync import run_sync_statuses
 
     rows = analyze_table(table, opts, sync=run_sync_statuses(runs))
+    rows += _failed_only(runs, rows, benchmarks, methods)
     if metric == "cpu":
         for row in rows:
             if row.method == "duet":
@@ -177,6 +185,32 @@ def _rows(analysis: _Analysis) -> tuple[CampaignRecord, IterationTable, list[Ana
 
     name_noise(rows, runs)
     return record, table, rows
+
+
+def _failed_only(runs: list[RunRecord], rows: list[AnalysisRow], benchmarks: tuple[str, ...],
+                 methods: tuple[str, ...]) -> list[AnalysisRow]:
+    """A row for each benchmark and method whose runs all failed: left out, a benchmark that never ran (a JMH
+    lock, a missing file) would vanish from the table and from a CI gate's summary."""
+    import fnmatch
+
+    from duetbench.analyze.api import AnalysisRow
+
+    have = {(r.benchmark.split("/")[0], r.method) for r in rows}
+    failed: dict[tuple[str, str], list[RunRecord]] = {}
+    for run in runs:
+        if run.status == "failed" and (run.benchmark, run.method) not in have:
+            failed.setdefault((run.benchmark, run.method), []).append(run)
+    out = []
+    for (bench, method), bad in failed.items():
+        if (benchmarks and not any(fnmatch.fnmatchcase(bench, g) for g in benchmarks)) or \
+                (methods and method not in methods):
+            continue
+        first = bad[0].error.strip().splitlines()[0] if bad[0].error.strip() else "no error output"
+        # counted as everywhere else: a sequential run is one repetition of A and of B
+        count = len({run.repetition for run in bad})
+        out.append(AnalysisRow(bench, method, 0, 0, 0, None,
+                               problem=f"all {count} run(s) failed; the first: {first}"))
+    return out
 
 
 @click.command()

@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from duetbench.errors import DuetError
+from duetbench.errors import EXIT_FAILED, DuetError
 
 DEFAULT_FAIL_IF_SLOWER = "5"
 
@@ -104,10 +104,12 @@ def run(inputs: Inputs) -> tuple[int, Path, Path]:
                       *inputs.args, *exports])
         return code, report_json, report_md
     code = _duet(["run", inputs.campaign, "--no-progress", "--db", inputs.db, *inputs.args])
-    if code != 0:
+    if code not in (0, EXIT_FAILED):
         return code, report_json, report_md
-    code = _duet(["analyze", "--db", inputs.db, *inputs.analyze_args, *exports])
-    return code, report_json, report_md
+    # Some runs failed (exit 1): the others are still judged, so the summary shows them; a regression among
+    # them (3) is what the step reports, else the failure.
+    judged = _duet(["analyze", "--db", inputs.db, *inputs.analyze_args, *exports])
+    return judged or code, report_json, report_md
 
 
 def outputs(inputs: Inputs, code: int, report_json: Path) -> dict[str, str]:
@@ -129,11 +131,17 @@ def outputs(inputs: Inputs, code: int, report_json: Path) -> dict[str, str]:
                   if r.get("ratio") is not None]
     out["slower"] = str(sum(v == "slower" for v, *_ in judged))
     out["faster"] = str(sum(v == "faster" for v, *_ in judged))
-    out["regression"] = str(limit is not None and any(low > limit for _, _, low, _ in judged)).lower()
+    # A bound is null in the JSON when it is not finite (Fieller's interval with two runs can be unbounded).
+    out["regression"] = str(limit is not None and any(low is not None and low > limit
+                                                      for _, _, low, _ in judged)).lower()
     if len(judged) == 1:
         verdict, ratio, low, high = judged[0]
-        out.update({"verdict": verdict, "ratio": f"{ratio:.6g}", "ci-low": f"{low:.6g}", "ci-high": f"{high:.6g}"})
+        out.update({"verdict": verdict, "ratio": _g(ratio), "ci-low": _g(low), "ci-high": _g(high)})
     return out
+
+
+def _g(x: float | None) -> str:
+    return "" if x is None else f"{x:.6g}"
 
 
 def write_outputs(path: str | None, values: Mapping[str, str]) -> None:
@@ -172,6 +180,8 @@ def main(env: Mapping[str, str] | None = None) -> int:
     if values["regression"] == "true":
         print(f"::error::duetbench: B is slower than A by more than {inputs.fail_if_slower:g}% "
               f"(see the step summary)", flush=True)
+    elif code == EXIT_FAILED:
+        print("::error::duetbench: a benchmarked command failed (its error is in the log above)", flush=True)
     return code
 
 

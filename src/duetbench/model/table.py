@@ -11,14 +11,14 @@ run of repetition r share the run number r too (they are independent launches, n
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, fields
 
 import numpy as np
 
 from duetbench.model.method import METHODS
 
-__all__ = ["METHODS", "NO_TIME", "IterationTable", "discard_leading"]
+__all__ = ["METHODS", "NO_TIME", "IterationTable", "discard_leading", "discard_per_benchmark"]
 
 NO_TIME = np.int64(-1)
 
@@ -112,4 +112,18 @@ def discard_leading(table: IterationTable, count: int = 0, fraction: float = 0.0
                      else np.maximum(count, np.floor(sizes * fraction).astype(np.int64)))
         drop = np.repeat(per_group, sizes)
         warm[order[position < drop]] = True
+    return IterationTable(**{**{f.name: getattr(table, f.name) for f in fields(table)}, "warmup": warm})
+
+
+def discard_per_benchmark(table: IterationTable, rules: Mapping[str, Callable[[int], int]]) -> IterationTable:
+    """`discard_leading` with each benchmark's own rule; a harness run's inner benchmarks ("<name>/<inner>")
+    follow the rule of <name>. Benchmarks without a rule are left as they are."""
+    if not rules or not len(table):
+        return table
+    warm = table.warmup.copy()
+    names = table.benchmark.astype(str)
+    for name, rule in rules.items():
+        mask = (names == name) | np.char.startswith(names, name + "/")
+        if mask.any():
+            warm[np.flatnonzero(mask)] = discard_leading(table.where(mask), rule=rule).warmup
     return IterationTable(**{**{f.name: getattr(table, f.name) for f in fields(table)}, "warmup": warm})

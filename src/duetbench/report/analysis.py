@@ -10,8 +10,10 @@ from rich.table import Table
 
 from duetbench.analyze.api import AnalysisRow
 from duetbench.analyze.verdict import describe_change
+from duetbench.report.wide import print_table
 
-COLUMNS = ("benchmark", "method", "runs", "iterations_a", "iterations_b", "ratio", "ci_low", "ci_high",
+COLUMNS = ("benchmark", "method", "runs", "iterations_a", "iterations_b", "median_a_s", "median_b_s", "mean_a_s",
+           "mean_b_s", "ratio", "ci_low", "ci_high",
            "confidence_level", "verdict", "u_test_p", "cv_a", "cv_b", "relative_ci_width", "change", "problem",
            "pairing", "sync", "notes")
 
@@ -25,6 +27,9 @@ def row_dict(row: AnalysisRow) -> dict[str, Any]:
     return {
         "benchmark": row.benchmark, "method": row.method, "runs": row.runs,
         "iterations_a": row.iterations_a, "iterations_b": row.iterations_b,
+        # Each side's time per iteration, in seconds: a ratio alone does not say what was measured.
+        "median_a_s": _num(r.a.median) if r else None, "median_b_s": _num(r.b.median) if r else None,
+        "mean_a_s": _num(r.a.mean) if r else None, "mean_b_s": _num(r.b.mean) if r else None,
         "ratio": _num(r.ratio.estimate) if r else None, "ci_low": _num(r.ratio.low) if r else None,
         "ci_high": _num(r.ratio.high) if r else None,
         "confidence_level": r.ratio.confidence_level if r else None,
@@ -37,25 +42,36 @@ def row_dict(row: AnalysisRow) -> dict[str, Any]:
 
 
 def print_rows(console: Console, rows: list[AnalysisRow], *, title: str) -> None:
+    from duetbench.report.campaign import U_TEST_NOTE, duration, p_contradicts
+
     table = Table(title=title, title_justify="left")
-    for column in ("benchmark", "method", "runs", "iters A/B", "ratio B/A [CI]", "verdict", "U p", "CV A/B",
-                   "CI width"):
-        table.add_column(column, no_wrap=column.startswith("ratio"))
+    for column in ("benchmark", "method", "runs", "iters A/B", "A / B per iteration (median)", "ratio B/A [CI]",
+                   "verdict", "U p", "CV A/B", "CI width"):
+        table.add_column(column, no_wrap=column.startswith(("ratio", "A / B")))
     problems: list[AnalysisRow] = []
+    p_marks: list[AnalysisRow] = []
     for row in rows:
         base = [escape(row.benchmark), row.method, str(row.runs), f"{row.iterations_a}/{row.iterations_b}"]
         r = row.result
         if r is None:
             problems.append(row)
-            table.add_row(*base, f"[yellow]no result ({len(problems)})[/yellow]", "", "", "", "")
+            table.add_row(*base, "", f"[yellow]no result ({len(problems)})[/yellow]", "", "", "", "")
             continue
         colour = {"slower": "red", "faster": "green"}.get(r.verdict, "white")
-        table.add_row(*base, f"{r.ratio.estimate:.4f} [{r.ratio.low:.4f}, {r.ratio.high:.4f}]",
-                      f"[{colour}]{r.verdict}[/{colour}]", f"{r.u_test_p:.2g}",
+        p_mark = ""
+        if p_contradicts(r.verdict, r.u_test_p, r.ratio.confidence_level):
+            p_marks.append(row)
+            p_mark = f" [dim]({'†' * len(p_marks)})[/dim]"
+        table.add_row(*base, f"{duration(r.a.median)} / {duration(r.b.median)}",
+                      f"{r.ratio.estimate:.4f} [{r.ratio.low:.4f}, {r.ratio.high:.4f}]",
+                      f"[{colour}]{r.verdict}[/{colour}]", f"{r.u_test_p:.2g}{p_mark}",
                       f"{r.a.cv:.1%}/{r.b.cv:.1%}", f"{r.relative_ci_width:.2%}")
-    console.print(table)
+    print_table(console, table)
     for number, row in enumerate(problems, start=1):
         console.print(f"[yellow]({number})[/yellow] {escape(row.benchmark)} · {row.method}: {escape(row.problem)}",
+                      soft_wrap=True, highlight=False)
+    for number, row in enumerate(p_marks, start=1):
+        console.print(f"[dim]({'†' * number})[/dim] {escape(row.benchmark)} · {row.method}: {U_TEST_NOTE}",
                       soft_wrap=True, highlight=False)
     noted = [row for row in rows if row.notes]
     for row in noted:

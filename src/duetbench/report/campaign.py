@@ -12,6 +12,7 @@ from duetbench.analyze.api import AnalysisRow
 from duetbench.analyze.ratio import RatioResult
 from duetbench.plan.campaign import PlannedRun
 from duetbench.report.progress import ManualProgress
+from duetbench.report.wide import print_table
 
 
 def print_plan(console: Console, name: str, seed: int, schedule: str, plan: list[PlannedRun],
@@ -24,7 +25,7 @@ def print_plan(console: Console, name: str, seed: int, schedule: str, plan: list
         cpus = " ".join(f"{s}→{run.cpus[s]}" for s in run.sides)
         table.add_row(str(run.position + 1), escape(run.benchmark), run.method, str(run.repetition),
                       "".join(run.sides), cpus, "done" if run.key in done else "")
-    console.print(table)
+    print_table(console, table)
     for (bench, side), command in sorted(commands.items()):
         console.print(f"  [bold]{escape(bench)}[/bold] {side}: {escape(command)}", soft_wrap=True, highlight=False)
 
@@ -76,6 +77,16 @@ class CampaignProgress(ManualProgress):
         self.refresh()
 
 
+U_TEST_NOTE = ("the U test finds A's and B's iterations differently distributed, but the ratio's CI includes 1: "
+               "the difference it sees is not a consistent change of time (a shift in a few iterations, or in the "
+               "spread), or it is smaller than this interval resolves. The verdict follows the CI.")
+
+
+def p_contradicts(verdict: str, p: float, confidence_level: float) -> bool:
+    """A U-test p below alpha beside "no difference": it reads as a contradiction, so it is explained on the spot."""
+    return verdict == "no difference" and p < 1 - confidence_level
+
+
 def print_summary(console: Console, rows: list[AnalysisRow], confidence_level: float) -> None:
     table = Table(title="B relative to A (ratio of execution times, > 1 means B is slower)", title_justify="left")
     for column in ("benchmark", "method", "runs", "A / B per iteration (median)",
@@ -95,23 +106,20 @@ def print_summary(console: Console, rows: list[AnalysisRow], confidence_level: f
         colour = {"slower": "red", "faster": "green"}.get(r.verdict, "white")
         # A tiny U-test p beside "no difference" reads as a contradiction: say on the spot what it means.
         p_mark = ""
-        if r.verdict == "no difference" and r.u_test_p < 1 - confidence_level:
+        if p_contradicts(r.verdict, r.u_test_p, confidence_level):
             p_marks.append(row)
             p_mark = f" [dim]({'†' * len(p_marks)})[/dim]"
         table.add_row(escape(row.benchmark), row.method, runs, f"{duration(r.a.median)} / {duration(r.b.median)}",
                       format_ratio(r.ratio),
                       f"[{colour}]{r.verdict}[/{colour}]", f"{r.u_test_p:.3g}{p_mark}", f"{r.relative_ci_width:.2%}")
-    console.print(table)
+    print_table(console, table)
     # Explanations go below the table: they are sentences, and would wrap into unreadable columns.
     for number, row in enumerate(problems, start=1):
         console.print(f"[yellow]({number})[/yellow] {escape(row.benchmark)} · {row.method}: {escape(row.problem)}",
                       soft_wrap=True, highlight=False)
     for number, row in enumerate(p_marks, start=1):
-        console.print(f"[dim]({'†' * number})[/dim] {escape(row.benchmark)} · {row.method}: the U test finds "
-                      "A's and B's iterations differently distributed, but the ratio's CI includes 1: the difference "
-                      "it sees is not a consistent change of time (a shift in a few iterations, or in the spread), "
-                      "or it is smaller than this interval resolves. The verdict follows the CI.", soft_wrap=True,
-                      highlight=False)
+        console.print(f"[dim]({'†' * number})[/dim] {escape(row.benchmark)} · {row.method}: {U_TEST_NOTE}",
+                      soft_wrap=True, highlight=False)
     for row in rows:
         for note in row.notes:
             console.print(f"[dim]note[/dim] {escape(row.benchmark)} · {row.method}: {escape(note)}", soft_wrap=True,

@@ -2,6 +2,7 @@
 host and the artifacts recorded on it, what identifies the campaign, and each benchmark's commands."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -9,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from duetbench.errors import DuetError
 
 if TYPE_CHECKING:
+    from duetbench.config.campaign import Campaign
     from duetbench.store.campaigns import CampaignRecord
 
 
@@ -46,13 +48,8 @@ def campaign_commands(record: CampaignRecord) -> dict[str, dict[str, str]]:
     """Per benchmark, the command of side A and of side B as `duet run` ran them, from the stored campaign
     file; empty when that file cannot be read back here (an import, or a cwd that no longer exists): the
     report then shows the file itself."""
-    from duetbench.config.campaign import parse_campaign
-
-    if record.schedule == "imported" or not record.source_text:
-        return {}
-    try:
-        campaign = parse_campaign(record.source_text, Path(record.path or "campaign.yml"))
-    except DuetError:
+    campaign = _stored_campaign(record)
+    if campaign is None:
         return {}
     out: dict[str, dict[str, str]] = {}
     for bench in campaign.benchmarks:
@@ -61,3 +58,26 @@ def campaign_commands(record: CampaignRecord) -> dict[str, dict[str, str]]:
             where = f"   (in container {spec.container.image})" if spec.container else ""
             out.setdefault(bench.name, {})[side] = spec.command + (" (run by /bin/sh -c)" if spec.shell else "") + where
     return out
+
+
+def campaign_warmups(record: CampaignRecord) -> dict[str, Callable[[int], int]]:
+    """Per benchmark, its `warmup:` rule from the stored campaign file, so that `duet analyze` and `duet report`
+    drop the iterations `duet run`'s closing table dropped; empty when the file cannot be read back here."""
+    campaign = _stored_campaign(record)
+    if campaign is None:
+        return {}
+    return {bench.name: bench.warmup.discard for bench in campaign.benchmarks
+            if bench.warmup.count or bench.warmup.fraction}
+
+
+def _stored_campaign(record: CampaignRecord) -> Campaign | None:
+    """The campaign file stored with `record`, parsed; None for an import or a file that no longer parses here
+    (a cwd that is gone)."""
+    from duetbench.config.campaign import parse_campaign
+
+    if record.schedule == "imported" or not record.source_text:
+        return None
+    try:
+        return parse_campaign(record.source_text, Path(record.path or "campaign.yml"))
+    except DuetError:
+        return None

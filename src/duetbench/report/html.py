@@ -417,7 +417,10 @@ def _table_rows(results: list[Row]) -> list[dict[str, Any]]:
             "rcw": _fmt(r.relative_ci_width * 100, ".2f") + "%", "rcw_v": _sig(r.relative_ci_width),
             "cv": _fmt(None if r.ratio_cv is None else r.ratio_cv * 100, ".2f") + ("%" if r.ratio_cv else ""),
             "cv_v": _sig(r.ratio_cv) if r.ratio_cv is not None else None,
-            "runs": r.runs, "notes": list(r.notes),
+            # One number per concept: the CI's units (runs), as the terminal counts them; the pairs beside it.
+            "runs": r.ratio.n,
+            "pairs": f"{r.runs} iteration pairs" if method != "sequential" and r.runs != r.ratio.n else "",
+            "notes": list(r.notes),
         })
     return rows
 

@@ -8,6 +8,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from duetbench.report.model import ScanEntry
+from duetbench.report.wide import print_table
 
 __all__ = ["ScanEntry", "render_scan", "sorted_entries"]
 
@@ -57,7 +58,7 @@ def render_scan(entries: list[ScanEntry], console: Console, planned: int, time_u
             cells += [f"{p.ratio.estimate:.4f} [{p.ratio.low:.4f}, {p.ratio.high:.4f}]",
                       f"[{colour}]{p.verdict}[/{colour}]", str(p.runs)]
         table.add_row(*cells)
-    console.print(table)
+    print_table(console, table)
 
 
 def _render_single_scan(entries: list[ScanEntry], console: Console, planned: int, time_unit: str | None) -> None:
@@ -78,5 +79,5 @@ def _render_single_scan(entries: list[ScanEntry], console: Console, planned: int
             cells += [f"{fmt_time(b.mean, time_unit)} ± {sd}",
                       f"{fmt_time(b.min, time_unit)} … {fmt_time(b.max, time_unit)}", str(b.runs)]
         table.add_row(*cells)
-    console.print(table)
+    print_table(console, table)
 

@@ -9,6 +9,7 @@ from rich.table import Table
 from duetbench.analyze.verdict import describe_change
 from duetbench.report.model import ComparisonReport
 from duetbench.report.units import fmt_time
+from duetbench.report.wide import print_table
 
 _VERDICT_STYLE = {"slower": "bold red", "faster": "bold green", "no difference": "bold"}
 
@@ -62,7 +63,7 @@ def render(report: ComparisonReport, console: Console, time_unit: str | None = N
         rss = [i.maxrss_kb for i in report.invocations if i.side == side and not i.warmup and i.ok]
         row.append(f"{statistics.median(rss) / 1024:.1f} MiB" if rss else "")
         table.add_row(*row)
-    console.print(table)
+    print_table(console, table)
     primary = report.primary
     if primary is not None:
         ranges = " · ".join(f"{names[side]} {_ms(s.min)} … {_ms(s.max)}"

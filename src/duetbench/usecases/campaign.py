@@ -441,7 +441,9 @@ def run_campaign(path: Path, opts: RunOptions, console: Console, *, backend: str
                           + (f": {escape(outcome.detail)}" if outcome.detail else "")
                           + f"; {executor.verb} only those with [bold]{resume}[/bold]", highlight=False)
             return 1
-        return 0
+        # As `duet compare` (and hyperfine) when a command fails: the campaign went on, but a CI step that ran
+        # it must not look green while a benchmark never ran (--fail-if-slower's regressions exit 3 instead).
+        return 1 if failed else 0
     finally:
         store.close()
 

@@ -21,6 +21,9 @@ _TIME_PER_OP_MODES = ("avgt", "sample", "ss")
 class Options(_Base):
     file: str | None = None
     """Name of the declared result file; default: the only declared file."""
+    params_in_name: bool = True
+    """False: name a result by its benchmark method alone, without `:k=v` for its @Params — for an A and
+    a B that differ only by `-p` (A's `size=1000` and B's `size=2000` are then one benchmark, compared)."""
 
 
 def _seconds_per_op(mode: str, unit: str, path: Path, where: str) -> tuple[float, bool]:
@@ -83,7 +86,10 @@ def parse(inp: ParserInput, options: Options) -> ParseResult:
         unit = entry["primaryMetric"].get("scoreUnit")
         require(isinstance(unit, str), path, f"{where}: primaryMetric.scoreUnit missing")
         factor, inverse = _seconds_per_op(str(entry["mode"]), unit, path, where)
-        name = _name(entry)
+        name = _name(entry) if options.params_in_name else str(entry["benchmark"])
+        require(options.params_in_name or all(i.name != name for i in iterations), path,
+                f"{where}: several @Param combinations in one run would share the name {name!r}",
+                hint="keep params_in_name (the default) when one run measures several -p values")
         index = 0
         for fork, scores in enumerate(_scores(entry, path, where)):
             for score in scores:

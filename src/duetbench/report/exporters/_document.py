@@ -205,8 +205,13 @@ def comparison_document(report: ComparisonReport) -> Document:
     if primary is not None:
         kind = {"anytime": ", anytime-valid CI (stopped once the difference was evident)",
                 "bootstrap": ", percentile bootstrap CI"}.get(primary.ratio.interval, "")
+        # The runs measured, and how many of them the robust filter set aside: "9 runs" after `--runs 10`
+        # reads as a run lost.
+        aside = primary.outliers_removed
+        runs = (f"{primary.runs + aside} runs ({aside} outlier pair{'s' if aside != 1 else ''} set aside)"
+                if aside else f"{primary.runs} runs")
         doc.append(Paragraph((Strong(describe_change(primary.ratio, a, b)),
-                              f" — {primary.metric} time, {primary.runs} runs{kind}.")))
+                              f" — {primary.metric} time, {runs}{kind}.")))
     auto = report.options.get("auto")
     if isinstance(auto, dict) and auto.get("reason"):
         doc.append(Paragraph(("Method chosen by ", Code("--method auto"), f": {auto['reason']}.")))
@@ -298,20 +303,21 @@ def campaign_document(campaign: CampaignReport) -> Document:
     words, the verdict, the CI width; the duet's synchronization; the --fail-if-slower outcome."""
     from duetbench.analyze.verdict import describe_change
     from duetbench.report.analysis import slower_than
+    from duetbench.report.campaign import duration
 
     rows = []
     for row in campaign.rows:
         r = row.result
         if r is None:
-            rows.append((row.benchmark, row.method, str(row.runs), row.problem, "", ""))
+            rows.append((row.benchmark, row.method, str(row.runs), "", row.problem, "", ""))
             continue
         icon = {"slower": "🔴", "faster": "🟢"}.get(r.verdict, "⚪")
-        rows.append((row.benchmark, row.method, str(row.runs), describe_change(r.ratio, "A", "B"),
-                     f"{icon} {r.verdict}", f"{r.relative_ci_width:.2%}"))
+        rows.append((row.benchmark, row.method, str(row.runs), f"{duration(r.a.median)} / {duration(r.b.median)}",
+                     describe_change(r.ratio, "A", "B"), f"{icon} {r.verdict}", f"{r.relative_ci_width:.2%}"))
     doc: Document = [
         Heading(f"duetbench: campaign {campaign.name}"),
-        Table(("benchmark", "method", "runs", "B vs A", "verdict", "CI width"),
-              (False, False, True, False, False, True), tuple(rows)),
+        Table(("benchmark", "method", "runs", "A / B per iteration (median)", "B vs A", "verdict", "CI width"),
+              (False, False, True, True, False, False, True), tuple(rows)),
     ]
     stated = [row for row in campaign.rows if row.sync and row.result is not None]
     if stated:

@@ -46,8 +46,13 @@
     var values = [];
     items.forEach(function (it) { values.push(it.lo, it.hi, it.v); });
     if (opts.ref !== undefined) values.push(opts.ref);
+    // On a log axis a bound at or below 0 (an unbounded Fieller interval from two or three runs) has no
+    // place: the axis spans the positive values and such a bound is drawn to the left edge.
+    if (opts.log) values = values.filter(function (v) { return v !== null && v > 0; });
     var d = extent(values);
-    var x = opts.log ? logScale([d[0] / 1.02, d[1] * 1.02], [0, c.w]) : linear(pad(Math.min(0, d[0]), d[1], 0.03), [0, c.w]);
+    var scale = opts.log ? logScale([d[0] / 1.02, d[1] * 1.02], [0, c.w]) : linear(pad(Math.min(0, d[0]), d[1], 0.03), [0, c.w]);
+    var x = opts.log ? function (v) { return v > 0 ? scale(v) : 0; } : scale;
+    x.ticks = scale.ticks;
     xAxis(c, x, opts.xlabel, opts.fmt, 10);
     if (opts.ref !== undefined) el("line", { "class": "ref", x1: x(opts.ref), x2: x(opts.ref), y1: 0, y2: c.h }, c.g);
     names.forEach(function (name, i) {
