@@ -183,7 +183,7 @@ def test_auto_says_which_method_and_why(duet, tmp_path: Path) -> None:
 @two_cpus
 def test_auto_decides_again_when_conditions_change(duet, tmp_path: Path) -> None:
     # A command steady at first (a 10 ms sleep), then spread over 10-40 ms from its 60th invocation on:
-    # the chosen method's runs suddenly spread far more than in its pilot, so auto measures both again.
+    # the chosen method's runs suddenly spread so much that the other one might win, so auto measures both again.
     script = tmp_path / "drift.sh"
     # A and B run this at the same moment: the count is read and written under a lock.
     script.write_text("#!/bin/sh\n"

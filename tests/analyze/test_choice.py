@@ -10,6 +10,7 @@ from duetbench.analyze.choice import (
     Candidate,
     choose,
     choose_from_runs,
+    conditions_changed,
     duet_candidate,
     robust_variance,
     sequential_candidate,
@@ -110,3 +111,18 @@ def test_campaign_auto_keeps_the_level(runs: int, duet_sigma: float) -> None:
     rate, chosen = honesty.campaign_auto(runs, 20, duet_sigma=duet_sigma, noise="outliers", sims=2000, seed=runs)
     assert rate.misses / rate.sims <= 0.02, (rate, chosen)
     assert min(chosen.values()) > 0 or duet_sigma != 0.01  # the choice really varies where it matters
+
+
+def test_conditions_changed_only_when_the_other_method_would_now_win() -> None:
+    duet = Candidate("duet", 6, 0.002, 0.02)
+    seq = Candidate("sequential", 6, 0.01, 0.04)  # sd 1 %, twice the time: the duet wins by 7x in width
+    # The duet's pairs spread 3x more than in its pilot (0.6 %): still far better than sequential.
+    assert not conditions_changed(duet, seq, 0.006, sequential_margin=SEQUENTIAL_MARGIN)
+    # A neighbour started: the pairs spread 10 %; sequential (with its 2x margin) would now win.
+    assert conditions_changed(duet, seq, 0.10, sequential_margin=SEQUENTIAL_MARGIN)
+    # Sequential chosen beside a hog (the duet's pilot spread 30 %): rounds at 2 % change nothing, 40 % do.
+    hog_duet = Candidate("duet", 6, 0.30, 0.02)
+    assert not conditions_changed(seq, hog_duet, 0.02)
+    assert conditions_changed(seq, hog_duet, 0.40)
+    # Below the floor, never.
+    assert not conditions_changed(duet, Candidate("sequential", 6, 0.0001, 0.04), 0.004)

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     import numpy as np
     from rich.console import Console
 
-    from duetbench.analyze.choice import Candidate, MethodChoice
+    from duetbench.analyze.choice import MethodChoice
     from duetbench.analyze.comparison import ComparisonResult
     from duetbench.analyze.invocations import Samples
     from duetbench.store.db import ComparisonRecord, Store
@@ -221,12 +221,13 @@ def _never() -> bool:
 def _stop_rule(opts: CompareOptions, method: str, on_progress: Callable[[int, str], None],
                display_due: Callable[[], bool] = _never, stop: _Stop | None = None, spent_s: float = 0.0,
                prior: list[Invocation] | None = None,
-               watch_for: Candidate | None = None) -> Callable[[list[Invocation], float], bool]:
+               watch_for: MethodChoice | None = None) -> Callable[[list[Invocation], float], bool]:
     """After each run (pair): go on? `display_due`: would the progress bar be drawn now (a CI only shown
     there is computed only then); `spent_s`: seconds already spent before this runner (auto's pilots,
     earlier segments), counted against --time-budget; `prior`: this method's runs measured by earlier
-    runners of the same comparison, judged together with this runner's; `watch_for`: the pilot's finding
-    for this method — when the recent runs spread far more, stop with reason "conditions" (re-decide)."""
+    runners of the same comparison, judged together with this runner's; `watch_for`: the pilot's choice —
+    when the recent runs spread so much that the other method would win, stop with reason "conditions"
+    (re-decide)."""
     stop = stop if stop is not None else _Stop()
     adaptive = opts.runs is None
     evidence = adaptive and opts.stop_on_evidence and method != "aduet"
@@ -264,7 +265,7 @@ def _stop_rule(opts: CompareOptions, method: str, on_progress: Callable[[int, st
             stop.reason, stop.detail = decision.reason, decision.detail
             return False
         if watch_for is not None and _conditions_changed(method, this_runner, opts.metric, watch_for):
-            stop.reason, stop.detail = "conditions", "the runs spread far more than in the pilot"
+            stop.reason, stop.detail = "conditions", "the runs spread so much that the other method may be more precise"
             return False
         if n < opts.min_runs:
             return True
@@ -278,9 +279,10 @@ def _stop_rule(opts: CompareOptions, method: str, on_progress: Callable[[int, st
     return should_continue
 
 
-def _conditions_changed(method: str, measured: list[Invocation], metric: str, pilot: Candidate) -> bool:
-    """Every RECENT_UNITS runs of this runner: do its last RECENT_UNITS runs spread far more than the pilot's?"""
-    from duetbench.analyze.choice import RECENT_UNITS, conditions_changed, unit_sd
+def _conditions_changed(method: str, measured: list[Invocation], metric: str, choice: MethodChoice) -> bool:
+    """Every RECENT_UNITS runs of this runner: do its last RECENT_UNITS runs spread so much that the pilot
+    would have chosen the other method?"""
+    from duetbench.analyze.choice import RECENT_UNITS, SEQUENTIAL_MARGIN, conditions_changed, unit_sd
 
     n = measured_runs(method, measured)
     if n < RECENT_UNITS or n % RECENT_UNITS:
@@ -288,8 +290,10 @@ def _conditions_changed(method: str, measured: list[Invocation], metric: str, pi
     s = samples(method, measured, metric)
     k = min(s.a.size, s.b.size)
     # The same spread the pilot judged this method by (plain for sequential rounds).
-    return conditions_changed(pilot, unit_sd(method, s.a[k - RECENT_UNITS:k], s.b[k - RECENT_UNITS:k],
-                                             robust_sequential=False))
+    chosen = next(c for c in choice.candidates if c.method == method)
+    other = next(c for c in choice.candidates if c.method != method)
+    recent = unit_sd(method, s.a[k - RECENT_UNITS:k], s.b[k - RECENT_UNITS:k], robust_sequential=False)
+    return conditions_changed(chosen, other, recent, sequential_margin=SEQUENTIAL_MARGIN)
 
 
 def _stopped_interval(interval: str) -> str:
@@ -313,7 +317,7 @@ def _measure(opts: CompareOptions, settings: RunSettings, method: str, options: 
     auto = method == "auto"
     spent = 0.0
     prior: list[Invocation] = []
-    watch_for: Candidate | None = None
+    watch_for: MethodChoice | None = None
     history: list[dict[str, object]] = []
     seed = opts.seed
     while True:
@@ -335,7 +339,7 @@ def _measure(opts: CompareOptions, settings: RunSettings, method: str, options: 
             history.append({"after_runs": after, **choice.to_dict()})
             method = choice.method
             options["auto"] = {**choice.to_dict(), "history": history}
-            watch_for = next(c for c in choice.candidates if c.method == method)
+            watch_for = choice
             first = max((i.pair for i in prior), default=-1) + 1
             settings = dataclasses.replace(settings, method=method, warmup=0, seed=seed, first=first)
         runner = Runner(settings, _stop_rule(opts, method, on_progress, progress.due, stop, spent, prior,
