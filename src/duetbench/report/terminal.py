@@ -40,8 +40,8 @@ def render(report: ComparisonReport, console: Console, time_unit: str | None = N
             console.print(f"  [dim]method auto → {earlier['reason']}[/dim]", soft_wrap=True)
         if len(auto.get("history", [])) > 1:
             console.print(f"  [bold]conditions changed after {auto['history'][-1]['after_runs']} runs[/bold]: "
-                          "the runs spread so much that the other method might be more precise, so both were tried again",
-                          soft_wrap=True)
+                          "the runs spread so much that the other method might be more precise, so both were "
+                          "tried again", soft_wrap=True)
         console.print(f"  [bold]method auto[/bold] → {auto['reason']}", soft_wrap=True)
         if auto.get("cpu_hint"):
             console.print(f"  [yellow]note:[/yellow] {auto['cpu_hint']}", soft_wrap=True)
