@@ -56,6 +56,12 @@ def cells(quick: bool) -> list[dict[str, object]]:
     for sigma in (0.005, 0.01):
         for noise in ("normal", "outliers"):
             out.append(dict(kind="auto", method="auto", sigma=sigma, noise=noise, ratio=1.0))
+    # ... and a neighbour that lands on one side of the duet's pairs from the 30th unit on: the re-decision
+    # (a new pilot, the other method started afresh or the same one going on) is simulated as the CLI runs it.
+    for neighbour_sigma in (0.03, 0.1):
+        for noise in ("normal", "outliers"):
+            out.append(dict(kind="auto", method="auto", sigma=0.005, noise=noise, ratio=1.0, neighbour_after=30,
+                            neighbour_sigma=neighbour_sigma))
     for runs in (5, 10, 30):
         for duet_sigma in (0.005, 0.01, 0.02):
             for noise in ("normal", "t3", "outliers"):
@@ -83,8 +89,11 @@ def run(cell: dict[str, object], sims: int, seed: int) -> honesty.Rate:
         return honesty.adaptive(m, ratio=ratio, noise=str(cell["noise"]), sigma=float(cell["sigma"]),  # type: ignore[arg-type]
                                 sims=sims, seed=seed, evidence=bool(cell["evidence"]), shared_sigma=0.0)
     if cell["kind"] == "auto":
+        after = cell.get("neighbour_after")
         rate, _ = honesty.auto(ratio=ratio, noise=str(cell["noise"]), sigma=float(cell["sigma"]),  # type: ignore[arg-type]
-                               sims=sims, seed=seed, shared_sigma=0.0)
+                               sims=sims, seed=seed, shared_sigma=0.0,
+                               neighbour_after=None if after is None else int(after),  # type: ignore[call-overload]
+                               neighbour_sigma=float(cell.get("neighbour_sigma", 0.1)))  # type: ignore[arg-type]
         return rate
     if cell["kind"] == "campaign_auto":
         rate, _ = honesty.campaign_auto(int(cell["runs"]), 20, ratio=ratio, noise=str(cell["noise"]),  # type: ignore[arg-type]

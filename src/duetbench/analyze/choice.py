@@ -27,6 +27,7 @@ them cannot bend it: the interval is the chosen method's, over data the choice d
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -98,24 +99,39 @@ def sequential_candidate(a: FloatArray, b: FloatArray, seconds: float) -> Candid
 
 #: Recent spreads below this (0.5 %) are never worth a new pilot.
 CHANGE_FLOOR = 0.005
-#: Units the recent spread is taken over.
+#: Units each recent spread is taken over.
 RECENT_UNITS = 8
+#: Consecutive windows of RECENT_UNITS that must all show the change before the pilot runs again.
+RECENT_WINDOWS = 2
+#: How often `duet compare --method auto` may measure both methods again within one comparison.
+MAX_REDECISIONS = 2
 
 
-def conditions_changed(chosen: Candidate, other: Candidate, recent_sd: float, *,
+def conditions_changed(chosen: Candidate, other: Candidate, recent_sds: Sequence[float], *,
                        sequential_margin: float = 1.0) -> bool:
     """True when the chosen method's recent units spread so much that, at that spread, the pilot would
-    have chosen the other method (a neighbour started, say): time to measure both again. Judged against
-    the other method's pilot, not against the chosen one's own: a spread that grows but stays far below
-    what the other method offers changes nothing (on a quiet 2-vCPU VM a rule of "3× the own pilot's
-    spread" re-ran the pilot twice in 4 of 5 six-second comparisons, a quarter of their time, and chose
-    the same method every time: bench/results/trust.md)."""
-    if recent_sd <= CHANGE_FLOOR:
+    have chosen the other method (a neighbour started, say): time to measure both again.
+
+    Judged against the other method's pilot, not against the chosen one's own: a spread that grows but
+    stays far below what the other method offers changes nothing (on a quiet 2-vCPU VM a rule of "3× the
+    own pilot's spread" re-ran the pilot twice in 4 of 5 six-second comparisons, a quarter of their time,
+    and chose the same method every time). And every one of `recent_sds` (consecutive windows of
+    RECENT_UNITS units, RECENT_WINDOWS of them) must show it: a neighbour that started stays, while the
+    robust spread of one window of 8 units is itself noisy enough that, checked every 8 units over a
+    comparison of 200, a single window re-ran the pilot in 3 of 5 quiet comparisons and chose the duet
+    again each time (bench/results/trust.md, the 5-repetition matrix)."""
+    if not recent_sds:
         return False
-    recent_cost = recent_sd * recent_sd * chosen.seconds_per_unit
-    if chosen.method == "duet":  # sequential would now win, margin included
-        return other.cost * sequential_margin**2 < recent_cost
-    return recent_cost > other.cost
+
+    def lost(sd: float) -> bool:
+        if sd <= CHANGE_FLOOR:
+            return False
+        cost = sd * sd * chosen.seconds_per_unit
+        if chosen.method == "duet":  # sequential would now win, margin included
+            return other.cost * sequential_margin**2 < cost
+        return cost > other.cost
+
+    return all(lost(sd) for sd in recent_sds)
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ import numpy as np
 from duetbench.model.table import IterationTable
 
 from .api import AnalysisOptions, analyze_group
+from .choice import MethodChoice
 from .comparison import compare
 from .monitor import watch
 
@@ -237,27 +238,96 @@ def _table(method: str, a: np.ndarray, b: np.ndarray) -> IterationTable:
 
 def auto(*, ratio: float = 1.0, noise: str = "normal", sigma: float = 0.01, shared_sigma: float = 0.05,
          sims: int = 2000, seed: int = 0, pilot_units: int = 6, min_units: int = 10, max_units: int = 120,
-         target_rciw: float = 0.01, confidence_level: float = 0.99) -> tuple[Rate, dict[str, int]]:
-    """`duet compare --method auto`: a pilot of both methods (`choice`; a duet pair costs one command's
-    time, a sequential round two), then the chosen method's adaptive comparison on new data, as the CLI
-    runs it. Returns the miss rate of the final interval and how often each method was chosen."""
-    from .choice import SEQUENTIAL_MARGIN, choose, duet_candidate, sequential_candidate
+         target_rciw: float = 0.01, confidence_level: float = 0.99, neighbour_after: int | None = None,
+         neighbour_sigma: float = 0.1) -> tuple[Rate, dict[str, int]]:
+    """`duet compare --method auto`, as the CLI runs it: a pilot of both methods (`choice`; a duet pair costs
+    one command's time, a sequential round two), then the chosen method's adaptive comparison on new data,
+    with `monitor.watch` after every unit and, every RECENT_UNITS units, the re-decision check
+    (`choice.conditions_changed` over the last RECENT_WINDOWS windows): when it fires, at most
+    MAX_REDECISIONS times, a new pilot; the same method chosen goes on counting its units, the other one
+    starts afresh (the earlier units become warm-ups).
+
+    `neighbour_after`: from this many units into the comparison (pilots included) a neighbour lands on one
+    side of each duet pair at a time, adding `neighbour_sigma` to the duet's own noise (sequential rounds,
+    on one CPU, are left as they were): the change of conditions the re-decision is for.
+    Returns the miss rate of the final interval and how often each method was the final one, with
+    "redecisions": how many pilots beyond the first ran in all."""
+    from .choice import (
+        MAX_REDECISIONS,
+        RECENT_UNITS,
+        RECENT_WINDOWS,
+        SEQUENTIAL_MARGIN,
+        choose,
+        conditions_changed,
+        duet_candidate,
+        sequential_candidate,
+        unit_sd,
+    )
 
     rng = np.random.default_rng(seed)
-    chosen = {"duet": 0, "sequential": 0}
+    chosen = {"duet": 0, "sequential": 0, "redecisions": 0}
     misses = 0
     stops = []
+    cost = {"duet": 1.0, "sequential": 2.0}
+
+    def draw(method: str, n: int, clock: int) -> Sample:
+        s = simulate(method, n, ratio, noise, sigma, rng, shared_sigma)
+        if method == "duet" and neighbour_after is not None:
+            # One side of each pair (at random) meets the neighbour, from unit `neighbour_after` on.
+            hit = (np.arange(clock, clock + n) >= neighbour_after) * neighbour_sigma * rng.standard_normal(n)
+            on_a = rng.random(n) < 0.5
+            return Sample(s.a * np.exp(hit * on_a), s.b * np.exp(hit * ~on_a))
+        return s
+
+    def pilot(clock: int) -> tuple[MethodChoice, int]:
+        d = draw("duet", pilot_units, clock)
+        q = draw("sequential", pilot_units, clock + pilot_units)
+        c = choose(duet_candidate(d.a, d.b, cost["duet"] * pilot_units),
+                   sequential_candidate(q.a, q.b, cost["sequential"] * pilot_units),
+                   sequential_margin=SEQUENTIAL_MARGIN)
+        return c, clock + 3 * pilot_units
+
     for _ in range(sims):
-        d = simulate("duet", pilot_units, ratio, noise, sigma, rng, shared_sigma)
-        q = simulate("sequential", pilot_units, ratio, noise, sigma, rng, shared_sigma)
-        method = choose(duet_candidate(d.a, d.b, float(pilot_units)),
-                        sequential_candidate(q.a, q.b, 2.0 * pilot_units), sequential_margin=SEQUENTIAL_MARGIN).method
+        choice, clock = pilot(0)
+        method, pilots = choice.method, 1
+        full = draw(method, max_units, clock)
+        start = clock  # the clock at the chosen method's first unit
+        since = 0  # units measured since the last pilot (the re-decision check looks at these only)
+        n, kind = max_units, "t"
+        k = 0
+        while k < max_units:
+            k += 1
+            since += 1
+            if k >= 3:
+                decision, _ = watch(method, full.a[:k], full.b[:k], min_units=min_units, target_rciw=target_rciw,
+                                    confidence_level=confidence_level, evidence=True, robust=True,
+                                    interval="t-stopped")
+                if decision.stop:
+                    n, kind = k, "anytime" if decision.reason == "evidence" else "t-stopped"
+                    break
+            if pilots <= MAX_REDECISIONS and since >= RECENT_UNITS * RECENT_WINDOWS and since % RECENT_UNITS == 0:
+                mine = next(c for c in choice.candidates if c.method == method)
+                other = next(c for c in choice.candidates if c.method != method)
+                recent = [unit_sd(method, full.a[e - RECENT_UNITS:e], full.b[e - RECENT_UNITS:e],
+                                  robust_sequential=False)
+                          for e in range(k - RECENT_UNITS * (RECENT_WINDOWS - 1), k + 1, RECENT_UNITS)]
+                if conditions_changed(mine, other, recent, sequential_margin=SEQUENTIAL_MARGIN):
+                    now = start + int(sum(cost[method] for _ in range(k)))
+                    choice, clock = pilot(now)
+                    pilots += 1
+                    since = 0
+                    if choice.method != method:
+                        method = choice.method
+                        full = draw(method, max_units, clock)
+                        start, k = clock, 0
+        else:
+            n = max_units
+        r = compare(method, full.a[:n], full.b[:n], confidence_level=confidence_level, robust=True,
+                    u_test=False, interval=kind)
+        misses += not (r.ratio.low <= ratio <= r.ratio.high)
         chosen[method] += 1
-        r = adaptive(method, ratio=ratio, noise=noise, sigma=sigma, sims=1, seed=int(rng.integers(2**31)),
-                     min_units=min_units, max_units=max_units, target_rciw=target_rciw,
-                     confidence_level=confidence_level, shared_sigma=shared_sigma)
-        misses += r.misses
-        stops.append(r.median_n)
+        chosen["redecisions"] += pilots - 1
+        stops.append(n)
     return Rate(misses, sims, float(np.median(stops))), chosen
 
 

@@ -280,19 +280,26 @@ def _stop_rule(opts: CompareOptions, method: str, on_progress: Callable[[int, st
 
 
 def _conditions_changed(method: str, measured: list[Invocation], metric: str, choice: MethodChoice) -> bool:
-    """Every RECENT_UNITS runs of this runner: do its last RECENT_UNITS runs spread so much that the pilot
-    would have chosen the other method?"""
-    from duetbench.analyze.choice import RECENT_UNITS, SEQUENTIAL_MARGIN, conditions_changed, unit_sd
+    """Every RECENT_UNITS runs of this runner: did each of its last RECENT_WINDOWS windows of RECENT_UNITS
+    runs spread so much that the pilot would have chosen the other method?"""
+    from duetbench.analyze.choice import (
+        RECENT_UNITS,
+        RECENT_WINDOWS,
+        SEQUENTIAL_MARGIN,
+        conditions_changed,
+        unit_sd,
+    )
 
     n = measured_runs(method, measured)
-    if n < RECENT_UNITS or n % RECENT_UNITS:
+    if n < RECENT_UNITS * RECENT_WINDOWS or n % RECENT_UNITS:
         return False
     s = samples(method, measured, metric)
     k = min(s.a.size, s.b.size)
-    # The same spread the pilot judged this method by (plain for sequential rounds).
     chosen = next(c for c in choice.candidates if c.method == method)
     other = next(c for c in choice.candidates if c.method != method)
-    recent = unit_sd(method, s.a[k - RECENT_UNITS:k], s.b[k - RECENT_UNITS:k], robust_sequential=False)
+    # The same spread the pilot judged this method by (plain for sequential rounds).
+    recent = [unit_sd(method, s.a[end - RECENT_UNITS:end], s.b[end - RECENT_UNITS:end], robust_sequential=False)
+              for end in range(k - RECENT_UNITS * (RECENT_WINDOWS - 1), k + 1, RECENT_UNITS)]
     return conditions_changed(chosen, other, recent, sequential_margin=SEQUENTIAL_MARGIN)
 
 
@@ -300,10 +307,6 @@ def _stopped_interval(interval: str) -> str:
     """The interval an adaptive stop judges and reports: stopping when the spread looks small needs the
     t family at α/2 (analyze/monitor.py); the bootstrap is the user's explicit choice and stays as is."""
     return "t-stopped" if interval == "t" else interval
-
-
-#: How often --method auto may measure both methods again within one comparison.
-MAX_REDECISIONS = 2
 
 
 def _measure(opts: CompareOptions, settings: RunSettings, method: str, options: dict[str, Any],
@@ -314,6 +317,8 @@ def _measure(opts: CompareOptions, settings: RunSettings, method: str, options: 
     MAX_REDECISIONS times. Staying with the method, the runs go on counting; switching, the earlier
     method's runs are kept as warm-ups, since they cannot enter the new method's interval.
     Returns (status, failure, the method that was measured last)."""
+    from duetbench.analyze.choice import MAX_REDECISIONS
+
     auto = method == "auto"
     spent = 0.0
     prior: list[Invocation] = []
@@ -403,7 +408,6 @@ class Pilot:
                     def more(measured: list[Invocation], elapsed: float, m: str = method, u: int = units) -> bool:
                         return measured_runs(m, measured) < u
 
-                    start = time.monotonic()
                     self.invocations[method].append([])
                     def keep(inv: Invocation, m: str = method) -> None:
                         self._keep(m, inv)
@@ -414,7 +418,11 @@ class Pilot:
                     except KeyboardInterrupt:
                         runner.stop_all()
                         return None, "interrupted", None
-                    self.seconds[method] += time.monotonic() - start
+                    # Per unit, what the measured units took (from the first measured one's start): the
+                    # steady cost the chosen method will pay. The wall time around the runner also holds the
+                    # warm-up and, in the first block, the store's one-time opening (~0.2 s, paid by every
+                    # method): counted, it made the duet's pairs look ~2.7× dearer than they are.
+                    self.seconds[method] += outcome.elapsed_s
                     if outcome.status != "complete":
                         return None, outcome.status, outcome.failure
         finally:
