@@ -66,9 +66,9 @@ def duet_compare(a: str, b: str, extra: list[str], seed: int) -> dict[str, Any]:
     wall = next(c for c in data["comparisons"] if c["metric"] == "wall")
     r = wall["ratio"]
     auto = data["options"].get("auto") or {}
-    # auto's deciding cost: every pilot's units times the seconds each took (issue 13: ≤ 15 %).
-    pilot_s = sum(c["units"] * c["seconds_per_unit"] for h in auto.get("history", [])
-                  for c in h["candidates"] if math.isfinite(c["seconds_per_unit"]))
+    # auto's deciding cost (issue 13: ≤ 15 %): every pilot's wall time, without the time its invocations took
+    # to store (the first pilot's holds the store's one-time opening, which every method pays).
+    pilot_s = sum(h.get("elapsed_s", 0.0) - h.get("storing_s", 0.0) for h in auto.get("history", []))
     return {"elapsed_s": elapsed, "method": data["method"], "runs": wall["runs"], "estimate": r["estimate"],
             "low": r["low"], "high": r["high"], "interval": r.get("interval"), "verdict": wall["verdict"],
             "rciw": wall["relative_ci_width"], "stopped_by": data["options"].get("stopped_by"),

@@ -341,7 +341,8 @@ def _measure(opts: CompareOptions, settings: RunSettings, method: str, options: 
             if history and choice.method != method:
                 comparison.open().keep_as_warmup(comparison.id)
                 prior = []
-            history.append({"after_runs": after, **choice.to_dict()})
+            history.append({"after_runs": after, **choice.to_dict(), "elapsed_s": pilot.elapsed_s,
+                            "storing_s": pilot.storing_s})
             method = choice.method
             options["auto"] = {**choice.to_dict(), "history": history}
             watch_for = choice
@@ -378,11 +379,16 @@ class Pilot:
         # One list per block: each runner numbers its pairs from 0, so blocks are paired separately.
         self.invocations: dict[str, list[list[Invocation]]] = {"duet": [], "sequential": []}
         self.seconds: dict[str, float] = {"duet": 0.0, "sequential": 0.0}
+        # Of elapsed_s, the time its invocations took to store: in the first pilot that holds the store's
+        # one-time opening, which every method pays (the deciding cost is the rest).
+        self.storing_s = 0.0
 
     def _keep(self, method: str, inv: Invocation) -> None:
         # Stored as a warm-up (never in the final interval); the runner's own copy stays measured, so
         # its count of measured pairs still ends the block.
+        t0 = time.monotonic()
         self.on_invocation(dataclasses.replace(inv, warmup=True))
+        self.storing_s += time.monotonic() - t0
         if not inv.warmup:
             self.invocations[method][-1].append(inv)
 
