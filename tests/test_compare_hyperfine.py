@@ -47,6 +47,10 @@ def test_one_command_statistics() -> None:
     assert b.aa_resolution == pytest.approx(3.1693 * b.cv * math.sqrt(2 / 6), rel=1e-3)
     assert math.isnan(aa_resolution(b.cv, 1, 0.99))
     assert not precise_enough(x, 0.01, 0.99) and precise_enough(x, 0.5, 0.99)
+    # Three very noisy runs: the t interval of the mean reaches below zero; a time's interval stops at zero.
+    noisy = np.array([0.01, 0.30, 0.02])
+    assert mean_interval(noisy, 0.99)[1] < 0
+    assert summarize("wall", noisy, [0.0] * 3, [0.0] * 3, 0.99).low == 0.0
 
 
 # -- one command --------------------------------------------------------------------------------------

@@ -158,12 +158,14 @@ def choose(duet: Candidate, sequential: Candidate, *, metric: str = "wall",
     seq_wins = sequential.cost * sequential_margin**2 < duet.cost
     best, other = (sequential, duet) if seq_wins else (duet, sequential)
     factor = math.sqrt(other.cost / best.cost) if best.cost > 0 else math.inf
-    tried = (f"pair ratios of the duet varied {duet.unit_sd:.2%}, sequential rounds {sequential.unit_sd:.2%}; "
-             f"per machine-second the {{}} CI is about {{:.1f}}× narrower ({duet.units} pairs and "
-             f"{sequential.units} rounds tried)")
-    reason = f"{best.method}: " + tried.format(best.method, factor)
+    def evidence(narrower: str, factor: float) -> str:
+        return (f"pair ratios of the duet varied {duet.unit_sd:.2%}, sequential rounds {sequential.unit_sd:.2%}; "
+                f"per machine-second the {narrower} CI is about {factor:.1f}× narrower ({duet.units} pairs and "
+                f"{sequential.units} rounds tried)")
+
+    reason = f"{best.method}: {evidence(best.method, factor)}"
     if factor < 1.0:  # the duet kept by the margin although sequential looked narrower
-        reason = (f"duet: {tried.format('sequential', 1.0 / factor)}, less than the {sequential_margin:g}× "
+        reason = (f"duet: {evidence('sequential', 1.0 / factor)}, less than the {sequential_margin:g}× "
                   "a short pilot must show (sequential's spread grows over seconds, the duet's does not)")
     hint = None
     if cpu is not None and metric == "wall":

@@ -67,6 +67,9 @@ def summarize(metric: str, times: ArrayLike, user: ArrayLike, system: ArrayLike,
     """The Benchmark of one command's runs (times in seconds, per run; user and system CPU per run)."""
     s = describe(times)
     mean, low, high = mean_interval(times, confidence_level)
+    # A time's mean is positive: a t interval that reaches below zero (two or three noisy runs) is cut at
+    # zero, which keeps its coverage and never prints a negative time.
+    low = max(low, 0.0) if math.isfinite(low) else low
     return Benchmark(metric=metric, runs=s.n, mean=mean, stdev=s.stdev, median=s.median, min=s.min, max=s.max,
                      cv=s.cv, low=low, high=high, confidence=confidence_level,
                      user=float(np.mean(as_sample(user, "user"))), system=float(np.mean(as_sample(system, "system"))),

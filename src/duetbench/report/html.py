@@ -51,7 +51,7 @@ MIN_TIMELINE_PER_RUN = 6
 MAX_SERIES_POINTS = 240
 #: Points on a CI-narrowing curve; with more runs, k is spread over 2..R.
 MAX_NARROWING_POINTS = 10
-#: Bootstrap replicates per CI-narrowing point: the curve shows a trend, not a result to quote.
+#: Bootstrap replicates per CI-narrowing point where its estimator resamples (the t intervals do not).
 NARROWING_RESAMPLES = 1000
 
 Row = tuple[str, str, ComparisonResult | None, str]

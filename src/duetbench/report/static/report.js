@@ -347,7 +347,7 @@
       name: m.method, color: METHOD_COLORS[m.method] || "#333", points: m.narrowing,
       tip: function (p) { return "first " + p[0] + " runs\nB/A " + num(p[1]) + " [" + num(p[2]) + ", " + num(p[3]) + "]"; }
     }], { width: 360, height: 240, xlabel: "runs", ylabel: "B/A", yref: 1, xint: true, ydomain: d.domain,
-          note: "The CI recomputed on the first k runs (fewer bootstrap replicates than the summary)." +
+          note: "The CI recomputed on the first k runs (for sequential, from the runs' means); a trend, not a result to quote." +
                 (d.cut ? " The widest early CIs run off the axis (hover for their bounds)." : "") });
   }
 
