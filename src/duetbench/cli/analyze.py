@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # imported when a command runs
     from duetbench.analyze.studies import CampaignStudies
     from duetbench.model.table import IterationTable
     from duetbench.report.model import ComparisonReport
-    from duetbench.store.campaigns import CampaignRecord, CampaignStore, RunRecord
+    from duetbench.store.campaigns import CampaignRecord, CampaignStore
     from duetbench.store.db import Store
 
 _db_option = click.option("--db", type=DB_PATH_OR_URL, default=DEFAULT_DB,
@@ -162,7 +162,9 @@ def _rows(analysis: _Analysis) -> tuple[CampaignRecord, IterationTable, list[Ana
     from duetbench.analyze.sync import run_sync_statuses
 
     rows = analyze_table(table, opts, sync=run_sync_statuses(runs))
-    rows += _failed_only(runs, rows, benchmarks, methods)
+    from duetbench.usecases.campaign_rows import failed_only
+
+    rows += failed_only(runs, rows, benchmarks, methods)
     if metric == "cpu":
         for row in rows:
             if row.method == "duet":
@@ -185,32 +187,6 @@ def _rows(analysis: _Analysis) -> tuple[CampaignRecord, IterationTable, list[Ana
 
     name_noise(rows, runs)
     return record, table, rows
-
-
-def _failed_only(runs: list[RunRecord], rows: list[AnalysisRow], benchmarks: tuple[str, ...],
-                 methods: tuple[str, ...]) -> list[AnalysisRow]:
-    """A row for each benchmark and method whose runs all failed: left out, a benchmark that never ran (a JMH
-    lock, a missing file) would vanish from the table and from a CI gate's summary."""
-    import fnmatch
-
-    from duetbench.analyze.api import AnalysisRow
-
-    have = {(r.benchmark.split("/")[0], r.method) for r in rows}
-    failed: dict[tuple[str, str], list[RunRecord]] = {}
-    for run in runs:
-        if run.status == "failed" and (run.benchmark, run.method) not in have:
-            failed.setdefault((run.benchmark, run.method), []).append(run)
-    out = []
-    for (bench, method), bad in failed.items():
-        if (benchmarks and not any(fnmatch.fnmatchcase(bench, g) for g in benchmarks)) or \
-                (methods and method not in methods):
-            continue
-        first = bad[0].error.strip().splitlines()[0] if bad[0].error.strip() else "no error output"
-        # counted as everywhere else: a sequential run is one repetition of A and of B
-        count = len({run.repetition for run in bad})
-        out.append(AnalysisRow(bench, method, 0, 0, 0, None,
-                               problem=f"all {count} run(s) failed; the first: {first}"))
-    return out
 
 
 @click.command()
