@@ -436,3 +436,17 @@ def test_hyperfine_json_export_has_hyperfines_keys_and_reads_back(duet, tmp_path
     results = json.loads((tmp_path / "scan.json").read_text())["results"]
     assert [(r["command"], r["parameters"]) for r in results] == [
         ("sleep 0.01", {"n": "1"}), ("sleep 0.02", {"n": "1"}), ("sleep 0.02", {"n": "2"}), ("sleep 0.02", {"n": "2"})]
+
+
+def test_a_reader_that_goes_away_ends_quietly_with_141(duet, native_dir: Path, tmp_path: Path) -> None:
+    # `duet compare … | head -1`: the report meets a closed pipe (here `true` closes it before the measuring
+    # ends). What was measured is stored, and the exit is the shell's code for SIGPIPE, not 1 ("a command
+    # failed"), without a traceback.
+    from tests.conftest import cli_env
+
+    proc = subprocess.run(["bash", "-c", f"{sys.executable} -m duetbench compare 'sleep 0.01' 'sleep 0.01' --runs 3 "
+                           "--method sequential --no-progress | true; echo \"rc=${PIPESTATUS[0]}\" >&2"],
+                          cwd=tmp_path, env=cli_env(native_dir), capture_output=True, text=True, timeout=120)
+    assert "rc=141" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+    rows = sqlite3.connect(tmp_path / ".duet/results.db").execute("SELECT count(*) FROM invocations").fetchone()
+    assert rows[0] >= 6

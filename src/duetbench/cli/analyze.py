@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
-from rich.console import Console
 
 from duetbench.analyze.estimators import ESTIMATOR_NAMES
 from duetbench.cli.exports import export_options
 from duetbench.errors import DuetError
 from duetbench.model.method import METHODS
+from duetbench.report.console import OutputConsole
 from duetbench.store.db import DEFAULT_DB
 from duetbench.store.option import DB_PATH_OR_URL, RECORD_ID, db_argument
 
@@ -219,7 +219,7 @@ def analyze(analysis: _Analysis, fail_if_slower: float | None, studies: bool, aa
         raise DuetError(f"--fail-if-slower must be a percentage between 0 and 1000, got {fail_if_slower}")
     record, table, rows = _rows(analysis)
     # Piped into a file or a CI log, rich would wrap the table at 80 columns; a wide one stays readable.
-    console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
+    console = OutputConsole(highlight=False, width=None if sys.stdout.isatty() else 160)
     state = "" if record.status == "finished" else f" ({record.status})"
     title = f"campaign #{record.id} {record.name}{state} · metric {analysis.metric} · B relative to A (> 1: B slower)"
     out.print_rows(console, rows, title=title)
@@ -290,7 +290,8 @@ def report(analysis: _Analysis, output: Path, no_studies: bool, aa: bool, compar
         title, entries = _comparisons(db, comparison_ids, limit)
         write_atomically(output, render_comparisons_html(title, entries), "HTML report",
                          hint="choose a writable path with -o")
-        Console(highlight=False).print(f"wrote {output} ({len(entries)} comparison{'s' if len(entries) != 1 else ''})")
+        plural = "s" if len(entries) != 1 else ""
+        OutputConsole(highlight=False).print(f"wrote {output} ({len(entries)} comparison{plural})")
         return
     from duetbench.report.exporters.html import campaign_html
     from duetbench.report.model import CampaignReport
@@ -304,7 +305,7 @@ def report(analysis: _Analysis, output: Path, no_studies: bool, aa: bool, compar
     page = campaign_html(CampaignReport(campaign_id=record.id, name=record.name, rows=rows, meta={}, table=table,
                                         studies=studies, **_context(record)))
     write_atomically(output, page, "HTML report", hint="choose a writable path with -o")
-    Console(highlight=False).print(f"wrote {output}")
+    OutputConsole(highlight=False).print(f"wrote {output}")
 
 
 def _holds_campaign(db: Path) -> bool:

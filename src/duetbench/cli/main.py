@@ -206,7 +206,8 @@ def main() -> None:
 
 _COMPARE_EPILOG = """\b
 Exit codes: 0 done; 1 a command (or --setup/--prepare/...) failed; 2 bad input;
-3 --fail-if-slower tripped; 130 interrupted (what finished is kept)."""
+3 --fail-if-slower tripped; 130 interrupted (what finished is kept);
+141 the reader of the output went away (`| head`; what was measured is kept)."""
 
 
 @main.command(epilog=_COMPARE_EPILOG)
@@ -467,21 +468,21 @@ def _commands_and_names(commands: list[str], options: dict[str, Any]) -> tuple[l
 def piped_console() -> Any:
     """The console reports print to. Piped (a CI log, a file) rich would assume 80 columns and cut table
     cells ("seque…"); a log has no width, so tables get 160 columns there, as `duet analyze`'s do."""
-    from rich.console import Console
+    from duetbench.report.console import OutputConsole
 
-    return Console(highlight=False, width=None if sys.stdout.isatty() else 160)
+    return OutputConsole(highlight=False, width=None if sys.stdout.isatty() else 160)
 
 
 def _styled_console(style: str, no_progress: bool) -> tuple[Any, bool]:
     """--style as hyperfine's: the console that prints the report, and whether the progress line shows."""
-    from rich.console import Console
+    from duetbench.report.console import OutputConsole
 
     if style == "none":
-        return Console(quiet=True), False
+        return OutputConsole(quiet=True), False
     if style in ("basic", "nocolor"):
-        return Console(highlight=False, no_color=True), style == "nocolor" and not no_progress
+        return OutputConsole(highlight=False, no_color=True), style == "nocolor" and not no_progress
     if style in ("full", "color"):
-        return Console(highlight=False, force_terminal=True), style == "full" and not no_progress
+        return OutputConsole(highlight=False, force_terminal=True), style == "full" and not no_progress
     return piped_console(), not no_progress
 
 
