@@ -178,6 +178,10 @@ def test_auto_says_which_method_and_why(duet, tmp_path: Path) -> None:
     assert len(warm) >= 2 * 3 * 2 * 2 - 2
     assert data["comparisons"][0]["runs"] == 6
     assert auto["reason"] in (tmp_path / "o.csv").read_text()
+    # Pilot blocks and the measured runs are numbered on from each other: no two share a side and number
+    # (the store matches activity records by them).
+    keys = [(i["side"], i["index"]) for i in data["invocations"]]
+    assert len(keys) == len(set(keys))
 
 
 @two_cpus

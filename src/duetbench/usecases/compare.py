@@ -325,11 +325,14 @@ def _measure(opts: CompareOptions, settings: RunSettings, method: str, options: 
     watch_for: MethodChoice | None = None
     history: list[dict[str, object]] = []
     seed = opts.seed
+    # Every runner of the comparison numbers its pairs (rounds) on from the last one's: a pilot's warm-ups
+    # and the measured runs never share a number, which the store's activity records are matched by.
+    first = settings.first
     while True:
         if method == "auto" or stop.reason == "conditions":
             stop.reason = ""
-            pilot = Pilot(dataclasses.replace(settings, seed=seed, warmup=settings.warmup if not history else 0),
-                          comparison.add_invocation, opts.metric)
+            pilot = Pilot(dataclasses.replace(settings, seed=seed, warmup=settings.warmup if not history else 0,
+                                              first=first), comparison.add_invocation, opts.metric)
             progress.update(done=measured_runs(method, prior) if prior else 0, total=max(opts.min_runs, 1),
                             description="auto: trying duet and sequential", ci="")
             choice, status, failure = pilot.run()
@@ -346,7 +349,7 @@ def _measure(opts: CompareOptions, settings: RunSettings, method: str, options: 
             method = choice.method
             options["auto"] = {**choice.to_dict(), "history": history}
             watch_for = choice
-            first = max((i.pair for i in prior), default=-1) + 1
+            first = pilot.next_first
             settings = dataclasses.replace(settings, method=method, warmup=0, seed=seed, first=first)
         runner = Runner(settings, _stop_rule(opts, method, on_progress, progress.due, stop, spent, prior,
                                              watch_for if auto and len(history) <= MAX_REDECISIONS else None),
@@ -361,6 +364,7 @@ def _measure(opts: CompareOptions, settings: RunSettings, method: str, options: 
             return outcome.status, outcome.failure, method
         spent += outcome.elapsed_s
         prior = prior + outcome.measured
+        first = max((i.pair for i in outcome.measured), default=first - 1) + 1
 
 
 class Pilot:
@@ -382,6 +386,8 @@ class Pilot:
         # Of elapsed_s, the time its invocations took to store: in the first pilot that holds the store's
         # one-time opening, which every method pays (the deciding cost is the rest).
         self.storing_s = 0.0
+        # The number the next block's first pair (round) gets: each block goes on from the last.
+        self.next_first = settings.first
 
     def _keep(self, method: str, inv: Invocation) -> None:
         # Stored as a warm-up (never in the final interval); the runner's own copy stays measured, so
@@ -389,6 +395,7 @@ class Pilot:
         t0 = time.monotonic()
         self.on_invocation(dataclasses.replace(inv, warmup=True))
         self.storing_s += time.monotonic() - t0
+        self.next_first = max(self.next_first, inv.pair + 1)
         if not inv.warmup:
             self.invocations[method][-1].append(inv)
 
@@ -408,7 +415,7 @@ class Pilot:
                 for k, method in enumerate(("duet", "sequential")):
                     settings = dataclasses.replace(
                         self.settings, method=method, seed=self.settings.seed + 2 * block + k,
-                        warmup=self.settings.warmup if block == 0 else 0)
+                        warmup=self.settings.warmup if block == 0 else 0, first=self.next_first)
                     units = self.UNITS_PER_BLOCK
 
                     def more(measured: list[Invocation], elapsed: float, m: str = method, u: int = units) -> bool:
