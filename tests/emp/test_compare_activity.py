@@ -24,3 +24,29 @@ def test_compare_stores_activity_with_every_invocation(duet, tmp_path: Path, met
         assert isinstance(top, list) and all({"pid", "comm", "cpu_ms"} <= set(p) for p in top)
         # our own process tree (the orchestrator, the launchers, the sleeps) is never noise
         assert not any(p["comm"] in ("duet-launch", "sleep") for p in top), top
+
+
+def test_a_window_spans_enough_pairs_to_keep_snapshots_cheap_per_pair(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A snapshot costs ~2 ms; at most ACTIVITY_MAX_PER_PAIR_S of it per pair means a window of ten or more
+    pairs even when the pairs are long (100 ms commands closed one every other pair at 1 % of the time)."""
+    from duetbench.execute import runner
+
+    clock = [0.0]
+    snaps = []
+
+    def fake_snapshot() -> object:
+        clock[0] += 0.002  # each snapshot takes 2 ms
+        snaps.append(clock[0])
+        return object()
+
+    monkeypatch.setattr(runner, "snapshot", fake_snapshot)
+    monkeypatch.setattr(runner.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(runner, "activity_delta", lambda before, after: [])
+    windows = runner._NoiseWindows(None)
+    for _ in range(100):  # 100 pairs of 100 ms
+        windows.open()
+        clock[0] += 0.1
+        windows.add([])
+    per_window = 100 / (len(snaps) - 1)
+    assert per_window >= 0.002 / runner.ACTIVITY_MAX_PER_PAIR_S, snaps
+    assert len(snaps) >= 3  # still closes: the attribution stays per window of pairs, not per comparison

@@ -36,10 +36,14 @@ from duetbench.plan.schedule import Schedule
 ADUET_SEGMENT = 5
 # Reading every other thread's schedstat takes ~1-3 ms, between invocations, where it delays the next
 # one and takes CPU from the sides. An attribution window therefore spans as many consecutive pairs (or
-# sequential invocations) as keep the snapshots under this share of the elapsed time: every two or three
-# pairs of 100 ms commands, every ten or so of 20 ms ones, hundreds of `true`. At 5% the snapshots were
-# most of the orchestrator's CPU for 20 ms commands (issue 17: ~2 ms of ~3 ms per pair).
+# sequential invocations) as keep the snapshots under this share of the elapsed time (hundreds of `true`)
+# and under ACTIVITY_MAX_PER_PAIR_S per pair (ten or more of 20 ms or 100 ms commands). At 5% the snapshots
+# were most of the orchestrator's CPU for 20 ms commands (issue 17: ~2 ms of ~3 ms per pair).
 ACTIVITY_MAX_SHARE = 0.01
+# ... and at most this much per pair (or sequential invocation) on average: at 1 % alone, a snapshot
+# (~1.7-3.5 ms) fell after every other pair of 100 ms commands, the gaps between pairs alternating
+# ~1.2 and ~4.5 ms (a mean of 3.1 ms against 1.2 ms without snapshots; issue 17's goal is 1 ms).
+ACTIVITY_MAX_PER_PAIR_S = 0.0002
 
 
 @dataclass
@@ -400,6 +404,7 @@ class _NoiseWindows:
         self._before: Snapshot | None = None
         self._opened = 0.0
         self._cost = 0.0
+        self._groups = 0  # pairs (or invocations) added since the window opened
         self._pending: list[Invocation] = []
         self._stored: list[Invocation] = []
 
@@ -411,6 +416,7 @@ class _NoiseWindows:
             snap = None
         self._opened = time.monotonic()
         self._cost = self._opened - t0
+        self._groups = 0
         return snap
 
     def open(self) -> None:
@@ -419,9 +425,12 @@ class _NoiseWindows:
             self._before = self._snapshot()
 
     def add(self, invocations: Sequence[Invocation]) -> None:
-        """After invocations ended (before they are stored): close the window if it lasted long enough."""
+        """After invocations ended (before they are stored): close the window if it lasted long enough, in
+        time and in the number of pairs (invocations) it spans."""
         self._pending.extend(invocations)
-        if time.monotonic() - self._opened >= self._cost / ACTIVITY_MAX_SHARE:
+        self._groups += 1
+        if time.monotonic() - self._opened >= self._cost / ACTIVITY_MAX_SHARE \
+                and self._groups >= self._cost / ACTIVITY_MAX_PER_PAIR_S:
             self._close()
 
     def _close(self) -> None:
