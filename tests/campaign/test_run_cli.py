@@ -342,3 +342,33 @@ def test_stopping_settings_in_the_campaign_file(duet, tmp_path: Path) -> None:
     bad = write_campaign(tmp_path, f"  x: {harness()}\n", extra="stopping: {warmup: cv, wi_min: 9, wi_max: 6}")
     r = duet("run", bad.name, "--no-progress")
     assert r.returncode == 2 and "benchmark x: stopping:" in r.stderr and "wi_max" in r.stderr
+
+
+def test_retry_failed_runs_only_the_failed_runs_again_and_keeps_their_records(duet, tmp_path: Path) -> None:
+    # A benchmark that fails until a file exists (a flaky lock, a missing build step): the campaign finishes
+    # with exit 1; --retry-failed measures only its failed runs again, and `duet analyze` then has a result.
+    flaky = f"sh -c 'test -e ready || (echo not ready >&2; exit 3) && {harness('--iterations 4 --work 20000')}'"
+    write_campaign(tmp_path, f"  steady: {harness('--iterations 4 --work 20000')}\n  flaky: {flaky}\n",
+                   methods="{duet: 2}")
+    first = duet("run", "campaign.yml", "--no-progress")
+    assert first.returncode == 1 and "run(s) failed" in first.stdout, first.stdout + first.stderr
+    before = db_rows(tmp_path, "SELECT key, status FROM runs ORDER BY id")
+    assert sorted(st for _, st in before) == ["failed", "failed", "ok", "ok"]
+    again = duet("run", "campaign.yml", "--no-progress", "--resume")
+    assert again.returncode != 0 and "--retry-failed" in again.stderr  # finished: the hint names the option
+    (tmp_path / "ready").write_text("")
+    dry = duet("run", "campaign.yml", "--retry-failed", "--dry-run")
+    assert dry.returncode == 0 and "2 of 4 runs left" in dry.stdout, dry.stdout + dry.stderr
+    retry = duet("run", "campaign.yml", "--no-progress", "--retry-failed")
+    assert retry.returncode == 0, retry.stdout + retry.stderr
+    after = db_rows(tmp_path, "SELECT key, status, error FROM runs ORDER BY id")
+    # The two steady runs were not repeated; the failed ones are kept (with their error), marked retried.
+    assert [st for _, st, _ in after].count("ok") == 4 and len(after) == 6
+    retried = [(k, e) for k, st, e in after if st == "retried"]
+    assert len(retried) == 2 and all("#retried-" in k and "not ready" in e for k, e in retried)
+    analysed = duet("analyze")
+    assert analysed.returncode == 0 and "all 2 run(s) failed" not in analysed.stdout, analysed.stdout
+    flaky_row = next(line for line in analysed.stdout.splitlines() if "flaky" in line)
+    assert re.search(r"\d\.\d{3}", flaky_row) and "no result" not in flaky_row, analysed.stdout
+    nothing = duet("run", "campaign.yml", "--no-progress", "--retry-failed")
+    assert nothing.returncode != 0 and "no failed run" in nothing.stderr

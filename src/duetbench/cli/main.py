@@ -511,6 +511,9 @@ def show(comparison_id: int | None, db: Path, limit: int, **export_paths: Path |
 @click.option("--dry-run", is_flag=True, help="Print the plan (every run in order, with CPUs) and exit.")
 @click.option("--resume", is_flag=True,
               help="Continue the last interrupted run of this campaign, without repeating finished runs.")
+@click.option("--retry-failed", is_flag=True,
+              help="With --resume (implied): also run again the runs that failed, even of a finished campaign; "
+                   "the failed records are kept, marked retried.")
 @click.option("--executor", type=click.Choice(["auto", "local", "podman", "docker"]), default="auto",
               show_default=True,
               help="Where sides run: local processes, or containers (podman/docker) for benchmarks that name an "
@@ -562,8 +565,9 @@ def show(comparison_id: int | None, db: Path, limit: int, **export_paths: Path |
               help="With --backend slurm: a directory all nodes see, for job files, logs, raw outputs and per-task "
                    "databases (default: the --db file's directory, or .duet for PostgreSQL).")
 @export_options("campaign")
-def run(campaign_file: Path, dry_run: bool, resume: bool, executor: str, seed: int | None, confidence: float,
-        show_output: bool, no_progress: bool, target_width: float | None, min_runs: int, time_budget: float | None,
+def run(campaign_file: Path, dry_run: bool, resume: bool, retry_failed: bool, executor: str, seed: int | None,
+        confidence: float, show_output: bool, no_progress: bool, target_width: float | None, min_runs: int,
+        time_budget: float | None,
         adaptive_warmup: Criterion | None, mi: int, run_criterion: Criterion | None, f_min: int, wi_min: int,
         wi_max: int, db: Path, backend: str, partition: str | None, nodes: int | None, split: str,
         sbatch_args: tuple[str, ...], shared_dir: Path | None, **export_paths: Path | None) -> None:
@@ -574,6 +578,7 @@ def run(campaign_file: Path, dry_run: bool, resume: bool, executor: str, seed: i
       duet run campaign.yml --dry-run     # show the plan
       duet run campaign.yml               # measure; Ctrl-C keeps every finished run
       duet run campaign.yml --resume      # continue where it stopped
+      duet run campaign.yml --retry-failed  # run the failed runs again
     """
     from rich.console import Console
 
@@ -605,7 +610,8 @@ def run(campaign_file: Path, dry_run: bool, resume: bool, executor: str, seed: i
         from duetbench.analyze.stopping import StoppingParams
 
         run_params = StoppingParams(criterion=run_criterion, f_min=f_min, f_max=max(f_min, 2))
-    opts = RunOptions(db=db, dry_run=dry_run, resume=resume, executor=executor, seed=seed, confidence=confidence,
+    opts = RunOptions(db=db, dry_run=dry_run, resume=resume or retry_failed, retry_failed=retry_failed,
+                      executor=executor, seed=seed, confidence=confidence,
                       show_output=show_output, progress=not no_progress, target_width=target_width,
                       min_runs=min_runs, time_budget=time_budget, warmup_params=warmup_params,
                       run_params=run_params, exports=exports)

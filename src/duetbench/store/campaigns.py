@@ -71,7 +71,9 @@ class RunRecord:
     method: str
     repetition: int
     launch_order: str
-    status: str  # "ok" | "failed" | "interrupted" | "skipped" | "pilot" (measured to choose the method, never analysed)
+    #: "ok" | "failed" | "interrupted" | "skipped" | "pilot" (measured to choose the method, never analysed) |
+    #: "retried" (failed, then run again by --retry-failed: kept, never counted)
+    status: str
     error: str
     started: float
     finished: float
@@ -129,6 +131,18 @@ class CampaignStore:
         with self.store.errors(), write_transaction(self.engine) as conn:
             conn.execute(t.update().where((t.c.campaign_id == campaign_id) & t.c.key.in_(keys) & (t.c.status == "ok"))
                          .values(status="pilot"))
+
+    def mark_retried(self, campaign_id: int) -> int:
+        """`duet run --resume --retry-failed`: the failed runs are kept, as status "retried" under a key of their
+        own, so that the plan's key is free to be run again. Returns how many."""
+        t = schema.runs
+        failed = (t.c.campaign_id == campaign_id) & (t.c.status == "failed")
+        with self.store.errors(), write_transaction(self.engine) as conn:
+            ids = [row[0] for row in conn.execute(select(t.c.id).where(failed))]
+            for run_id in ids:
+                conn.execute(t.update().where(t.c.id == run_id)
+                             .values(status="retried", key=t.c.key + f"#retried-{run_id}"))
+        return len(ids)
 
     def add_run(self, campaign_id: int, run: RunRecord) -> int:
         """Store a finished run with its sides and iterations, all or nothing."""

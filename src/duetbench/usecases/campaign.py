@@ -77,6 +77,8 @@ class RunOptions:
     db: Path | StoreLocation
     dry_run: bool = False
     resume: bool = False
+    #: With resume: run again the runs that failed (their records are kept, marked "retried").
+    retry_failed: bool = False
     executor: str = "auto"
     seed: int | None = None
     show_output: bool = False
@@ -272,15 +274,16 @@ def on_interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
-def find_resumable(campaigns: CampaignStore, campaign: Campaign) -> CampaignRecord:
+def find_resumable(campaigns: CampaignStore, campaign: Campaign, *, retry_failed: bool = False) -> CampaignRecord:
     candidates = [c for c in campaigns.campaigns(campaign.name) if c.path == str(campaign.path)]
     if not candidates:
         raise DuetError(f"--resume: no earlier run of campaign {campaign.name!r} from {campaign.path} in the store",
                         hint="run it without --resume first, or point --db at the store it used")
     record = candidates[0]
-    if record.status == "finished":
+    if record.status == "finished" and not retry_failed:
         raise DuetError(f"--resume: campaign {campaign.name!r} (#{record.id}) already finished",
-                        hint="run it again without --resume to start a new campaign")
+                        hint="run it again without --resume to start a new campaign, or add --retry-failed to run "
+                             "its failed runs again")
     sha = hashlib.sha256(campaign.source_text.encode()).hexdigest()
     if sha != record.source_sha256:
         raise DuetError(f"--resume: {campaign.path} changed since campaign #{record.id} started",
@@ -356,13 +359,20 @@ def run_campaign(path: Path, opts: RunOptions, console: Console, *, backend: str
 
     try:
         if opts.resume:
-            record = find_resumable(campaigns, campaign)
+            record = find_resumable(campaigns, campaign, retry_failed=opts.retry_failed)
             _same_family(record, executor, campaign)
+            if opts.retry_failed and not opts.dry_run:
+                retried = campaigns.mark_retried(record.id)
+                if not retried and record.status == "finished":
+                    raise DuetError(f"--retry-failed: campaign {campaign.name!r} (#{record.id}) has no failed run",
+                                    hint="nothing to do; run it again without --resume to start a new campaign")
             seed, plan = record.seed, [PlannedRun.from_json(p) for p in record.plan]
             job = job_for(record.id, record.uid, {k: getattr(record, k) for k in _RECORDED}, plan,
                           Path(record.run_dir))
             executor.collect(job)
             job.done = campaigns.done_keys(job.campaign_id)
+            if opts.dry_run and opts.retry_failed:  # what --retry-failed would run again, not marked yet
+                job.done -= {r.key for r in campaigns.runs(record.id, with_iterations=False) if r.status == "failed"}
             if opts.dry_run:
                 print_plan(console, campaign.name, seed, record.schedule, plan, artifact_commands(campaign), job.done)
                 console.print(f"dry run: {len(job.todo)} of {len(plan)} runs left to {executor.verb}",
@@ -677,6 +687,8 @@ def summarize(campaigns: CampaignStore, campaign_id: int, by_name: Mapping[str, 
                                                                        opts, sync)}
         for method in METHOD_ORDER:
             stored = [r for r in runs if r.benchmark == name and r.method == method]
+            # A failed run measured again (--retry-failed) is kept, and counted no more.
+            stored = [r for r in stored if r.status != "retried"]
             if all(r.status in ("skipped", "pilot") for r in stored):  # none, or the method auto set aside
                 continue
             # One number per concept: a run measures A and B once — a duet run both at once, a sequential
