@@ -164,7 +164,9 @@ def markdown(rows: list[dict[str, object]], sims: int) -> str:
               f"{len(over)} of {len(t_rows)} cells above 2 %.", ""]
     for kind, title in (("fixed", "Fixed n (`--runs N`)"), ("adaptive", "Adaptive stop (as `duet compare` stops)"),
                         ("campaign", "Campaign estimators (`duet analyze`)"),
-                        ("auto", "`duet compare --method auto` (pilot, choice, then the adaptive comparison)"),
+                        ("auto", "`duet compare --method auto` (pilot, choice, then the adaptive comparison; with "
+                                 "`neighbour_after`, a neighbour lands on one side of the duet's pairs from that unit "
+                                 "on, and the re-decisions are simulated as the CLI makes them)"),
                         ("campaign_auto", "`duet run` with `methods: {auto: N}` (the chosen pilot run counts)"),
                         ("hog", "Duet beside a CPU hog that moves to the CPU the faster side left (CPU placement)")):
         lines += [f"## {title}", "", "| cell | misses | rate | Wilson 99% upper | median n |", "|---|---:|---:|---:|---:|"]
@@ -185,7 +187,7 @@ def markdown(rows: list[dict[str, object]], sims: int) -> str:
 
 def _label(r: dict[str, object]) -> str:
     keys = [k for k in ("method", "n", "sigma", "duet_sigma", "slowdown", "follow", "noise", "ratio", "interval",
-                        "evidence", "estimator", "runs") if k in r]
+                        "evidence", "estimator", "runs", "neighbour_after", "neighbour_sigma") if k in r]
     return ", ".join(f"{k}={r[k]}" for k in keys)
 
 
