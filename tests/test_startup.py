@@ -28,6 +28,16 @@ def test_version_and_help_import_nothing_heavy(args: list[str]) -> None:
     assert _imported_after(code) == []
 
 
+@pytest.mark.parametrize("args", [["--help"], ["compare", "--help"], ["show", "--help"]])
+def test_the_export_options_import_no_exporter_module(args: list[str]) -> None:
+    # Their names and help come from the registry's table; a format's module is imported to write a file.
+    code = (f"from duetbench.cli.main import main\ntry:\n    main({args!r})\nexcept SystemExit as e:\n"
+            "    assert e.code in (0, None), e.code\n"
+            "import sys; print(sorted(m for m in sys.modules if m.startswith('duetbench.report.exporters.')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip().splitlines()[-1] == "[]"
+
+
 def test_the_compare_session_imports_statistics_and_store_on_first_use() -> None:
     # pydantic validates the options and rich draws the progress line before the first invocation;
     # numpy (statistics) and SQLAlchemy (the store) come after it.
