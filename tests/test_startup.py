@@ -7,6 +7,7 @@ import inspect
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import click
 import pytest
@@ -45,6 +46,28 @@ def test_the_compare_session_imports_statistics_and_store_on_first_use() -> None
     assert [m for m in imported if not m.startswith(("pydantic", "rich"))] == []
 
 
+def test_a_compare_on_sqlite_imports_no_sqlalchemy_and_nothing_heavy_before_its_first_run(tmp_path: Path) -> None:
+    # Without a progress line, rich waits for the report; the store is reached without SQLAlchemy
+    # (store/direct.py), on a new database as on an existing one.
+    probe = (
+        "import sys, runpy\n"
+        "import duetbench.execute.runner as r\n"
+        "run, seen = r.Runner.run, []\n"
+        "def first(self, *a, **k):\n"
+        "    seen.append(sorted({m.split('.')[0] for m in sys.modules if m.startswith(HEAVY)}))\n"
+        "    return run(self, *a, **k)\n"
+        "r.Runner.run = first\n"
+        f"HEAVY = {HEAVY!r}\n"
+        f"sys.argv = ['duet', 'compare', 'true', 'true', '--runs', '2', '--method', 'duet', '--no-progress', "
+        f"'--db', {str(tmp_path / 'r.db')!r}]\n"
+        "try:\n    runpy.run_module('duetbench', run_name='__main__')\nexcept SystemExit as e:\n"
+        "    assert e.code in (0, None), e.code\n"
+        "print(seen[0], 'sqlalchemy' in sys.modules)\n")
+    for _ in range(2):
+        out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+        assert out.strip().splitlines()[-1] == "['pydantic', 'pydantic_core'] False"
+
+
 def test_help_lists_every_lazy_command_as_the_command_itself_would() -> None:
     from duetbench.cli.main import _LAZY, main
 
@@ -60,8 +83,8 @@ def test_help_lists_every_lazy_command_as_the_command_itself_would() -> None:
 
 
 def test_constants_kept_apart_to_stay_light_match_their_originals() -> None:
-    from duetbench.analyze import invocations
     import duetbench.cli.main as cli
+    from duetbench.analyze import invocations
     from duetbench.store import db
     from duetbench.usecases import compare as session
 

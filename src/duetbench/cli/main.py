@@ -469,20 +469,25 @@ def piped_console() -> Any:
     cells ("seque…"); a log has no width, so tables get 160 columns there, as `duet analyze`'s do."""
     from rich.console import Console
 
-    return Console(highlight=False, width=None if sys.stdout.isatty() else 160)
+    return Console(**_piped_options())
+
+
+def _piped_options() -> dict[str, Any]:
+    return {"highlight": False, "width": None if sys.stdout.isatty() else 160}
 
 
 def _styled_console(style: str, no_progress: bool) -> tuple[Any, bool]:
-    """--style as hyperfine's: the console that prints the report, and whether the progress line shows."""
-    from rich.console import Console
+    """--style as hyperfine's: the console that prints the report, and whether the progress line shows.
+    Made when first used (report/lazy_console.py): without a progress line, after the measurements."""
+    from duetbench.report.lazy_console import LazyConsole
 
     if style == "none":
-        return Console(quiet=True), False
+        return LazyConsole(quiet=True), False
     if style in ("basic", "nocolor"):
-        return Console(highlight=False, no_color=True), style == "nocolor" and not no_progress
+        return LazyConsole(highlight=False, no_color=True), style == "nocolor" and not no_progress
     if style in ("full", "color"):
-        return Console(highlight=False, force_terminal=True), style == "full" and not no_progress
-    return piped_console(), not no_progress
+        return LazyConsole(highlight=False, force_terminal=True), style == "full" and not no_progress
+    return LazyConsole(**_piped_options()), not no_progress
 
 
 @main.command()
