@@ -1,11 +1,12 @@
 """``duet compare``'s store on a SQLite file, through Python's sqlite3 module instead of SQLAlchemy.
 
 Why hand-written SQL here, against the project's rule of well-kept libraries over own code: every
-``duet compare`` paid for SQLAlchemy before it could store its first pair, and that is most of its fixed
-cost (issue 17). Measured on the 2-CPU VM (CPU time, median of 7, interleaved): importing SQLAlchemy with
-store/db.py and opening a current database (engine, version check, the dead-orchestrator check) cost
-125 ms; this module, imported and opened on the same file, 3 ms. A whole 3-pair compare of `true` went
-from 477 to 338 ms. No use of SQLAlchemy avoids its import, and the import is the cost.
+``duet compare`` paid for SQLAlchemy before it could store its first pair, and that was the largest part
+of its fixed cost (issue 17). Measured on the 2-CPU VM (CPU time in a fresh process, 7 runs each):
+importing SQLAlchemy with store/db.py and opening a current database (engine, version check, the
+dead-orchestrator check) 124–137 ms; importing this module (sqlite3 included) and opening the same file
+10–12 ms. A whole 3-pair compare of `true` went from 471 to 330 ms of the orchestrator's CPU (median of
+7). No way of using SQLAlchemy avoids importing it, and the import is the cost.
 
 What keeps the hand-written SQL from drifting from the schema, whose only source stays the SQLAlchemy
 metadata (store/schema.py) and its migrations:
