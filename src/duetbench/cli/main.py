@@ -204,6 +204,21 @@ def main() -> None:
     clear_leftovers()
 
 
+def entry() -> None:
+    """The `duet` program (its script, ``python -m duetbench``): `main`, then an exit without the cyclic
+    collector's passes. The interpreter's finalization collects everything the imports made (pydantic,
+    numpy, rich: hundreds of thousands of objects) in full, and that took ~45 ms of a compare's CPU
+    (issue 17; 7 runs each: 337–373 ms for those imports and a normal exit, 293–348 ms frozen first).
+    Frozen, the objects are still released (reference counts), exit handlers run and the standard
+    streams are flushed; only cyclic garbage left at the very end is not collected, which the operating
+    system reclaims. Not in `main`: tests call it in their own process, which goes on."""
+    try:
+        main()
+    finally:
+        gc.disable()
+        gc.freeze()
+
+
 _COMPARE_EPILOG = """\b
 Exit codes: 0 done; 1 a command (or --setup/--prepare/...) failed; 2 bad input;
 3 --fail-if-slower tripped; 130 interrupted (what finished is kept)."""
