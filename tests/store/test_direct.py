@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import sqlite3
 import subprocess
 import sys
@@ -61,9 +60,8 @@ def test_a_new_database_is_the_one_the_migrations_make(tmp_path: Path) -> None:
 def test_every_statement_prepares_on_a_database_the_metadata_made(tmp_path: Path) -> None:
     Store(tmp_path / "r.db").close()
     with sqlite3.connect(tmp_path / "r.db") as conn:
-        for name, sql in {**SQL, "activity7": _activity(7)}.items():
+        for sql in [*SQL.values(), _activity(7)]:
             conn.execute(f"EXPLAIN {sql}", [None] * sql.count("?"))  # fails on an unknown table or column
-            assert name
 
 
 def test_rows_written_directly_read_the_same_through_sqlalchemy_and_back(tmp_path: Path) -> None:
@@ -176,6 +174,7 @@ def test_a_dead_orchestrators_comparison_is_marked(tmp_path: Path, capsys: pytes
     assert again.comparison(alive).status == "running"  # type: ignore[union-attr]
     assert f"comparison #{cid} (its duet process {dead.pid} was killed)" in capsys.readouterr().err
     again.close()
-    with Store(path).engine.connect() as conn:
+    store = Store(path)
+    with store.engine.connect() as conn:
         assert conn.execute(text("SELECT count(*) FROM comparisons WHERE status = 'running'")).scalar() == 1
-    assert os.path.exists(path)
+    store.close()
