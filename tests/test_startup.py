@@ -7,6 +7,7 @@ import inspect
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import click
 import pytest
@@ -28,11 +29,43 @@ def test_version_and_help_import_nothing_heavy(args: list[str]) -> None:
     assert _imported_after(code) == []
 
 
+@pytest.mark.parametrize("args", [["--help"], ["compare", "--help"], ["show", "--help"]])
+def test_the_export_options_import_no_exporter_module(args: list[str]) -> None:
+    # Their names and help come from the registry's table; a format's module is imported to write a file.
+    code = (f"from duetbench.cli.main import main\ntry:\n    main({args!r})\nexcept SystemExit as e:\n"
+            "    assert e.code in (0, None), e.code\n"
+            "import sys; print(sorted(m for m in sys.modules if m.startswith('duetbench.report.exporters.')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip().splitlines()[-1] == "[]"
+
+
 def test_the_compare_session_imports_statistics_and_store_on_first_use() -> None:
     # pydantic validates the options and rich draws the progress line before the first invocation;
     # numpy (statistics) and SQLAlchemy (the store) come after it.
     imported = _imported_after("import duetbench.usecases.compare, duetbench.execute.runner")
     assert [m for m in imported if not m.startswith(("pydantic", "rich"))] == []
+
+
+def test_a_compare_on_sqlite_imports_no_sqlalchemy_and_nothing_heavy_before_its_first_run(tmp_path: Path) -> None:
+    # Without a progress line, rich waits for the report; the store is reached without SQLAlchemy
+    # (store/direct.py), on a new database as on an existing one.
+    probe = (
+        "import sys, runpy\n"
+        "import duetbench.execute.runner as r\n"
+        "run, seen = r.Runner.run, []\n"
+        "def first(self, *a, **k):\n"
+        "    seen.append(sorted({m.split('.')[0] for m in sys.modules if m.startswith(HEAVY)}))\n"
+        "    return run(self, *a, **k)\n"
+        "r.Runner.run = first\n"
+        f"HEAVY = {HEAVY!r}\n"
+        f"sys.argv = ['duet', 'compare', 'true', 'true', '--runs', '2', '--method', 'duet', '--no-progress', "
+        f"'--db', {str(tmp_path / 'r.db')!r}]\n"
+        "try:\n    runpy.run_module('duetbench', run_name='__main__')\nexcept SystemExit as e:\n"
+        "    assert e.code in (0, None), e.code\n"
+        "print(seen[0], 'sqlalchemy' in sys.modules)\n")
+    for _ in range(2):
+        out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+        assert out.strip().splitlines()[-1] == "['pydantic', 'pydantic_core'] False"
 
 
 def test_help_lists_every_lazy_command_as_the_command_itself_would() -> None:
@@ -50,8 +83,8 @@ def test_help_lists_every_lazy_command_as_the_command_itself_would() -> None:
 
 
 def test_constants_kept_apart_to_stay_light_match_their_originals() -> None:
-    from duetbench.analyze import invocations
     import duetbench.cli.main as cli
+    from duetbench.analyze import invocations
     from duetbench.store import db
     from duetbench.usecases import compare as session
 

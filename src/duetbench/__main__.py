@@ -1,3 +1,3 @@
-from duetbench.cli.main import main
+from duetbench.cli.main import entry
 
-main()
+entry()

@@ -11,7 +11,18 @@ import click
 import pytest
 
 from duetbench.errors import DuetError
-from duetbench.report.exporters import FORMATS, Exports, asciidoc, exporters_for, orgmode, registry, write_atomically
+from duetbench.report.exporters import (
+    FORMATS,
+    KINDS,
+    TABLE,
+    Exports,
+    asciidoc,
+    exporters_for,
+    formats_for,
+    orgmode,
+    registry,
+    write_atomically,
+)
 from duetbench.report.exporters._document import Bullets, Code, Footer, Heading, Paragraph, Strong, Table, Warnings
 from duetbench.report.exporters.markdown import MARKUP as MARKDOWN
 from duetbench.report.model import ComparisonReport, ScanEntry, ScanReport
@@ -39,6 +50,17 @@ def test_registry_names_match_their_modules_and_options() -> None:
     assert list(registry()) == list(FORMATS)
     for name, exporter in registry().items():
         assert exporter.name == name and exporter.kinds and exporter.help
+
+
+def test_the_light_table_agrees_with_every_module() -> None:
+    """The options are built from TABLE without importing the modules: what it says of each format is what
+    its EXPORTER is."""
+    assert [f.name for f in TABLE] == list(FORMATS)
+    for entry, exporter in zip(TABLE, registry().values(), strict=True):
+        assert (entry.name, entry.label, entry.help, entry.kinds) == \
+            (exporter.name, exporter.label, exporter.help, exporter.kinds)
+    for kind in KINDS:
+        assert [f.name for f in formats_for(kind)] == [e.name for e in exporters_for(kind)]
 
 
 def test_an_existing_file_is_replaced_keeping_its_mode(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 import click
 
-from duetbench.report.exporters import exporters_for, option_name
+from duetbench.report.exporters import formats_for, option_name
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -19,10 +19,10 @@ def export_options(*kinds: str) -> Callable[[F], F]:
     `Exports.from_options` collects them."""
 
     def decorate(func: F) -> F:
-        for exporter in reversed(exporters_for(*kinds)):
-            func = click.option(f"--export-{exporter.name}", option_name(exporter.name),
+        for fmt in reversed(formats_for(*kinds)):  # the table only: no exporter module is imported
+            func = click.option(f"--export-{fmt.name}", option_name(fmt.name),
                                 type=click.Path(dir_okay=False, path_type=Path), metavar="PATH",
-                                help=f"{exporter.help} Replaces PATH if it exists.")(func)
+                                help=f"{fmt.help} Replaces PATH if it exists.")(func)
         return func
 
     return decorate

@@ -204,6 +204,21 @@ def main() -> None:
     clear_leftovers()
 
 
+def entry() -> None:
+    """The `duet` program (its script, ``python -m duetbench``): `main`, then an exit without the cyclic
+    collector's passes. The interpreter's finalization collects everything the imports made (pydantic,
+    numpy, rich: hundreds of thousands of objects) in full, and that took ~45 ms of a compare's CPU
+    (issue 17; 7 runs each: 337–373 ms for those imports and a normal exit, 293–348 ms frozen first).
+    Frozen, the objects are still released (reference counts), exit handlers run and the standard
+    streams are flushed; only cyclic garbage left at the very end is not collected, which the operating
+    system reclaims. Not in `main`: tests call it in their own process, which goes on."""
+    try:
+        main()
+    finally:
+        gc.disable()
+        gc.freeze()
+
+
 _COMPARE_EPILOG = """\b
 Exit codes: 0 done; 1 a command (or --setup/--prepare/...) failed; 2 bad input;
 3 --fail-if-slower tripped; 130 interrupted (what finished is kept);
@@ -470,20 +485,25 @@ def piped_console() -> Any:
     cells ("seque…"); a log has no width, so tables get 160 columns there, as `duet analyze`'s do."""
     from duetbench.report.console import OutputConsole
 
-    return OutputConsole(highlight=False, width=None if sys.stdout.isatty() else 160)
+    return OutputConsole(**_piped_options())
+
+
+def _piped_options() -> dict[str, Any]:
+    return {"highlight": False, "width": None if sys.stdout.isatty() else 160}
 
 
 def _styled_console(style: str, no_progress: bool) -> tuple[Any, bool]:
-    """--style as hyperfine's: the console that prints the report, and whether the progress line shows."""
-    from duetbench.report.console import OutputConsole
+    """--style as hyperfine's: the console that prints the report, and whether the progress line shows.
+    Made when first used (report/lazy_console.py): without a progress line, after the measurements."""
+    from duetbench.report.lazy_console import LazyConsole
 
     if style == "none":
-        return OutputConsole(quiet=True), False
+        return LazyConsole(quiet=True), False
     if style in ("basic", "nocolor"):
-        return OutputConsole(highlight=False, no_color=True), style == "nocolor" and not no_progress
+        return LazyConsole(highlight=False, no_color=True), style == "nocolor" and not no_progress
     if style in ("full", "color"):
-        return OutputConsole(highlight=False, force_terminal=True), style == "full" and not no_progress
-    return piped_console(), not no_progress
+        return LazyConsole(highlight=False, force_terminal=True), style == "full" and not no_progress
+    return LazyConsole(**_piped_options()), not no_progress
 
 
 @main.command()

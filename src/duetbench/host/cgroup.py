@@ -56,21 +56,25 @@ def stale_cgroups(roots: Iterable[Path] | None = None) -> list[Path]:
     """Our ``duetbench-<pid>-…`` cgroups whose orchestrator is gone (see `sweep_stale_cgroups`)."""
     if roots is None:
         base = Path("/sys/fs/cgroup")
-        roots = [base, *(p for p in _subdirs(base))]
+        roots = [base, *_subdirs(base)]
     me = os.getpid()
     found = []
     for root in roots:
-        for top in _subdirs(root):
+        for top in _subdirs(root, _OURS):
             match = _OURS.match(top.name)
-            if match is None or int(match.group(1)) == me or _alive(int(match.group(1))):
-                continue
-            found.append(top)
+            if match is not None and int(match.group(1)) != me and not _alive(int(match.group(1))):
+                found.append(top)
     return found
 
 
-def _subdirs(path: Path) -> list[Path]:
+def _subdirs(path: Path, named: re.Pattern[str] | None = None) -> list[Path]:
+    """The directories in `path` (those whose name matches `named`), symbolic links left out. Every
+    ``duet`` command looks through the cgroup tree once (execute/housekeeping.py): the names are
+    matched before anything is looked up, and the directory entries' types need no stat."""
     try:
-        return [p for p in path.iterdir() if p.is_dir() and not p.is_symlink()]
+        with os.scandir(path) as entries:
+            return [Path(e.path) for e in entries
+                    if (named is None or named.match(e.name)) and e.is_dir(follow_symlinks=False)]
     except OSError:
         return []
 

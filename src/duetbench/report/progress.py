@@ -6,10 +6,13 @@ side of a duet (docs/notes/duet_on_2cpus.md point 1).
 from __future__ import annotations
 
 import time
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeElapsedColumn
+from duetbench.report.lazy_console import real_console
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.progress import ProgressColumn
 
 
 class ManualProgress:
@@ -17,9 +20,11 @@ class ManualProgress:
 
     def __init__(self, console: Console, enabled: bool, columns: list[ProgressColumn], *, transient: bool = False,
                  description: str, total: int, completed: int = 0, **fields: Any) -> None:
+        from rich.progress import Progress
+
         self.enabled = enabled and console.is_terminal
         self.console = console
-        self.progress = Progress(*columns, console=console, auto_refresh=False, transient=transient)
+        self.progress = Progress(*columns, console=real_console(console), auto_refresh=False, transient=transient)
         self.task = self.progress.add_task(description, total=total, completed=completed, **fields)
 
     def __enter__(self) -> Self:
@@ -45,10 +50,16 @@ class LiveProgress(ManualProgress):
     """`duet compare`: invocations done and the CI narrowing."""
 
     def __init__(self, console: Console, total: int, enabled: bool) -> None:
+        self._drawn = float("-inf")
+        if not enabled:  # nothing to draw: neither rich nor the console (report/lazy_console.py) is needed yet
+            self.enabled = False
+            self.console = console
+            return
+        from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+
         super().__init__(console, enabled, [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                                             TimeElapsedColumn(), TextColumn("{task.fields[ci]}")],
                          transient=True, description="measuring", total=total, ci="")
-        self._drawn = float("-inf")
 
     def due(self) -> bool:
         """Would an update now be drawn? (What only the bar shows need not be computed otherwise.)"""

@@ -1,9 +1,8 @@
 """Opening a results database, and turning the database's failures into one clear line.
 
-SQLite runs in WAL mode with ``synchronous=NORMAL`` (a committed transaction survives a killed
-process) and a generous busy timeout (several writers take turns). The Python sqlite3 module's own
-transaction handling is switched off so that SQLAlchemy's transactions are real SQLite transactions,
-DDL included; a write transaction starts with ``BEGIN IMMEDIATE`` so that it waits for other writers
+A SQLite connection is set up as store/sqlite_file.py says (WAL, busy timeout; the Python sqlite3
+module's own transaction handling off, so that SQLAlchemy's transactions are real SQLite transactions,
+DDL included); a write transaction starts with ``BEGIN IMMEDIATE`` so that it waits for other writers
 up front instead of failing half-way when upgrading a read lock.
 """
 from __future__ import annotations
@@ -11,7 +10,6 @@ from __future__ import annotations
 import os
 import re
 import sqlite3
-import time
 import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,17 +21,15 @@ from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
 from duetbench.errors import DuetError
 from duetbench.store.location import StoreLocation, mask_credentials
+from duetbench.store.sqlite_file import SQLITE_HINT, configure, read_only_file, reason
 
-BUSY_TIMEOUT_MS = 60_000
 #: Execution option marking a connection whose next transaction writes (see `write_transaction`).
 WRITE = "duet_write"
 
 
 def read_only(location: StoreLocation) -> bool:
-    """Whether a SQLite file can only be read: it, or its directory (where SQLite makes its -wal and -shm
-    files), is not writable — a read-only mount, another user's results."""
-    path = location.path
-    return path is not None and path.exists() and not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK))
+    """Whether a SQLite file can only be read (`read_only_file`)."""
+    return read_only_file(location.path)
 
 
 def _read_only_connection(path: str) -> sqlite3.Connection:
@@ -73,27 +69,7 @@ def open_engine(location: StoreLocation) -> Engine:
 
 
 def _sqlite_connect(dbapi_connection: Any, _record: Any) -> None:
-    dbapi_connection.isolation_level = None  # no implicit transactions: SQLAlchemy's BEGIN is the one
-    dbapi_connection.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-    _switch_to_wal(dbapi_connection)
-    dbapi_connection.execute("PRAGMA synchronous=NORMAL")
-
-
-def _switch_to_wal(dbapi_connection: Any) -> None:
-    """Switching a new file to WAL needs it exclusively, and SQLite answers "database is locked" at
-    once, without its busy handler, while another process is doing the same (several Slurm tasks or
-    writers opening one new file): try again for up to the busy timeout."""
-    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
-    delay = 0.005
-    while True:
-        try:
-            dbapi_connection.execute("PRAGMA journal_mode=WAL")
-            return
-        except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) or time.monotonic() > deadline:
-                raise
-        time.sleep(delay)
-        delay = min(delay * 2, 0.2)
+    configure(dbapi_connection)
 
 
 def _sqlite_begin(conn: Connection) -> None:
@@ -112,13 +88,13 @@ def write_transaction(engine: Engine) -> Iterator[Connection]:
 def describe(exc: BaseException, location: StoreLocation) -> tuple[str, str]:
     """(reason, hint) for a database failure: the driver's first line, credentials masked."""
     orig = exc.orig if isinstance(exc, DBAPIError) and exc.orig is not None else exc
-    text = " ".join(str(orig).split()) or type(orig).__name__
+    text = reason(orig)
     if location.password:
         text = text.replace(location.password, "***")
     text = mask_credentials(re.sub(r"^connection failed: ", "", text))
     lower = text.lower()
     if location.kind == "sqlite":
-        hint = "choose a writable location with --db PATH"
+        hint = SQLITE_HINT
     elif "password authentication failed" in lower or "no password supplied" in lower:
         hint = "check the password in the URL, or in PGPASSWORD or ~/.pgpass"
     elif "database" in lower and "does not exist" in lower:

@@ -14,7 +14,7 @@ import time
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from duetbench.errors import DuetError
 from duetbench.execute.invocation import Invocation
-from duetbench.store import schema
+from duetbench.store import records, schema
 from duetbench.store.connect import (
     database_errors,
     describe,
@@ -34,6 +34,7 @@ from duetbench.store.connect import (
 )
 from duetbench.store.location import StoreLocation, scrub_credentials
 from duetbench.store.migrations import migrate
+from duetbench.store.records import ComparisonRecord
 
 DEFAULT_DB = Path(".duet/results.db")
 
@@ -46,26 +47,7 @@ def process_columns() -> list[str]:
 
 
 def invocation_from_row(data: dict[str, Any]) -> Invocation:
-    data["warmup"] = bool(data["warmup"])
-    return Invocation(**data)
-
-
-@dataclass
-class ComparisonRecord:
-    id: int
-    created: float
-    finished: float | None
-    status: str
-    method: str
-    name_a: str
-    name_b: str
-    command_a: str
-    command_b: str
-    seed: int
-    options: dict[str, Any]
-    host: dict[str, Any]
-    tool_version: str
-    uid: str = ""
+    return records.invocation_from_row(data, Invocation)  # this module's Invocation (tests replace it)
 
 
 class Store:

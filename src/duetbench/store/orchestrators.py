@@ -11,13 +11,10 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import select
-
 from duetbench.execute.owner import Owner
-from duetbench.store import schema
-from duetbench.store.connect import write_transaction
 
 if TYPE_CHECKING:
     from duetbench.store.db import Store
@@ -33,27 +30,52 @@ def with_owner(options: dict[str, Any]) -> dict[str, Any]:
 
 def mark_dead(store: Store) -> list[str]:
     """Mark the ``running`` records of dead orchestrators; one description per record marked."""
-    marked: list[str] = []
-    for table, what in ((schema.comparisons, "comparison"), (schema.campaigns, "campaign")):
+    from sqlalchemy import select
+
+    from duetbench.store import schema
+    from duetbench.store.connect import write_transaction
+
+    def running(table_name: str) -> list[tuple[int, str | None]]:
+        table = getattr(schema, table_name)
         with store.engine.connect() as conn:
-            rows = conn.execute(select(table.c.id, table.c.options).where(table.c.status == "running")).all()
-        for record_id, options in rows:
+            return [(r[0], r[1]) for r in conn.execute(select(table.c.id, table.c.options)
+                                                       .where(table.c.status == "running")).all()]
+
+    def mark(table_name: str, record_id: int) -> bool:
+        table = getattr(schema, table_name)
+        with write_transaction(store.engine) as conn:
+            done = conn.execute(table.update().where((table.c.id == record_id) & (table.c.status == "running"))
+                                .values(status=DIED, finished=time.time()))
+        return bool(done.rowcount)
+
+    return mark_dead_records(running, mark)
+
+
+def mark_dead_records(running: Callable[[str], list[tuple[int, str | None]]],
+                      mark: Callable[[str, int], bool]) -> list[str]:
+    """`mark_dead` on any database: `running(table)` lists a table's ``running`` records (id, options),
+    `mark(table, id)` marks one `DIED` unless it is no longer running, and tells whether it did."""
+    marked: list[str] = []
+    for table_name, what in (("comparisons", "comparison"), ("campaigns", "campaign")):
+        for record_id, options in running(table_name):
             try:
                 owner = Owner.from_json(json.loads(options or "{}").get(OWNER_KEY))
             except (ValueError, AttributeError):
                 continue
             if owner is None or not owner.dead():
                 continue
-            with write_transaction(store.engine) as conn:
-                done = conn.execute(table.update().where((table.c.id == record_id) & (table.c.status == "running"))
-                                    .values(status=DIED, finished=time.time()))
-            if done.rowcount:
+            if mark(table_name, record_id):
                 marked.append(f"{what} #{record_id} (its duet process {owner.pid} was killed)")
     return marked
 
 
 def claim(store: Store, table_name: str, record_id: int) -> None:
     """Make this process the orchestrator of a record it continues (``duet run --resume``)."""
+    from sqlalchemy import select
+
+    from duetbench.store import schema
+    from duetbench.store.connect import write_transaction
+
     table = getattr(schema, table_name)
     with write_transaction(store.engine) as conn:
         options = conn.execute(select(table.c.options).where(table.c.id == record_id)).scalar()

@@ -28,7 +28,9 @@ if TYPE_CHECKING:
     from duetbench.analyze.choice import MethodChoice
     from duetbench.analyze.comparison import ComparisonResult
     from duetbench.analyze.invocations import Samples
-    from duetbench.store.db import ComparisonRecord, Store
+    from duetbench.store.db import Store
+    from duetbench.store.direct import DirectStore
+    from duetbench.store.records import ComparisonRecord
 
 
 # -- imported on first use ---------------------------------------------------------------------------
@@ -114,21 +116,22 @@ def _with_owner(options: dict[str, Any]) -> dict[str, Any]:
 class _DeferredComparison:
     """The comparison's record in the store, begun when its first invocation is stored.
 
-    Opening the store imports SQLAlchemy and migrates the schema (~0.2 s); deferred to the end of the
-    first pair (the warmup pair by default), it no longer delays the first invocation. Every invocation
-    is still committed as soon as it has been measured."""
+    Opening the store through SQLAlchemy imports it and migrates the schema (~0.2 s); deferred to the end
+    of the first pair (the warmup pair by default), it does not delay the first invocation. A current
+    SQLite database is opened without SQLAlchemy (store/direct.py). Every invocation is still committed
+    as soon as it has been measured."""
 
-    def __init__(self, db_path: Path, begin: Callable[[Store], int]) -> None:
+    def __init__(self, db_path: Path, begin: Callable[[DirectStore | Store], int]) -> None:
         self.db_path = db_path
         self._begin = begin
-        self._store: Store | None = None
+        self._store: DirectStore | Store | None = None
         self.id = -1
 
-    def open(self) -> Store:
+    def open(self) -> DirectStore | Store:
         if self._store is None:
-            from duetbench.store.db import Store
+            from duetbench.store.direct import open_comparison_store
 
-            store = Store(self.db_path)
+            store = open_comparison_store(self.db_path)
             self.id = self._begin(store)
             self._store = store
         return self._store

@@ -10,9 +10,10 @@ One rule for every file, hyperfine's: an existing file is replaced. The replacem
 file in the same directory, renamed over the target), so a run killed while exporting leaves the old file
 or the new one, never half of one.
 
-Adding a format: a module here defining ``EXPORTER`` and its name in `FORMATS` (docs/contributing.md,
-"Adding an export format"). This package and its modules import only the standard library when loaded:
-``duet --help`` lists the options without numpy, rich or SQLAlchemy (tests/test_startup.py).
+Adding a format: a module here defining ``EXPORTER`` and its entry in `TABLE` (docs/contributing.md,
+"Adding an export format"). The command line is built from the table alone, and the modules import only
+the standard library when loaded: ``duet --help`` lists the options without numpy, rich or SQLAlchemy
+(tests/test_startup.py).
 """
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
 from duetbench.errors import DuetError
 
@@ -34,12 +35,55 @@ if TYPE_CHECKING:
 
     Subject = ComparisonReport | ScanReport | CampaignReport
 
-#: The registry: every format, in the order its option is listed. Each is the module
-#: ``duetbench.report.exporters.<name>``, which defines ``EXPORTER``; its option is ``--export-<name>``.
-FORMATS = ("json", "csv", "markdown", "asciidoc", "orgmode", "hyperfine", "html")
-
 #: What a command exports.
 KINDS = ("comparison", "scan", "campaign")
+
+
+@dataclass(frozen=True)
+class Format:
+    """A format as the command line needs it, without importing its module: its option and help."""
+
+    #: ``--export-<name>``, and the module ``duetbench.report.exporters.<name>`` defining ``EXPORTER``.
+    name: str
+    #: In messages: "cannot write the <label> export to PATH".
+    label: str
+    #: The option's help text.
+    help: str
+    #: The kinds of subject it writes (its EXPORTER's renderers: `registry` checks they agree).
+    kinds: frozenset[str]
+
+
+_ALL = frozenset(KINDS)
+#: The registry: every format, in the order its option is listed. The options of every command are built
+#: from this table alone; a format's module (its renderers, and what they import) is imported only when a
+#: file of that format is written (`exporter`). Importing all seven to build the options cost `duet
+#: compare` ~15 ms of CPU before its first invocation (issue 17).
+TABLE: tuple[Format, ...] = (
+    Format("json", "JSON", "Write the results as JSON (every number, option and invocation).", _ALL),
+    Format("csv", "CSV", "Write CSV: one row per invocation (compare, show) or per benchmark and method (analyze, "
+                         "run; with --studies also every study's table, as NAME.studies.csv).", _ALL),
+    Format("markdown", "Markdown", "Write a Markdown table (a pull-request comment, $GITHUB_STEP_SUMMARY).", _ALL),
+    Format("asciidoc", "AsciiDoc", "Write an AsciiDoc table (the Markdown export's content).", _ALL),
+    Format("orgmode", "Org", "Write an Emacs Org table (the Markdown export's content).", _ALL),
+    Format("hyperfine", "hyperfine JSON",
+           "Write A's and B's times in hyperfine's --export-json format, for tools that read it.",
+           frozenset({"comparison", "scan"})),
+    Format("html", "HTML", "Write a self-contained HTML report with plots (works offline).", _ALL),
+)
+FORMATS = tuple(f.name for f in TABLE)
+_BY_NAME = {f.name: f for f in TABLE}
+
+
+class Described(TypedDict):
+    name: str
+    label: str
+    help: str
+
+
+def described(name: str) -> Described:
+    """A format's name, label and help from `TABLE`, for its module's EXPORTER."""
+    entry = _BY_NAME[name]
+    return {"name": entry.name, "label": entry.label, "help": entry.help}
 
 
 class Exporter(Protocol):
@@ -60,19 +104,28 @@ class Exporter(Protocol):
 
 
 @cache
-def registry() -> dict[str, Exporter]:
-    """Format name → exporter, in the order of FORMATS."""
-    found: dict[str, Exporter] = {}
-    for name in FORMATS:
-        exporter = importlib.import_module(f"{__name__}.{name}").EXPORTER
-        assert exporter.name == name, f"{name}.EXPORTER is named {exporter.name!r}"
-        found[name] = exporter
+def exporter(name: str) -> Exporter:
+    """The exporter of one format: its module is imported now."""
+    found: Exporter = importlib.import_module(f"{__name__}.{name}").EXPORTER
+    entry = _BY_NAME[name]
+    assert (found.name, found.label, found.help, found.kinds) == (entry.name, entry.label, entry.help, entry.kinds), \
+        f"{name}.EXPORTER differs from its entry in TABLE"
     return found
 
 
+def registry() -> dict[str, Exporter]:
+    """Format name → exporter, in the order of FORMATS (importing every format's module)."""
+    return {name: exporter(name) for name in FORMATS}
+
+
+def formats_for(*kinds: str) -> list[Format]:
+    """The formats that can write any of `kinds`, in registry order, without importing them."""
+    return [f for f in TABLE if f.kinds & set(kinds)]
+
+
 def exporters_for(*kinds: str) -> list[Exporter]:
-    """The formats that can write any of `kinds`, in registry order."""
-    return [e for e in registry().values() if e.kinds & set(kinds)]
+    """The exporters of `formats_for(*kinds)`."""
+    return [exporter(f.name) for f in formats_for(*kinds)]
 
 
 def kind_of(subject: Subject) -> str:
@@ -183,14 +236,13 @@ class Exports:
     def check(self, kind: str) -> None:
         """Before measuring: every requested format can write `kind`."""
         for name in self.paths:
-            exporter = registry()[name]
-            if kind not in exporter.kinds:
-                raise DuetError(f"--export-{name} cannot write a {kind}",
-                                hint=f"it writes: {', '.join(sorted(exporter.kinds))}")
+            kinds = _BY_NAME[name].kinds
+            if kind not in kinds:
+                raise DuetError(f"--export-{name} cannot write a {kind}", hint=f"it writes: {', '.join(sorted(kinds))}")
 
     def write(self, subject: Subject) -> None:
         for name, path in self.paths.items():
-            registry()[name].write(subject, path)
+            exporter(name).write(subject, path)
 
 
 def path_is_special(path: Path) -> bool:

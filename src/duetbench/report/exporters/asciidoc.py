@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from duetbench.report.exporters import described
 from duetbench.report.exporters._document import Markup, Table, document_exporter
 from duetbench.report.safe_text import visible
 
@@ -53,5 +54,4 @@ class AsciiDoc(Markup):
 
 
 MARKUP = AsciiDoc()
-EXPORTER = document_exporter(
-    MARKUP, name="asciidoc", label="AsciiDoc", help="Write an AsciiDoc table (the Markdown export's content).")
+EXPORTER = document_exporter(MARKUP, **described("asciidoc"))

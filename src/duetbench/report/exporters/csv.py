@@ -10,7 +10,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from duetbench.report.exporters import TextExporter, write_atomically
+from duetbench.report.exporters import TextExporter, described, write_atomically
 from duetbench.report.safe_text import csv_row
 
 if TYPE_CHECKING:
@@ -77,9 +77,4 @@ class CsvExporter(TextExporter):
             write_atomically(studies_path(path), studies_csv(studies), "method studies' CSV export")
 
 
-EXPORTER = CsvExporter(
-    name="csv", label="CSV",
-    help="Write CSV: one row per invocation (compare, show) or per benchmark and method (analyze, run; with "
-         "--studies also every study's table, as NAME.studies.csv).",
-    comparison=comparison_csv, scan=scan_csv, campaign=campaign_csv,
-)
+EXPORTER = CsvExporter(**described("csv"), comparison=comparison_csv, scan=scan_csv, campaign=campaign_csv)

@@ -8,7 +8,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from duetbench.errors import DuetError
-from duetbench.report.exporters import TextExporter
+from duetbench.report.exporters import TextExporter, described
 
 if TYPE_CHECKING:
     from duetbench.report.model import CampaignReport, ComparisonReport, ScanReport
@@ -46,8 +46,4 @@ def campaign_html(campaign: CampaignReport) -> str:
                               source=campaign.source)
 
 
-EXPORTER = TextExporter(
-    name="html", label="HTML",
-    help="Write a self-contained HTML report with plots (works offline).",
-    comparison=comparison_html, scan=scan_html, campaign=campaign_html,
-)
+EXPORTER = TextExporter(**described("html"), comparison=comparison_html, scan=scan_html, campaign=campaign_html)

@@ -15,7 +15,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from duetbench.report.exporters import TextExporter
+from duetbench.report.exporters import TextExporter, described
 
 if TYPE_CHECKING:
     from duetbench.report.model import ComparisonReport
@@ -53,8 +53,7 @@ def _dump(reports: Sequence[tuple[Mapping[str, str], ComparisonReport]]) -> str:
 
 
 EXPORTER = TextExporter(
-    name="hyperfine", label="hyperfine JSON",
-    help="Write A's and B's times in hyperfine's --export-json format, for tools that read it.",
+    **described("hyperfine"),
     comparison=lambda report: _dump([({}, report)]),
     scan=lambda scan: _dump([(e.parameters, e.report) for e in scan.entries]),
 )

@@ -7,7 +7,7 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 from duetbench import __version__
-from duetbench.report.exporters import TextExporter
+from duetbench.report.exporters import TextExporter, described
 
 if TYPE_CHECKING:
     from duetbench.analyze.comparison import ComparisonResult
@@ -99,7 +99,7 @@ def to_campaign_json(campaign: CampaignReport) -> dict[str, Any]:
 
 
 EXPORTER = TextExporter(
-    name="json", label="JSON", help="Write the results as JSON (every number, option and invocation).",
+    **described("json"),
     comparison=lambda report: json.dumps(to_json_dict(report), indent=2) + "\n",
     scan=lambda scan: json.dumps(to_scan_json(scan), indent=2) + "\n",
     # No newline at the end: as `duet analyze` has always written it.

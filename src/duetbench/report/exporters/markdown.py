@@ -3,6 +3,7 @@
 Every text is escaped with `markdown_text` (no raw HTML, no cell or code-span breaks, one line)."""
 from __future__ import annotations
 
+from duetbench.report.exporters import described
 from duetbench.report.exporters._document import Markup, Table, document_exporter
 from duetbench.report.safe_text import markdown_text
 
@@ -38,6 +39,4 @@ class Markdown(Markup):
 
 
 MARKUP = Markdown()
-EXPORTER = document_exporter(
-    MARKUP, name="markdown", label="Markdown",
-    help="Write a Markdown table (a pull-request comment, $GITHUB_STEP_SUMMARY).")
+EXPORTER = document_exporter(MARKUP, **described("markdown"))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from duetbench.report.exporters import described
 from duetbench.report.exporters._document import Markup, Table, document_exporter
 from duetbench.report.safe_text import visible
 
@@ -54,5 +55,4 @@ class Org(Markup):
 
 
 MARKUP = Org()
-EXPORTER = document_exporter(
-    MARKUP, name="orgmode", label="Org", help="Write an Emacs Org table (the Markdown export's content).")
+EXPORTER = document_exporter(MARKUP, **described("orgmode"))
