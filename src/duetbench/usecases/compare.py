@@ -320,9 +320,9 @@ def _measure(opts: CompareOptions, settings: RunSettings, method: str, options: 
     MAX_REDECISIONS times. Staying with the method, the runs go on counting; switching, the earlier
     method's runs are kept as warm-ups, since they cannot enter the new method's interval.
     Returns (status, failure, the method that was measured last)."""
-    from duetbench.analyze.choice import MAX_REDECISIONS
-
     auto = method == "auto"
+    if auto:  # (analyze/ imports numpy: a fixed method starts measuring without it)
+        from duetbench.analyze.choice import MAX_REDECISIONS
     spent = 0.0
     prior: list[Invocation] = []
     watch_for: MethodChoice | None = None
