@@ -5,12 +5,17 @@ Kept apart from the array statistics and from the runner, because the live progr
 """
 from __future__ import annotations
 
+import dataclasses
+import json
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from duetbench.analyze.api import AnalysisOptions, analyze
 from duetbench.analyze.comparison import ComparisonResult
+from duetbench.analyze.interference import NOTE_MARK, one_sided_pairs, too_few_clean
+from duetbench.analyze.verdict import verdict
 from duetbench.execute.invocation import Invocation
 from duetbench.model.method import check_method
 from duetbench.model.table import IterationTable
@@ -100,9 +105,46 @@ def measured_runs(method: str, invocations: list[Invocation]) -> int:
 
 def evaluate(method: str, invocations: list[Invocation], metric: str, *, confidence_level: float,
              n_resamples: int, seed: int, min_overlap_rate: float = 0.4,
-             robust: bool = True, u_test: bool = True, interval: str = "t") -> ComparisonResult:
-    """`analyze.api.analyze` of a comparison's invocations (`as_table`)."""
-    return analyze(method, as_table(method, invocations, metric),
-                   AnalysisOptions(confidence_level=confidence_level, n_resamples=n_resamples, seed=seed,
-                                   min_overlap_rate=min_overlap_rate, robust=robust, u_test=u_test,
-                                   interval=interval, metric=metric))
+             robust: bool = True, u_test: bool = True, interval: str = "t",
+             set_aside_one_sided: bool = False) -> ComparisonResult:
+    """`analyze.api.analyze` of a comparison's invocations (`as_table`). `set_aside_one_sided`: a short
+    duet's wall time leaves out the pairs in which one side alone was held off its CPU by another process
+    (`analyze.interference`): it is unbounded when too few pairs were clean, else as it is, with a note."""
+    opts = AnalysisOptions(confidence_level=confidence_level, n_resamples=n_resamples, seed=seed,
+                           min_overlap_rate=min_overlap_rate, robust=robust, u_test=u_test, interval=interval,
+                           metric=metric)
+    if not (set_aside_one_sided and method == "duet" and metric == "wall"):
+        return analyze(method, as_table(method, invocations, metric), opts)
+    pairs = _complete_pairs(usable(invocations))
+    hit = one_sided_pairs(*_pair_records(pairs))
+    result = analyze(method, as_table(method, invocations, metric), opts)
+    if not hit.any():
+        return result
+    what = (f"{int(hit.sum())} of {len(pairs)} pairs {NOTE_MARK} while another process ran (more time off the "
+            "CPU than its partner, and other processes' CPU time to match): interference a duet does not cancel")
+    if not too_few_clean(hit):
+        return dataclasses.replace(result, notes=(*result.notes, f"{what}; few enough to keep"))
+    ratio = dataclasses.replace(result.ratio, low=0.0, high=math.inf)
+    return dataclasses.replace(
+        result, ratio=ratio, verdict=verdict(ratio.low, ratio.high), relative_ci_width=math.inf,
+        notes=(*result.notes, f"{what}; with so few clean pairs the wall-time ratio is not bounded at all — "
+               "measure with --method sequential (or auto), more pairs, or --metric cpu for CPU-bound commands"))
+
+
+def _pair_records(pairs: list[dict[str, Invocation]]) -> tuple[np.ndarray, ...]:
+    """Per complete pair: A's and B's wall and CPU time, and the CPU time other processes used meanwhile
+    (the pair's activity record; nan when none was recorded)."""
+    def column(side: str, attr: str) -> np.ndarray:
+        return np.array([float(getattr(p[side], attr)) for p in pairs])
+
+    others = np.array([_others_s(p["A"].activity) for p in pairs])
+    return column("A", "wall_s"), column("A", "cpu_s"), column("B", "wall_s"), column("B", "cpu_s"), others
+
+
+def _others_s(activity: str | None) -> float:
+    if not activity:
+        return math.nan
+    try:
+        return sum(float(proc["cpu_ms"]) for proc in json.loads(activity)) / 1000.0
+    except (ValueError, KeyError, TypeError):
+        return math.nan

@@ -44,6 +44,12 @@ ACTIVITY_MAX_SHARE = 0.01
 # (~1.7-3.5 ms) fell after every other pair of 100 ms commands, the gaps between pairs alternating
 # ~1.2 and ~4.5 ms (a mean of 3.1 ms against 1.2 ms without snapshots; issue 17's goal is 1 ms).
 ACTIVITY_MAX_PER_PAIR_S = 0.0002
+#: A `duet compare --runs N` of at most this many pairs records the activity around every pair instead
+#: (~2 ms each, little beside a few pairs' time): its duet analysis sets aside the pairs one side of which
+#: was held off its CPU by another process (analyze/interference.py), since with so few pairs no interval
+#: can tell such interference from a difference (a duet forced to 5 or 10 pairs beside a CPU hog: 3 of 100
+#: A/A comparisons judged a difference, bench/results/trust.md).
+ACTIVITY_EVERY_PAIR_UP_TO = 10
 
 
 @dataclass
@@ -75,6 +81,9 @@ class RunSettings:
     input_path: str | None = None
     # Names shown before the lines of --show-output / --output=inherit.
     labels: dict[str, str] = field(default_factory=lambda: {"A": "A", "B": "B"})
+    # Record other processes' activity around every pair (invocation), whatever it costs: what a short
+    # comparison's analysis needs to tell one-sided interference (analyze/interference.py).
+    activity_every_pair: bool = False
 
 
 @dataclass
@@ -125,7 +134,7 @@ class Runner:
         self._servers: dict[int, LauncherServer] = {}
         self._gate: ReleaseGate | None = None
         self._workdir = Path(tempfile.gettempdir())
-        self._noise = _NoiseWindows(on_activity)
+        self._noise = _NoiseWindows(on_activity, every_unit=settings.activity_every_pair)
         self._pipes = _PipeSinks(self._workdir)
 
     # -- helpers -----------------------------------------------------------------------------------
@@ -399,8 +408,9 @@ class _NoiseWindows:
     an aduet segment's). The gap between two pairs, where only the orchestrator runs, falls in a window
     too: what other processes do there is counted, as it would be by a snapshot before each pair."""
 
-    def __init__(self, on_activity: Callable[[list[Invocation]], None] | None) -> None:
+    def __init__(self, on_activity: Callable[[list[Invocation]], None] | None, *, every_unit: bool = False) -> None:
         self.on_activity = on_activity
+        self.every_unit = every_unit  # a window per pair (invocation), whatever the snapshots cost
         self._before: Snapshot | None = None
         self._opened = 0.0
         self._cost = 0.0
@@ -429,8 +439,8 @@ class _NoiseWindows:
         time and in the number of pairs (invocations) it spans."""
         self._pending.extend(invocations)
         self._groups += 1
-        if time.monotonic() - self._opened >= self._cost / ACTIVITY_MAX_SHARE \
-                and self._groups >= self._cost / ACTIVITY_MAX_PER_PAIR_S:
+        if self.every_unit or (time.monotonic() - self._opened >= self._cost / ACTIVITY_MAX_SHARE
+                               and self._groups >= self._cost / ACTIVITY_MAX_PER_PAIR_S):
             self._close()
 
     def _close(self) -> None:

@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from duetbench.analyze.comparison import ComparisonResult
+from duetbench.analyze.interference import NOTE_MARK
 from duetbench.execute.invocation import Invocation
 from duetbench.model.method import PAIRED_METHODS
 
@@ -54,10 +56,16 @@ def teaching_warnings(method: str, results: dict[str, ComparisonResult], invocat
     if noise:
         out.append(f"During the slowest runs other processes were busy: {noise}. EMP (Suh et al.) attributes "
                    "outliers to such daemons; `duet measure` removes the samples they disturbed.")
+    if wall is not None:
+        # A short duet whose pairs one side's neighbour disturbed so often that its wall ratio is unbounded
+        # (analyze/interference.py), in words; a few such pairs are only a note in the exports.
+        out += [note[0].upper() + note[1:] + "." for note in wall.notes
+                if NOTE_MARK in note and not math.isfinite(wall.ratio.high)]
     if method in PAIRED_METHODS and wall is not None and cpu is not None:
         wall_width = wall.ratio.high - wall.ratio.low
         cpu_width = cpu.ratio.high - cpu.ratio.low
-        if cpu_width > 0 and wall_width > ASYMMETRIC_NOISE_FACTOR * cpu_width and wall.relative_ci_width > 0.01:
+        if cpu_width > 0 and math.isfinite(wall_width) and wall_width > ASYMMETRIC_NOISE_FACTOR * cpu_width \
+                and wall.relative_ci_width > 0.01:
             out.append(f"The wall-time ratio is {wall_width / cpu_width:.0f}x noisier than the CPU-time ratio: "
                        "other activity on this machine lands on one side of the duet at a time (with few CPUs, "
                        "none is spare for it), which a duet does not cancel. For CPU-bound commands use "

@@ -14,7 +14,7 @@ from duetbench.config.compare import CompareOptions, command_argv, hook_shell
 from duetbench.errors import EXIT_SLOWER, CommandFailed, DuetError
 from duetbench.execute.invocation import Invocation
 from duetbench.execute.lock import MeasurementLock
-from duetbench.execute.runner import Runner, RunSettings, ShellCommandFailed, run_shell
+from duetbench.execute.runner import ACTIVITY_EVERY_PAIR_UP_TO, Runner, RunSettings, ShellCommandFailed, run_shell
 from duetbench.host.host import host_facts, usable_cpus
 from duetbench.plan.schedule import choose_cpus
 from duetbench.report.exporters import Exports
@@ -173,7 +173,8 @@ def build_report(record: ComparisonRecord, invocations: list[Invocation]) -> Com
             results[metric] = evaluate(record.method, invocations, metric, confidence_level=opts["confidence"],
                                        n_resamples=opts["n_resamples"], seed=record.seed,
                                        min_overlap_rate=opts["min_overlap_rate"], robust=opts["robust"],
-                                       interval=opts.get("interval", "bootstrap"))
+                                       interval=opts.get("interval", "bootstrap"),
+                                       set_aside_one_sided=bool(opts.get("activity_every_pair")))
         except ValueError as exc:
             error = str(exc)
     report = ComparisonReport(
@@ -501,6 +502,7 @@ def run_compare(opts: CompareOptions, *, db_path: Path, exports: Exports, consol
     cpus = choose_cpus(cpus_available)
     method: str = opts.method
     options = opts.model_dump()
+    options["activity_every_pair"] = opts.runs is not None and opts.runs <= ACTIVITY_EVERY_PAIR_UP_TO
     if method == "auto" and cpus is None:
         method = "sequential"
         options["auto"] = {"method": method, "reason": "sequential: only one usable CPU, so no duet is possible",
@@ -535,7 +537,8 @@ def run_compare(opts: CompareOptions, *, db_path: Path, exports: Exports, consol
                            ignore_failure=opts.ignore_failure, show_output=opts.show_output, fill=opts.fill,
                            output={side: where or "null" for side, where in opts.per_side(opts.output).items()},
                            input_path=opts.input, labels={"A": opts.name_a, "B": opts.name_b},
-                           hook_shell=hook_shell(opts.shell))
+                           hook_shell=hook_shell(opts.shell),
+                           activity_every_pair=opts.runs is not None and opts.runs <= ACTIVITY_EVERY_PAIR_UP_TO)
     stop = _Stop()
     status = "failed"
     failure: Invocation | None = None
