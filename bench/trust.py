@@ -175,8 +175,9 @@ def summarize_aa(ms: float, cond: str, rows: list[dict[str, Any]], extra: list[s
                  ) -> dict[str, Any]:
     ok = [r for r in rows if "error" not in r]
     alarms = sum(r["verdict"] != "no difference" for r in ok)
+    # An unbounded interval is exported as null (JSON has no infinity): it scatters nothing.
     scatter = [abs(math.log(r["estimate"])) / (math.log(r["high"] / r["low"]) / 2) for r in ok
-               if r["high"] > r["low"] and math.isfinite(r["high"])]
+               if r["high"] is not None and r["low"] and r["high"] > r["low"] and math.isfinite(r["high"])]
     methods: dict[str, int] = {}
     for r in ok:
         methods[r["method"]] = methods.get(r["method"], 0) + 1
