@@ -178,9 +178,12 @@ def markdown(rows: list[dict[str, object]], sims: int) -> str:
             lines += ["", "A hog that follows the faster side (follow=1) is balanced out by the placement at every n. "
                       "One that lands on a random side (follow=0.5) makes the pair ratios two-valued: with 5 or 10 "
                       "pairs all or all but one hit on the same side often enough (1 in 16, 1 in 50) that no interval "
-                      "over so few values can tell it from a real difference, so a fixed `--runs 5` or `--runs 10` "
-                      "beside such a hog stays above the bar; the default adaptive stop, which cannot stop on "
-                      "evidence before 10 pairs, keeps it."]
+                      "over so few values can tell it from a real difference (6.7 % and 2.35 % before). What can is "
+                      "each pair's record: a `--runs N` duet of at most 10 pairs records other processes' activity "
+                      "around every pair, and when most pairs had one side held off its CPU while another process "
+                      "ran (`analyze.interference`, modelled here from the hog the simulation places), its wall "
+                      "ratio is unbounded. The default adaptive stop, which cannot stop on evidence before 10 "
+                      "pairs, keeps the level without it."]
         lines.append("")
     return "\n".join(lines)
 
