@@ -178,3 +178,31 @@ def test_a_dead_orchestrators_comparison_is_marked(tmp_path: Path, capsys: pytes
     with store.engine.connect() as conn:
         assert conn.execute(text("SELECT count(*) FROM comparisons WHERE status = 'running'")).scalar() == 1
     store.close()
+
+
+class _InterruptedAfterBegin(sqlite3.Connection):
+    """A connection on which Ctrl-C lands the moment BEGIN returns, once: the window the CI hit
+    ("cannot start a transaction within a transaction" instead of exit 130)."""
+    armed = False
+
+    def execute(self, sql: str, *args: object) -> sqlite3.Cursor:  # type: ignore[override]
+        cursor = super().execute(sql, *args)
+        if sql == "BEGIN IMMEDIATE" and type(self).armed:
+            type(self).armed = False
+            raise KeyboardInterrupt
+        return cursor
+
+
+def test_ctrl_c_just_after_begin_leaves_no_transaction_open(tmp_path: Path) -> None:
+    DirectStore.open(tmp_path / "r.db").close()  # type: ignore[union-attr]
+    conn = sqlite3.connect(tmp_path / "r.db", factory=_InterruptedAfterBegin, isolation_level=None)
+    store = DirectStore(tmp_path / "r.db", conn)
+    comparison_id = _begin(store)
+    _InterruptedAfterBegin.armed = True
+    with pytest.raises(KeyboardInterrupt):
+        store.add_invocations(comparison_id, [invocation(side="A", index=0)])
+    assert not conn.in_transaction
+    store.finish_comparison(comparison_id, "interrupted")  # the interrupted run's own closing write
+    assert store.comparison(comparison_id).status == "interrupted"  # type: ignore[union-attr]
+    assert store.invocations(comparison_id) == []
+    store.close()

@@ -145,15 +145,8 @@ class DirectStore:
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
         """One write transaction, committed when the block ends, rolled back if it raises."""
-        with _errors(self.path):
-            conn = self._conn
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield conn
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
+        with _errors(self.path), _transaction(self._conn) as conn:
+            yield conn
 
     def _tell_dead_orchestrators(self) -> None:
         """As `Store._tell_dead_orchestrators`."""
@@ -259,21 +252,34 @@ def _current(conn: sqlite3.Connection) -> bool:
 def _create_if_empty(conn: sqlite3.Connection) -> bool:
     """Create the current schema, as the migrations would on a new database, unless the file already
     holds tables (an older database, or another process was first): then False, and `Store` decides."""
-    conn.execute("BEGIN IMMEDIATE")  # excludes other migrating processes, as migrations.migrate does
-    try:
+    # BEGIN IMMEDIATE excludes other migrating processes, as migrations.migrate does
+    with _transaction(conn):
         if conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
-            conn.execute("ROLLBACK")
             return False
         for statement in sqlite_schema.DDL:
             conn.execute(statement)
         now = time.time()
         conn.executemany(SQL["migrated"], [(version, name, now) for version, name in sqlite_schema.MIGRATIONS])
         conn.execute(f"PRAGMA user_version={sqlite_schema.HEAD}")  # what older duetbench versions read
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
     return True
+
+
+@contextmanager
+def _transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """``BEGIN IMMEDIATE`` … ``COMMIT``, rolled back if anything raises before the commit.
+
+    BEGIN runs inside the ``try``: a Ctrl-C that lands just after it returns would otherwise leave the
+    transaction open, and the interrupted run's own closing write then fails with "cannot start a
+    transaction within a transaction" instead of exiting 130 with what it measured."""
+    committed = False
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        yield conn
+        conn.execute("COMMIT")
+        committed = True
+    finally:
+        if not committed and conn.in_transaction:
+            conn.execute("ROLLBACK")
 
 
 @contextmanager
