@@ -67,11 +67,11 @@ def test_evaluate_leaves_a_hog_s_short_duet_unbounded_and_says_why() -> None:
     kw = dict(confidence_level=0.99, n_resamples=1000, seed=1)
     raw = evaluate("duet", invocations, "wall", **kw)
     assert raw.verdict == "faster"
-    judged = evaluate("duet", invocations, "wall", set_aside_one_sided=True, **kw)
+    judged = evaluate("duet", invocations, "wall", judge_one_sided=True, **kw)
     assert judged.verdict == "no difference" and judged.ratio.high == math.inf
     assert any("5 of 5 pairs had one side held off its CPU" in n for n in judged.notes)
     # CPU time is not what the hog took: judged as it is.
-    assert evaluate("duet", invocations, "cpu", set_aside_one_sided=True, **kw).ratio.high < math.inf
+    assert evaluate("duet", invocations, "cpu", judge_one_sided=True, **kw).ratio.high < math.inf
     # Nobody else ran (the command waited for itself): nothing is set aside.
     alone = [i for k in range(5) for i in _pair(k, "A", 0.1)]
-    assert evaluate("duet", alone, "wall", set_aside_one_sided=True, **kw).verdict == "faster"
+    assert evaluate("duet", alone, "wall", judge_one_sided=True, **kw).verdict == "faster"

@@ -106,14 +106,15 @@ def measured_runs(method: str, invocations: list[Invocation]) -> int:
 def evaluate(method: str, invocations: list[Invocation], metric: str, *, confidence_level: float,
              n_resamples: int, seed: int, min_overlap_rate: float = 0.4,
              robust: bool = True, u_test: bool = True, interval: str = "t",
-             set_aside_one_sided: bool = False) -> ComparisonResult:
-    """`analyze.api.analyze` of a comparison's invocations (`as_table`). `set_aside_one_sided`: a short
-    duet's wall time leaves out the pairs in which one side alone was held off its CPU by another process
-    (`analyze.interference`): it is unbounded when too few pairs were clean, else as it is, with a note."""
+             judge_one_sided: bool = False) -> ComparisonResult:
+    """`analyze.api.analyze` of a comparison's invocations (`as_table`). `judge_one_sided`: a short duet's
+    pairs in which one side alone was held off its CPU by another process (`analyze.interference`) are
+    counted; the wall-time ratio is left unbounded when too few pairs were clean, else kept as it is, with
+    a note either way. The pairs are never dropped (why: `interference.too_few_clean`)."""
     opts = AnalysisOptions(confidence_level=confidence_level, n_resamples=n_resamples, seed=seed,
                            min_overlap_rate=min_overlap_rate, robust=robust, u_test=u_test, interval=interval,
                            metric=metric)
-    if not (set_aside_one_sided and method == "duet" and metric == "wall"):
+    if not (judge_one_sided and method == "duet" and metric == "wall"):
         return analyze(method, as_table(method, invocations, metric), opts)
     pairs = _complete_pairs(usable(invocations))
     hit = one_sided_pairs(*_pair_records(pairs))

@@ -35,6 +35,7 @@ from duetbench.store.connect import (
 from duetbench.store.location import StoreLocation, scrub_credentials
 from duetbench.store.migrations import migrate
 from duetbench.store.records import ComparisonRecord
+from duetbench.store.sqlite_file import immediate_transaction
 
 DEFAULT_DB = Path(".duet/results.db")
 
@@ -254,14 +255,8 @@ class _SqliteInserts:
             values = {"comparison_id": comparison_id, "seq": seq + k, **vars(inv)}
             # A field the table knows but this Invocation lacks is stored NULL, as the INSERT leaving it out did.
             rows.append([values.get(c) for c in fields_])
-        conn = self._conn
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with immediate_transaction(self._conn) as conn:
             conn.executemany(self._sql, rows)
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
 
     def close(self) -> None:
         self._pooled.close()

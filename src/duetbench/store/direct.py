@@ -38,7 +38,7 @@ from duetbench.execute.invocation import Invocation
 from duetbench.store import sqlite_schema
 from duetbench.store.location import is_url, scrub_credentials
 from duetbench.store.records import ComparisonRecord, invocation_from_row
-from duetbench.store.sqlite_file import SQLITE_HINT, configure, read_only_file, reason
+from duetbench.store.sqlite_file import SQLITE_HINT, configure, immediate_transaction, read_only_file, reason
 
 if TYPE_CHECKING:
     from duetbench.store.db import Store
@@ -145,7 +145,7 @@ class DirectStore:
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
         """One write transaction, committed when the block ends, rolled back if it raises."""
-        with _errors(self.path), _transaction(self._conn) as conn:
+        with _errors(self.path), immediate_transaction(self._conn) as conn:
             yield conn
 
     def _tell_dead_orchestrators(self) -> None:
@@ -253,7 +253,7 @@ def _create_if_empty(conn: sqlite3.Connection) -> bool:
     """Create the current schema, as the migrations would on a new database, unless the file already
     holds tables (an older database, or another process was first): then False, and `Store` decides."""
     # BEGIN IMMEDIATE excludes other migrating processes, as migrations.migrate does
-    with _transaction(conn):
+    with immediate_transaction(conn):
         if conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
             return False
         for statement in sqlite_schema.DDL:
@@ -262,24 +262,6 @@ def _create_if_empty(conn: sqlite3.Connection) -> bool:
         conn.executemany(SQL["migrated"], [(version, name, now) for version, name in sqlite_schema.MIGRATIONS])
         conn.execute(f"PRAGMA user_version={sqlite_schema.HEAD}")  # what older duetbench versions read
     return True
-
-
-@contextmanager
-def _transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-    """``BEGIN IMMEDIATE`` … ``COMMIT``, rolled back if anything raises before the commit.
-
-    BEGIN runs inside the ``try``: a Ctrl-C that lands just after it returns would otherwise leave the
-    transaction open, and the interrupted run's own closing write then fails with "cannot start a
-    transaction within a transaction" instead of exiting 130 with what it measured."""
-    committed = False
-    try:
-        conn.execute("BEGIN IMMEDIATE")
-        yield conn
-        conn.execute("COMMIT")
-        committed = True
-    finally:
-        if not committed and conn.in_transaction:
-            conn.execute("ROLLBACK")
 
 
 @contextmanager

@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +37,25 @@ def configure(dbapi_connection: Any) -> None:
     dbapi_connection.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
     _switch_to_wal(dbapi_connection)
     dbapi_connection.execute("PRAGMA synchronous=NORMAL")
+
+
+@contextmanager
+def immediate_transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """One write transaction on a connection set up by `configure`: ``BEGIN IMMEDIATE`` (waits for other
+    writers up front) … ``COMMIT``, rolled back if anything raises before the commit.
+
+    BEGIN runs inside the ``try``: a Ctrl-C that lands just after it returns would otherwise leave the
+    transaction open, and the interrupted run's own closing write then fails with "cannot start a
+    transaction within a transaction" instead of exiting 130 with what it measured."""
+    committed = False
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        yield conn
+        conn.execute("COMMIT")
+        committed = True
+    finally:
+        if not committed and conn.in_transaction:
+            conn.execute("ROLLBACK")
 
 
 def _switch_to_wal(dbapi_connection: Any) -> None:

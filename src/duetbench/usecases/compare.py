@@ -174,7 +174,7 @@ def build_report(record: ComparisonRecord, invocations: list[Invocation]) -> Com
                                        n_resamples=opts["n_resamples"], seed=record.seed,
                                        min_overlap_rate=opts["min_overlap_rate"], robust=opts["robust"],
                                        interval=opts.get("interval", "bootstrap"),
-                                       set_aside_one_sided=bool(opts.get("activity_every_pair")))
+                                       judge_one_sided=bool(opts.get("activity_every_pair")))
         except ValueError as exc:
             error = str(exc)
     report = ComparisonReport(
