@@ -15,8 +15,8 @@ ACTIVITY_EVERY_PAIR_UP_TO; longer ones share one record among many pairs, too co
 second condition tells a neighbour from a command that contends with itself (a multi-threaded command
 pinned to one CPU waits behind its own threads, and nobody else runs). It does not tell waiting from
 sleeping: a command that sleeps or does I/O longer than its partner, on a machine busy enough that
-others use half that difference meanwhile, has its pairs set aside too — a loss of pairs (at worst an
-unbounded interval), never a false difference. Involuntary context switches, which should tell waiting
+others use half that difference meanwhile, has its pairs counted as hit too — at worst an unbounded
+interval, never a false difference. Involuntary context switches, which should tell waiting
 from sleeping, did not: beside a hog the unslowed side of a pair had as many (4–6 in 20 ms) as the
 slowed one. What would is each side's run-queue wait (docs/notes/duet_on_2cpus.md, point 12), not
 recorded yet. Our own rule (docs/notes/duet_on_2cpus.md, points 8, 12 and 13).

@@ -114,11 +114,11 @@ def evaluate(method: str, invocations: list[Invocation], metric: str, *, confide
     opts = AnalysisOptions(confidence_level=confidence_level, n_resamples=n_resamples, seed=seed,
                            min_overlap_rate=min_overlap_rate, robust=robust, u_test=u_test, interval=interval,
                            metric=metric)
+    result = analyze(method, as_table(method, invocations, metric), opts)
     if not (judge_one_sided and method == "duet" and metric == "wall"):
-        return analyze(method, as_table(method, invocations, metric), opts)
+        return result
     pairs = _complete_pairs(usable(invocations))
     hit = one_sided_pairs(*_pair_records(pairs))
-    result = analyze(method, as_table(method, invocations, metric), opts)
     if not hit.any():
         return result
     what = (f"{int(hit.sum())} of {len(pairs)} pairs {NOTE_MARK} while another process ran (more time off the "

@@ -45,10 +45,11 @@ ACTIVITY_MAX_SHARE = 0.01
 # ~1.2 and ~4.5 ms (a mean of 3.1 ms against 1.2 ms without snapshots; issue 17's goal is 1 ms).
 ACTIVITY_MAX_PER_PAIR_S = 0.0002
 #: A `duet compare --runs N` of at most this many pairs records the activity around every pair instead
-#: (~2 ms each, little beside a few pairs' time): its duet analysis sets aside the pairs one side of which
-#: was held off its CPU by another process (analyze/interference.py), since with so few pairs no interval
-#: can tell such interference from a difference (a duet forced to 5 or 10 pairs beside a CPU hog: 3 of 100
-#: A/A comparisons judged a difference, bench/results/trust.md).
+#: (~2 ms each, little beside a few pairs' time): its duet analysis counts the pairs one side of which
+#: was held off its CPU by another process (analyze/interference.py) and leaves the wall ratio unbounded
+#: when too few were clean, since with so few pairs no interval can tell such interference from a
+#: difference (a duet forced to 5 or 10 pairs beside a CPU hog: 3 of 100 A/A comparisons judged a
+#: difference before, bench/results/trust.md).
 ACTIVITY_EVERY_PAIR_UP_TO = 10
 
 

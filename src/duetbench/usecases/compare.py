@@ -502,7 +502,9 @@ def run_compare(opts: CompareOptions, *, db_path: Path, exports: Exports, consol
     cpus = choose_cpus(cpus_available)
     method: str = opts.method
     options = opts.model_dump()
-    options["activity_every_pair"] = opts.runs is not None and opts.runs <= ACTIVITY_EVERY_PAIR_UP_TO
+    # a short duet keeps one activity record per pair so analysis can judge one-sided interference
+    activity_every_pair = opts.runs is not None and opts.runs <= ACTIVITY_EVERY_PAIR_UP_TO
+    options["activity_every_pair"] = activity_every_pair
     if method == "auto" and cpus is None:
         method = "sequential"
         options["auto"] = {"method": method, "reason": "sequential: only one usable CPU, so no duet is possible",
@@ -538,7 +540,7 @@ def run_compare(opts: CompareOptions, *, db_path: Path, exports: Exports, consol
                            output={side: where or "null" for side, where in opts.per_side(opts.output).items()},
                            input_path=opts.input, labels={"A": opts.name_a, "B": opts.name_b},
                            hook_shell=hook_shell(opts.shell),
-                           activity_every_pair=opts.runs is not None and opts.runs <= ACTIVITY_EVERY_PAIR_UP_TO)
+                           activity_every_pair=activity_every_pair)
     stop = _Stop()
     status = "failed"
     failure: Invocation | None = None
