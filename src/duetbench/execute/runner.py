@@ -7,6 +7,7 @@ invocation is measured so that an interrupted run loses nothing already finished
 from __future__ import annotations
 
 import json
+import math
 import os
 import select
 import subprocess
@@ -85,6 +86,10 @@ class RunSettings:
     # Record other processes' activity around every pair (invocation), whatever it costs: what a short
     # comparison's analysis needs to tell one-sided interference (analyze/interference.py).
     activity_every_pair: bool = False
+    # Work the orchestrator needs once it has measured (importing the statistics and the report: ~90 ms
+    # on a 2-vCPU VM), done on a thread while the first warm-up unit runs, when the orchestrator would only
+    # wait; joined before anything measured starts, so it never runs beside a measured invocation.
+    during_warmup: Callable[[], None] | None = None
 
 
 @dataclass
@@ -137,6 +142,8 @@ class Runner:
         self._workdir = Path(tempfile.gettempdir())
         self._noise = _NoiseWindows(on_activity, every_unit=settings.activity_every_pair)
         self._pipes = _PipeSinks(self._workdir)
+        self._meanwhile = _Meanwhile(settings.during_warmup)
+        self._steal = _StealReadings()
 
     # -- helpers -----------------------------------------------------------------------------------
     def _elapsed(self) -> float:
@@ -228,6 +235,7 @@ class Runner:
                     self._noise.close()
                     return RunOutcome("interrupted", None, self.measured, self._elapsed())
                 finally:
+                    self._meanwhile.join()
                     for server in self._servers.values():
                         server.close()
                     self._servers = {}
@@ -272,14 +280,16 @@ class Runner:
             pair = self.s.first
             while True:
                 warmup = pair - self.s.first < self.s.warmup
-                if not warmup and not self.should_continue(self.measured, self._elapsed()):
-                    return None
+                if not warmup:
+                    self._meanwhile.join()
+                    if not self.should_continue(self.measured, self._elapsed()):
+                        return None
                 placement = self.schedule.next_duet_pair()
                 for side in placement.order:
                     self._prepare(side)
                 barrier.reset()
                 self._noise.open()
-                steal_before = read_steal_seconds()
+                steal_before = self._steal.before()
                 running: list[ServedInvocation] = []
                 try:
                     for side in placement.order:
@@ -287,11 +297,13 @@ class Runner:
                         running.append(self._server(placement.cpu[side]).start(spec, hold=True))
                     assert self._gate is not None
                     self._gate.release(len(running))
+                    if warmup:
+                        self._meanwhile.start()
                     results = self._wait_pair(running)
                 except KeyboardInterrupt:
                     barrier.abort(ABORT_USER)
                     raise
-                steal_after = read_steal_seconds()
+                steal_after = self._steal.after()
                 for inv in results:
                     inv.steal_s = steal_delta(steal_before, steal_after, inv.cpu_requested)
                 # machine-wide, so both sides of the pair share one record of the other processes
@@ -310,15 +322,20 @@ class Runner:
         round_ = self.s.first
         while True:
             warmup = round_ - self.s.first < self.s.warmup
-            if not warmup and not self.should_continue(self.measured, self._elapsed()):
-                return None
+            if not warmup:
+                self._meanwhile.join()
+                if not self.should_continue(self.measured, self._elapsed()):
+                    return None
             # One command on its own (`duet compare CMD`) has only side A: its rounds are its runs.
             for side in (s for s in self.schedule.next_round_order() if s in self.s.argv):
                 self._prepare(side)
                 self._noise.open()
-                steal_before = read_steal_seconds()
-                inv = self._server(cpu).start(self._spec(side, round_, round_, warmup, cpu, None, cgroups)).wait()
-                inv.steal_s = steal_delta(steal_before, read_steal_seconds(), cpu)
+                steal_before = self._steal.before()
+                running = self._server(cpu).start(self._spec(side, round_, round_, warmup, cpu, None, cgroups))
+                if warmup:
+                    self._meanwhile.start()
+                inv = running.wait()
+                inv.steal_s = steal_delta(steal_before, self._steal.after(), cpu)
                 self._noise.add([inv])
                 self._emit(inv)
                 if self._is_failure(inv):
@@ -353,9 +370,13 @@ class Runner:
             def launch(side: str) -> None:
                 self._prepare(side)
                 index = count[side]
+                if index >= self.s.warmup:
+                    self._meanwhile.join()
                 spec = self._spec(side, index, segment, index < self.s.warmup, cpu[side], None, cgroups)  # noqa: B023
                 steal = read_steal_seconds()
                 measuring[side] = (self._server(cpu[side]).start(spec), steal)  # noqa: B023
+                if index < self.s.warmup:
+                    self._meanwhile.start()
                 count[side] += 1
                 left[side] -= 1  # noqa: B023
 
@@ -397,6 +418,60 @@ class Runner:
             if failure is not None:
                 return failure
             segment += 1
+
+
+class _StealReadings:
+    """Per-CPU steal before and after each unit (pair or sequential invocation). A unit that starts right
+    after the last one ended reuses that reading as its "before": /proc/stat's steal counts whole clock
+    ticks (10 ms at USER_HZ 100), so a reading under half a tick old tells nothing a new one would, and
+    each read costs ~45 µs between the two units (issue 17)."""
+
+    REUSE_WITHIN_S = 0.005
+
+    def __init__(self) -> None:
+        self._last: dict[int, float] = {}
+        self._at = -math.inf
+
+    def before(self) -> dict[int, float]:
+        if self._last and time.monotonic() - self._at < self.REUSE_WITHIN_S:
+            return self._last
+        return read_steal_seconds()
+
+    def after(self) -> dict[int, float]:
+        self._last = read_steal_seconds()
+        self._at = time.monotonic()
+        return self._last
+
+
+class _Meanwhile:
+    """`RunSettings.during_warmup`, run at most once on a thread, from the first warm-up launch to `join`.
+
+    The thread only imports modules (with the GIL, while the orchestrator sleeps in poll()); a failure
+    is left for the orchestrator to meet when it imports them itself, with its own clear error."""
+
+    def __init__(self, task: Callable[[], None] | None) -> None:
+        self._task = task
+        self._thread: threading.Thread | None = None
+
+    @staticmethod
+    def _run(task: Callable[[], None]) -> None:
+        try:
+            task()
+        except Exception:  # noqa: BLE001 - see the class docstring
+            pass
+
+    def start(self) -> None:
+        if self._task is not None and self._thread is None:
+            self._thread = threading.Thread(target=self._run, args=(self._task,), name="duetbench-meanwhile",
+                                            daemon=True)
+            self._thread.start()
+        self._task = None
+
+    def join(self) -> None:
+        self._task = None  # nothing measured runs beside it: once measuring has begun it is too late
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
 
 
 class _NoiseWindows:
