@@ -127,9 +127,27 @@ class _FakeProc:
         return sorted({p[len(prefix):].split("/")[0] for p in self.files if p.startswith(prefix)})
 
 
-def _stat(pid: int, comm: str, ppid: int, utime: int, stime: int, start: int = 500) -> str:
-    fields = ["S", str(ppid)] + ["0"] * 9 + [str(utime), str(stime)] + ["0"] * 6 + [str(start)] + ["0"] * 10
+def _stat(pid: int, comm: str, ppid: int, utime: int, stime: int, start: int = 500, threads: int = 0) -> str:
+    fields = (["S", str(ppid)] + ["0"] * 9 + [str(utime), str(stime)] + ["0"] * 4 + [str(threads), "0"]
+              + [str(start)] + ["0"] * 10)
     return f"{pid} ({comm}) " + " ".join(fields)
+
+
+def test_a_single_threaded_process_is_read_from_its_own_schedstat() -> None:
+    files = {
+        "/proc/40/stat": _stat(40, "one", 1, 0, 0, threads=1),
+        "/proc/40/schedstat": "900 10 2",  # no task directory needed
+        "/proc/50/stat": _stat(50, "copied", 1, 0, 0, threads=1),  # a copy without /proc/50/schedstat
+        "/proc/50/task/50/schedstat": "800 0 1",
+        "/proc/60/stat": _stat(60, "two", 1, 0, 0, threads=2),
+        "/proc/60/schedstat": "999 9 9",  # the leader's alone: not what a two-thread process is read from
+        "/proc/60/task/60/schedstat": "100 0 1",
+        "/proc/60/task/61/schedstat": "200 0 1",
+    }
+    s = snapshot(include_self=True, files=_FakeProc(files))
+    assert s.processes[40].threads == {40: ThreadReading(900, 10, 2)}
+    assert s.processes[50].threads == {50: ThreadReading(800, 0, 1)}
+    assert s.processes[60].threads == {60: ThreadReading(100, 0, 1), 61: ThreadReading(200, 0, 1)}
 
 
 def test_snapshot_reads_any_proc_tree_and_falls_back_to_ticks_without_schedstat() -> None:

@@ -43,8 +43,10 @@ ADUET_SEGMENT = 5
 ACTIVITY_MAX_SHARE = 0.01
 # ... and at most this much per pair (or sequential invocation) on average: at 1 % alone, a snapshot
 # (~1.7-3.5 ms) fell after every other pair of 100 ms commands, the gaps between pairs alternating
-# ~1.2 and ~4.5 ms (a mean of 3.1 ms against 1.2 ms without snapshots; issue 17's goal is 1 ms).
-ACTIVITY_MAX_PER_PAIR_S = 0.0002
+# ~1.2 and ~4.5 ms (a mean of 3.1 ms against 1.2 ms without snapshots; issue 17's goal is 1 ms). Was
+# 0.2 ms while a snapshot took ~1.4 ms; reading single-threaded processes' own schedstat brought it to
+# ~1.07 ms, and 0.15 ms keeps windows of about the same number of pairs (~7) for less.
+ACTIVITY_MAX_PER_PAIR_S = 0.00015
 #: A `duet compare --runs N` of at most this many pairs records the activity around every pair instead
 #: (~2 ms each, little beside a few pairs' time): its duet analysis counts the pairs one side of which
 #: was held off its CPU by another process (analyze/interference.py) and leaves the wall ratio unbounded

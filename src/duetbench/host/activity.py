@@ -93,6 +93,9 @@ class ProcFiles(Protocol):
     def listdir(self, absolute: str) -> list[str]: ...
 
 
+_READ_SIZE = 65536
+
+
 class _LiveProc:
     def read(self, absolute: str) -> str | None:
         # Raw os.open/os.read: a snapshot reads a few hundred tiny files between two invocations, and
@@ -102,9 +105,11 @@ class _LiveProc:
         except OSError:  # the process or thread exited while we looked
             return None
         try:
-            chunks = []
-            while chunk := os.read(fd, 65536):
-                chunks.append(chunk)
+            # A /proc file comes whole in one read when it fits: a short read is its end, and the
+            # read that would return b"" is one system call of four per file saved.
+            chunks = [os.read(fd, _READ_SIZE)]
+            while len(chunks[-1]) == _READ_SIZE:
+                chunks.append(os.read(fd, _READ_SIZE))
             return b"".join(chunks).decode("utf-8", "replace")
         except OSError:
             return None
@@ -121,17 +126,23 @@ class _LiveProc:
 LIVE: ProcFiles = _LiveProc()
 
 
-def _parse_stat(text: str) -> tuple[str, int, int, int] | None:
-    """comm, ppid, start time and user+system ticks from /proc/<pid>/stat; comm may hold spaces
-    and parentheses."""
+def _parse_stat(text: str) -> tuple[str, int, int, int, int] | None:
+    """comm, ppid, start time, user+system ticks and the number of threads from /proc/<pid>/stat; comm
+    may hold spaces and parentheses."""
     open_, close = text.find("("), text.rfind(")")
     if open_ < 0 or close < 0:
         return None
     rest = text[close + 2:].split()
     try:
-        return text[open_ + 1:close], int(rest[1]), int(rest[19]), int(rest[11]) + int(rest[12])
+        return (text[open_ + 1:close], int(rest[1]), int(rest[19]), int(rest[11]) + int(rest[12]),
+                int(rest[17]))
     except (IndexError, ValueError):
         return None
+
+
+def _schedstat(text: str | None) -> ThreadReading | None:
+    parts = text.split() if text else ()
+    return ThreadReading(int(parts[0]), int(parts[1]), int(parts[2])) if len(parts) >= 3 else None
 
 
 def _descendants(roots: Iterable[int], ppid_of: Mapping[int, int]) -> set[int]:
@@ -160,7 +171,7 @@ def snapshot(
     thread, with no wait time or timeslices."""
     cpu0 = time.thread_time_ns()
     taken = time.monotonic_ns()
-    stats: dict[int, tuple[str, int, int, int]] = {}
+    stats: dict[int, tuple[str, int, int, int, int]] = {}
     for name in files.listdir("/proc"):
         if not name.isdigit():
             continue
@@ -173,18 +184,23 @@ def snapshot(
         roots.add(os.getpid())
     excluded = _descendants(roots, {pid: s[1] for pid, s in stats.items()})
     processes: dict[int, ProcessReading] = {}
-    for pid, (comm, ppid, start, ticks) in stats.items():
+    for pid, (comm, ppid, start, ticks, nthreads) in stats.items():
         if pid in excluded:
             continue
-        tids = files.listdir(f"/proc/{pid}/task")
-        if not tids:
-            continue  # exited while we looked
         threads: dict[int, ThreadReading] = {}
-        for tid in tids:
-            text = files.read(f"/proc/{pid}/task/{tid}/schedstat")
-            parts = text.split() if text else ()
-            if len(parts) >= 3:
-                threads[int(tid)] = ThreadReading(int(parts[0]), int(parts[1]), int(parts[2]))
+        # Most processes have one thread, whose schedstat is also the process's: one read instead of a
+        # directory listing and a read (a snapshot reads a few hundred files between two pairs).
+        only = _schedstat(files.read(f"/proc/{pid}/schedstat")) if nthreads == 1 else None
+        if only is not None:
+            threads[pid] = only
+        else:
+            tids = files.listdir(f"/proc/{pid}/task")
+            if not tids:
+                continue  # exited while we looked
+            for tid in tids:
+                reading = _schedstat(files.read(f"/proc/{pid}/task/{tid}/schedstat"))
+                if reading is not None:
+                    threads[int(tid)] = reading
         if not threads:
             threads[pid] = ThreadReading(int(ticks * _TICK_NS), 0, 0)
         processes[pid] = ProcessReading(pid, comm, ppid, start, threads)
