@@ -8,6 +8,10 @@ before its first run), so that spin took a CPU from a measured side: the first m
 20 ms duet was 34-44 % slower on one side in half the comparisons (docs/notes/duet_on_2cpus.md,
 point 14). The arrays duetbench computes on are small; one BLAS thread loses nothing.
 
+Why not threadpoolctl (which `analyze/bootstrap.py` uses to hold its matrix products to one thread):
+it limits later calls, but the workers the import started spin on regardless — 43 ms of CPU in the
+100 ms after ``import numpy`` with ``threadpool_limits(1)`` called right after it.
+
 The BLAS libraries read their thread count from the environment once, when they are loaded, so the
 variables are set to 1 only while numpy itself is imported and restored right after: the launchers,
 the measured commands and the hooks keep the user's environment.
