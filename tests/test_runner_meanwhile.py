@@ -94,3 +94,14 @@ def test_steal_is_read_again_unless_the_last_reading_is_fresh(monkeypatch: pytes
     steal.after()
     clock[0] += runner_module._StealReadings.REUSE_WITHIN_S * 2
     assert steal.before() == {0: 4.0}  # a hook ran in between, say: read again
+
+
+def test_what_the_comparisons_import_beside_the_warmup_exists() -> None:
+    # _Meanwhile swallows a failed import (the orchestrator meets it later itself): a misspelt name
+    # here would silently import nothing early.
+    import importlib.util
+
+    from duetbench.usecases import compare, single
+
+    for module in (*compare.AFTER_MEASURING, *single.AFTER_MEASURING):
+        assert importlib.util.find_spec(module) is not None, module

@@ -29,6 +29,18 @@ if TYPE_CHECKING:
 #: The method a one-command benchmark is stored with.
 SINGLE = "single"
 
+#: What a single command's benchmark imports once it has measured, imported while its warm-up runs
+#: instead (as `usecases.compare.AFTER_MEASURING`).
+AFTER_MEASURING = ("numpy.ma", "duetbench.analyze.single", "duetbench.analyze.invocations",
+                   "duetbench.report.terminal", "duetbench.store.direct")
+
+
+def _import_after_measuring() -> None:
+    import importlib
+
+    for module in AFTER_MEASURING:
+        importlib.import_module(module)
+
 
 def runs_of(invocations: list[Invocation], metric: str) -> tuple[list[float], list[float], list[float]]:
     """The usable measured runs' times in `metric`, user and system CPU seconds."""
@@ -116,7 +128,8 @@ def run_single(opts: CompareOptions, *, db_path: Path, exports: Exports, console
                            timeout_s=opts.timeout, prepare={"A": opts.per_side(opts.prepare)["A"]},
                            conclude={"A": opts.per_side(opts.conclude)["A"]}, ignore_failure=opts.ignore_failure,
                            show_output=opts.show_output, output={"A": opts.per_side(opts.output)["A"] or "null"},
-                           input_path=opts.input, labels={"A": opts.name_a}, hook_shell=hook_shell(opts.shell))
+                           input_path=opts.input, labels={"A": opts.name_a}, hook_shell=hook_shell(opts.shell),
+                           during_warmup=_import_after_measuring)
     status, failure, shell_failure = "failed", None, None
     previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
