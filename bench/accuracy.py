@@ -29,7 +29,7 @@ import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -68,7 +68,7 @@ class Freezer:
         """Enter the freezer cgroup before exec, so every descendant is in it from the start."""
         return ["sh", "-c", f'echo $$ > {self.path}/cgroup.procs && exec "$@"', "sh", *argv]
 
-    def __enter__(self) -> "Freezer":
+    def __enter__(self) -> Freezer:
         self._thread.start()
         return self
 

@@ -27,7 +27,6 @@ every measurement records the load average. Writes bench/results/overhead.json a
 from __future__ import annotations
 
 import argparse
-import cProfile
 import json
 import os
 import pstats

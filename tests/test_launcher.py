@@ -8,12 +8,16 @@ import statistics
 import subprocess
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from duetbench.execute.barrier import BarrierPage
 from duetbench.execute.runner import Runner, RunSettings
 from duetbench.host.cgroup import SideCgroup
+
+if TYPE_CHECKING:
+    from duetbench.execute.invocation import Invocation, LauncherServer
 
 BURN = "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done"  # ~0.2-0.5 s of CPU in dash
 
@@ -213,7 +217,7 @@ def test_a_cgroup_removed_between_invocations_is_made_again(duet, tmp_path: Path
 
 # --- the persistent launcher (duet-launch --serve) ---------------------------------------------------
 
-def _served(server: "LauncherServer", argv: list[str], **spec: object) -> "Invocation":
+def _served(server: LauncherServer, argv: list[str], **spec: object) -> Invocation:
     from duetbench.execute.invocation import LaunchSpec
 
     return server.start(LaunchSpec(argv=argv, side=str(spec.pop("side", "A")), index=int(spec.pop("index", 0)),  # type: ignore[call-overload]
