@@ -41,8 +41,9 @@ METRICS = ("wall", "cpu")  # = evaluation.METRICS (tests/test_startup.py)
 
 
 #: ... and imported while the first warm-up unit runs (`RunSettings.during_warmup`), when the orchestrator
-#: only waits: after it they held the first measured unit back by ~90 ms. numpy.ma: numpy.percentile
-#: imports it on first use, in the report's summary.
+#: only waits. Sharing a CPU with a side there, the thread hides only part of their ~90 ms (about half the
+#: warm-up's length; the rest still delays the first measured unit), and the report has nothing left to
+#: import. numpy.ma: numpy.percentile imports it on first use, in the report's summary.
 AFTER_MEASURING = ("numpy.ma", "duetbench.analyze.invocations", "duetbench.analyze.monitor",
                    "duetbench.report.terminal", "duetbench.report.warnings", "duetbench.store.direct")
 
