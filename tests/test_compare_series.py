@@ -116,6 +116,9 @@ def test_bad_reference_name_and_sort_are_one_line_errors(duet, tmp_path: Path) -
     assert blank.returncode == 2 and "a command name" in one_line_error(blank) and "is empty" in blank.stderr
     blank = duet("compare", "true", "true", "-n", "a", "-n", "", *SEQ)
     assert blank.returncode == 2 and "is empty" in one_line_error(blank)
+    # "¹" passes str.isdigit but is no number: a command of its own (not found), never a traceback
+    sup = duet("compare", "true", "true", "--reference", "\u00b9", *SEQ)
+    assert sup.returncode != 0 and "not found" in one_line_error(sup) and "Traceback" not in sup.stderr
     bad = duet("compare", "true", "true", "true", "--sort", "median", *SEQ)
     assert bad.returncode == 2 and "'median' is not one of" in bad.stderr and "Traceback" not in bad.stderr
     assert not (tmp_path / ".duet" / "results.db").exists()

@@ -51,6 +51,14 @@ def test_hyperfine_choose_commands_and_two_files(hyperfine_json: Path, tmp_path:
     assert np.array_equal(read_hyperfine(a, b).table.value, read_hyperfine(hyperfine_json).table.value)
 
 
+def test_hyperfine_a_command_named_by_a_non_ascii_digit_is_a_name_not_an_index(hyperfine_json: Path) -> None:
+    # "¹" passes str.isdigit but not int(): it was a traceback (found by tests/robustness/test_fuzz.py)
+    from duetbench.cli.importing import read
+
+    with pytest.raises(DuetError, match="¹"):
+        read("hyperfine", (hyperfine_json,), command_a="0", command_b="¹")
+
+
 @pytest.fixture(scope="module")
 def pyperf_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     pytest.importorskip("pyperf", reason="pyperf is a test dependency (pip install '.[test]')")

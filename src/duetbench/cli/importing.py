@@ -73,7 +73,8 @@ def read(fmt: str, files: tuple[Path, ...], *, method: str | None = None, comman
     """The importer behind `duet import FORMAT FILE...`."""
     if fmt == "hyperfine":
         _files(fmt, files, (1, 2))
-        pick = [int(c) if c.isdigit() else c for c in (command_a, command_b)]
+        # An index only in ASCII digits: "¹" is a digit to str.isdigit, not to int().
+        pick = [int(c) if c.isascii() and c.isdigit() else c for c in (command_a, command_b)]
         return read_hyperfine(files[0], files[1] if len(files) == 2 else None, command_a=pick[0],
                               command_b=pick[1])
     if fmt == "pyperf":

@@ -448,7 +448,7 @@ def _commands_and_names(commands: list[str], options: dict[str, Any]) -> tuple[l
     reference = options.pop("reference")
     index = 0
     if reference is not None:
-        if reference.isdigit():
+        if reference.isascii() and reference.isdigit():  # "¹" is a digit to isdigit, not to int()
             index = int(reference) - 1
             if not 0 <= index < len(commands):
                 raise DuetError(f"--reference {reference}: there are {len(commands)} command(s)",
