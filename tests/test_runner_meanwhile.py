@@ -20,9 +20,9 @@ def _settings(method: str, **kw: object) -> RunSettings:
     if method != "sequential" and len(CPUS) < 2:
         pytest.skip(f"a {method} needs two CPUs; this machine lets us use {len(CPUS)}")
     cpus = (CPUS[0], CPUS[1]) if len(CPUS) > 1 else (CPUS[0], CPUS[0])
-    # The warm-up lasts ~50 ms, the task 300 ms: it outlives the warm-up, so the join is what keeps the
-    # measured units after it.
-    argv = {"A": ["sleep", "0.05"], "B": ["sleep", "0.05"]}
+    # The warm-up lasts ~0.2 s (ample for the thread to start on a loaded machine), the task 0.6 s: it
+    # outlives the warm-up, so the join is what keeps the measured units after it.
+    argv = {"A": ["sleep", "0.2"], "B": ["sleep", "0.2"]}
     return RunSettings(method=method, argv=argv, cpus=cpus, seed=1, use_cgroups=False, **kw)  # type: ignore[arg-type]
 
 
@@ -42,7 +42,7 @@ def test_the_task_runs_beside_the_warmup_and_ends_before_anything_measured(metho
 
     def task() -> None:
         started = time.monotonic_ns()
-        time.sleep(0.3)
+        time.sleep(0.6)
         seen.append((threading.current_thread().name, started, time.monotonic_ns()))
 
     status, stored = _run(_settings(method, warmup=1, during_warmup=task))
