@@ -445,6 +445,17 @@ class _StealReadings:
         return self._last
 
 
+def import_modules(names: Sequence[str]) -> Callable[[], None]:
+    """A `RunSettings.during_warmup` task that imports `names`, in order."""
+    def task() -> None:
+        import importlib
+
+        for name in names:
+            importlib.import_module(name)
+
+    return task
+
+
 class _Meanwhile:
     """`RunSettings.during_warmup`, run at most once on a thread, from the first warm-up launch to `join`.
 

@@ -14,7 +14,14 @@ from duetbench.config.compare import CompareOptions, command_argv, hook_shell
 from duetbench.errors import EXIT_SLOWER, CommandFailed, DuetError
 from duetbench.execute.invocation import Invocation
 from duetbench.execute.lock import MeasurementLock
-from duetbench.execute.runner import ACTIVITY_EVERY_PAIR_UP_TO, Runner, RunSettings, ShellCommandFailed, run_shell
+from duetbench.execute.runner import (
+    ACTIVITY_EVERY_PAIR_UP_TO,
+    Runner,
+    RunSettings,
+    ShellCommandFailed,
+    import_modules,
+    run_shell,
+)
 from duetbench.host.host import host_facts, usable_cpus
 from duetbench.plan.schedule import choose_cpus
 from duetbench.report.exporters import Exports
@@ -46,13 +53,6 @@ METRICS = ("wall", "cpu")  # = evaluation.METRICS (tests/test_startup.py)
 #: import. numpy.ma: numpy.percentile imports it on first use, in the report's summary.
 AFTER_MEASURING = ("numpy.ma", "duetbench.analyze.invocations", "duetbench.analyze.monitor",
                    "duetbench.report.terminal", "duetbench.report.warnings", "duetbench.store.direct")
-
-
-def import_after_measuring() -> None:
-    import importlib
-
-    for module in AFTER_MEASURING:
-        importlib.import_module(module)
 
 
 def evaluate(*args: Any, **kwargs: Any) -> Any:
@@ -555,7 +555,7 @@ def run_compare(opts: CompareOptions, *, db_path: Path, exports: Exports, consol
                            output={side: where or "null" for side, where in opts.per_side(opts.output).items()},
                            input_path=opts.input, labels={"A": opts.name_a, "B": opts.name_b},
                            hook_shell=hook_shell(opts.shell),
-                           activity_every_pair=activity_every_pair, during_warmup=import_after_measuring)
+                           activity_every_pair=activity_every_pair, during_warmup=import_modules(AFTER_MEASURING))
     stop = _Stop()
     status = "failed"
     failure: Invocation | None = None

@@ -14,7 +14,7 @@ from duetbench import __version__
 from duetbench.config.compare import CompareOptions, command_argv, hook_shell
 from duetbench.execute.invocation import Invocation
 from duetbench.execute.lock import MeasurementLock
-from duetbench.execute.runner import Runner, RunSettings, ShellCommandFailed, run_shell
+from duetbench.execute.runner import Runner, RunSettings, ShellCommandFailed, import_modules, run_shell
 from duetbench.host.host import host_facts, usable_cpus
 from duetbench.plan.schedule import choose_cpus
 from duetbench.report.exporters import Exports
@@ -33,13 +33,6 @@ SINGLE = "single"
 #: instead (as `usecases.compare.AFTER_MEASURING`).
 AFTER_MEASURING = ("numpy.ma", "duetbench.analyze.single", "duetbench.analyze.invocations",
                    "duetbench.report.terminal", "duetbench.store.direct")
-
-
-def _import_after_measuring() -> None:
-    import importlib
-
-    for module in AFTER_MEASURING:
-        importlib.import_module(module)
 
 
 def runs_of(invocations: list[Invocation], metric: str) -> tuple[list[float], list[float], list[float]]:
@@ -129,7 +122,7 @@ def run_single(opts: CompareOptions, *, db_path: Path, exports: Exports, console
                            conclude={"A": opts.per_side(opts.conclude)["A"]}, ignore_failure=opts.ignore_failure,
                            show_output=opts.show_output, output={"A": opts.per_side(opts.output)["A"] or "null"},
                            input_path=opts.input, labels={"A": opts.name_a}, hook_shell=hook_shell(opts.shell),
-                           during_warmup=_import_after_measuring)
+                           during_warmup=import_modules(AFTER_MEASURING))
     status, failure, shell_failure = "failed", None, None
     previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
