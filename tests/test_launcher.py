@@ -287,7 +287,7 @@ def test_served_max_rss_is_not_inflated_by_the_python_parent(native_dir: Path, t
 
 
 def test_served_cancel_stops_only_the_invocation_in_progress(native_dir: Path, tmp_path: Path) -> None:
-    from duetbench.execute.invocation import LaunchSpec, LauncherServer
+    from duetbench.execute.invocation import LauncherServer, LaunchSpec
 
     server = LauncherServer(tmp_path, "t")
     try:
@@ -312,7 +312,7 @@ def test_served_cancel_stops_only_the_invocation_in_progress(native_dir: Path, t
 
 def test_served_launchers_meet_at_the_barrier(native_dir: Path, tmp_path: Path) -> None:
     """Two launchers on one page: the side whose partner never comes times out and aborts the page."""
-    from duetbench.execute.invocation import LaunchSpec, LauncherServer
+    from duetbench.execute.invocation import LauncherServer, LaunchSpec
 
     server = LauncherServer(tmp_path, "t")
     with BarrierPage(parties=2) as page:
@@ -335,8 +335,10 @@ def test_served_launchers_meet_at_the_barrier(native_dir: Path, tmp_path: Path) 
 
 
 @two_cpus
-def test_duet_fill_and_show_output_through_served_launchers(native_dir: Path, capfd: pytest.CaptureFixture[str]) -> None:
-    settings = RunSettings(method="duet", argv={"A": ["sh", "-c", "echo out-A"], "B": ["sh", "-c", "sleep 0.05; echo out-B"]},
+def test_duet_fill_and_show_output_through_served_launchers(native_dir: Path,
+                                                            capfd: pytest.CaptureFixture[str]) -> None:
+    settings = RunSettings(method="duet",
+                           argv={"A": ["sh", "-c", "echo out-A"], "B": ["sh", "-c", "sleep 0.05; echo out-B"]},
                            cpus=(0, 1), seed=2, warmup=0, use_cgroups=False, fill=True, show_output=True)
     outcome = Runner(settings, lambda m, e: len(m) < 6, lambda inv: None).run()
     assert outcome.status == "complete"
@@ -365,3 +367,149 @@ def test_served_invocations_in_one_cgroup_are_each_measured_by_it(native_dir: Pa
     finally:
         server.close()
         group.remove()
+
+
+def test_served_launcher_reads_its_cgroup_and_its_cpus_steal_once_the_command_is_reaped(
+        native_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The usage after an invocation and its CPU's steal come in the launcher's answer: the orchestrator
+    reads neither between pairs. Our own read of cpu.stat is made to fail after the first invocation's
+    "before": every later number must come from the launcher."""
+    from duetbench.execute.invocation import LauncherServer, LaunchSpec, forget_cgroup_usage
+    from duetbench.host.procstat import read_steal_seconds
+
+    group = SideCgroup.create(f"duetbench-{os.getpid()}-reads-A")
+    if group is None:
+        pytest.skip("no writable cgroup v2 hierarchy with cpu.stat on this machine")
+    forget_cgroup_usage()
+    cpu = max(os.sched_getaffinity(0))
+    server = LauncherServer(tmp_path, "t")
+    try:
+        burn = ["sh", "-c", "i=0; while [ $i -lt 60000 ]; do i=$((i+1)); done"]
+        served = server.start(LaunchSpec(argv=burn, side="A", index=0, pair=0, warmup=False, cpu=cpu, cgroup=group))
+        monkeypatch.setattr(SideCgroup, "usage_usec", lambda self: None)
+        for index in range(3):
+            before = read_steal_seconds()
+            if index:
+                served = server.start(LaunchSpec(argv=burn, side="A", index=index, pair=index, warmup=False,
+                                                 cpu=cpu, cgroup=group))
+            inv = served.wait()
+            after = read_steal_seconds()
+            assert inv.status == "ok", inv.error
+            assert inv.cgroup_cpu_s is not None and inv.cgroup_cpu_s == pytest.approx(inv.user_s + inv.sys_s, rel=0.2)
+            assert served.steal_at_end is not None and served.steal_at_end[0] == cpu
+            if before and after:  # /proc/stat readable: the launcher's count lies between ours
+                assert before[cpu] <= served.steal_at_end[1] <= after[cpu]
+    finally:
+        server.close()
+        group.remove()
+
+
+def test_a_held_request_can_be_let_go_unrun(native_dir: Path, tmp_path: Path) -> None:
+    """The runner sends the next pair before the stop rule has spoken: a pair it then refuses is let go
+    through the gate with "s" instead of "g", and nothing of it runs; the launcher serves on."""
+    from duetbench.execute.invocation import LauncherServer, LaunchSpec, ReleaseGate
+
+    gate = ReleaseGate()
+    server = LauncherServer(tmp_path, "t", gate)
+    marker = tmp_path / "ran"
+    try:
+        def spec(index: int) -> LaunchSpec:
+            return LaunchSpec(argv=["sh", "-c", f"echo {index} >> {marker}"], side="A", index=index, pair=index,
+                              warmup=False)
+
+        held = server.start(spec(0), hold=True)
+        with pytest.raises(RuntimeError):  # one at a time
+            server.start(spec(1), hold=True)
+        time.sleep(0.1)
+        assert not marker.exists()  # forked, held at the gate
+        gate.skip(1)
+        assert held.wait().status == "skipped" and not marker.exists()
+        released = server.start(spec(2), hold=True)
+        gate.release(1)
+        assert released.wait().status == "ok" and marker.read_text() == "2\n"
+        assert server.process.poll() is None
+    finally:
+        server.close()
+        gate.close()
+    assert server.process.returncode == 0
+
+
+@two_cpus
+def test_a_duet_that_stops_runs_no_pair_beyond_its_stop_and_counts_each_invocations_cpu_once(
+        native_dir: Path, tmp_path: Path) -> None:
+    """Each pair is sent before the stop rule has judged the previous one; the one sent when it then says
+    stop is let go unrun, and a cgroup's usage is never counted for two invocations."""
+    runs = {side: tmp_path / side for side in "AB"}
+    burn = "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done"
+    settings = RunSettings(method="duet", argv={s: ["sh", "-c", f"{burn}; echo x >> {runs[s]}"] for s in "AB"},
+                           cpus=(0, 1), seed=3, warmup=1)
+    outcome = Runner(settings, lambda m, e: len(m) < 12, lambda inv: None).run()
+    assert outcome.status == "complete" and len(outcome.measured) == 12
+    for side in "AB":
+        assert len(runs[side].read_text().splitlines()) == 1 + 6  # the warm-up pair and six measured
+    for inv in outcome.measured:
+        if inv.cgroup_cpu_s is not None:
+            assert inv.cgroup_cpu_s == pytest.approx(inv.user_s + inv.sys_s, rel=0.25, abs=0.002), inv
+
+
+def test_a_held_requests_child_is_forked_at_once_and_sets_up_only_when_released(native_dir: Path,
+                                                                                 tmp_path: Path) -> None:
+    """The launcher forks a held request's child at once (off the gap between pairs); the child opens the
+    command's output only once released, so the previous invocation's files are left as they are until
+    then; terminated while held, nothing runs and the launcher ends."""
+    from duetbench.execute.invocation import LauncherServer, LaunchSpec, ReleaseGate
+
+    gate = ReleaseGate()
+    server = LauncherServer(tmp_path, "t", gate)
+    out = tmp_path / "out"
+    out.write_text("the previous invocation's output\n")
+    try:
+        held = server.start(LaunchSpec(argv=["echo", "new"], side="A", index=0, pair=0, warmup=False,
+                                       stdout_path=out), hold=True)
+        deadline = time.monotonic() + 5
+        children: list[str] = []
+        while not children and time.monotonic() < deadline:  # the child exists before the release
+            time.sleep(0.01)
+            children = Path(f"/proc/{server.process.pid}/task/{server.process.pid}/children").read_text().split()
+        assert children, "no child forked for the held request"
+        time.sleep(0.1)
+        assert out.read_text() == "the previous invocation's output\n"
+        gate.release(1)
+        assert held.wait().status == "ok" and out.read_text() == "new\n"
+        second = server.start(LaunchSpec(argv=["sh", "-c", f"echo ran > {tmp_path / 'ran'}"], side="A", index=1,
+                                         pair=1, warmup=False), hold=True)
+        time.sleep(0.1)
+        second.terminate()
+        assert second.wait().status == "interrupted" and not (tmp_path / "ran").exists()
+        assert server.process.wait(timeout=10) == 0
+    finally:
+        server.close()
+        gate.close()
+
+
+@two_cpus
+def test_the_orchestrator_reads_no_answer_while_a_side_of_the_pair_still_runs(
+        native_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Work of ours beside the side still running slows it (docs/notes/duet_on_2cpus.md point 15): the
+    first side's answer is read only once its partner ended too."""
+    from duetbench.execute import invocation
+
+    reads: list[tuple[int, int]] = []  # (when read, pair)
+    original = invocation.ServedInvocation.wait
+
+    def wait(self: invocation.ServedInvocation) -> Invocation:
+        reads.append((time.monotonic_ns(), self.spec.pair))
+        return original(self)
+
+    monkeypatch.setattr(invocation.ServedInvocation, "wait", wait)
+    settings = RunSettings(method="duet", argv={"A": ["sleep", "0.02"], "B": ["sleep", "0.12"]}, cpus=(0, 1),
+                           seed=4, warmup=0)
+    outcome = Runner(settings, lambda m, e: len(m) < 8, lambda inv: None).run()
+    assert outcome.status == "complete"
+    ends: dict[int, int] = {}
+    for inv in outcome.measured:
+        ends[inv.pair] = max(ends.get(inv.pair, 0), inv.end_ns)
+    measured_reads = [(t, p) for t, p in reads if p in ends]
+    assert len(measured_reads) == 8
+    for when, pair in measured_reads:
+        assert when >= ends[pair], (pair, (ends[pair] - when) / 1e6)

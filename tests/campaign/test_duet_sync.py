@@ -239,3 +239,31 @@ def test_mixed_runs_are_paired_by_overlap_or_reduced_to_the_synchronized(with_ti
         assert "left out; the 2 synchronized runs paired by iteration" in row.sync
     old, = analyze_table(_table(with_times), AnalysisOptions(n_resamples=500), sync={("b", 0): None})
     assert old.pairing == "sync" and "not recorded" in old.sync
+
+
+def test_a_runs_answers_are_read_once_every_side_exited(native_dir: Path, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Work of ours beside a side still running slows it (docs/notes/duet_on_2cpus.md point 15): the side
+    that exits first has its answer read only once its partner exited too; the barrier page is told at
+    once that a side is gone."""
+    import time
+
+    from duetbench.execute import campaign_run, invocation
+    from duetbench.execute.barrier import ABORT_EXITED, BarrierPage
+
+    reads: list[tuple[str, int]] = []
+    original = invocation.RunningInvocation.wait
+
+    def wait(self: invocation.RunningInvocation) -> invocation.Invocation:
+        reads.append((self.spec.side, time.monotonic_ns()))
+        return original(self)
+
+    monkeypatch.setattr(invocation.RunningInvocation, "wait", wait)
+    with BarrierPage(parties=2) as page:
+        running = {side: invocation.RunningInvocation(
+            invocation.LaunchSpec(argv=["sleep", seconds], side=side, index=0, pair=0, warmup=False), tmp_path)
+            for side, seconds in (("A", "0.05"), ("B", "0.4"))}
+        done, abort_seen = campaign_run._wait_all(running, page)
+        assert page.aborted == ABORT_EXITED and abort_seen == 0
+    assert [side for side, _ in reads] == ["A", "B"] and done["A"].ok and done["B"].ok
+    assert min(t for _, t in reads) >= done["B"].end_ns

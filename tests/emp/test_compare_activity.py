@@ -26,6 +26,16 @@ def test_compare_stores_activity_with_every_invocation(duet, tmp_path: Path, met
         assert not any(p["comm"] in ("duet-launch", "sleep") for p in top), top
 
 
+def test_a_longer_duet_gives_every_invocation_its_windows_record(duet, tmp_path: Path) -> None:
+    """Past ACTIVITY_EVERY_PAIR_UP_TO pairs a window spans several pairs and closes beside a pair's later
+    side; the records of the pairs stored before it closed are written afterwards. All arrive."""
+    result = duet("compare", "sleep 0.002", "sleep 0.003", "--method", "duet", "--runs", "40", "--no-progress")
+    assert result.returncode == 0, result.stdout + result.stderr
+    with sqlite3.connect(tmp_path / ".duet" / "results.db") as conn:
+        rows = conn.execute("SELECT activity FROM invocations").fetchall()
+    assert len(rows) >= 80 and all(activity is not None for (activity,) in rows)
+
+
 def test_a_window_spans_enough_pairs_to_keep_snapshots_cheap_per_pair(monkeypatch: pytest.MonkeyPatch) -> None:
     """A snapshot costs ~2 ms; at most ACTIVITY_MAX_PER_PAIR_S of it per pair means a window of ten or more
     pairs even when the pairs are long (100 ms commands closed one every other pair at 1 % of the time)."""

@@ -196,17 +196,19 @@ def _wait_all(running: dict[str, RunningInvocation], page: BarrierPage | None) -
     same; doing it here too covers a launcher that died). Returns the page's abort code as it was
     when the first side exited: anything but 0 or "exited" means synchronization was lost mid-run."""
     pending = {r.pid: side for side, r in running.items()}
-    done: dict[str, Invocation] = {}
+    exited: list[str] = []
     abort_seen = 0
     while pending:
         pid = _wait_any(set(pending))
         side = pending.pop(pid)
-        if page is not None and len(done) == 0:
+        if page is not None and not exited:
             abort_seen = page.aborted
-        done[side] = running[side].wait()
+        exited.append(side)
         if page is not None and pending:
             page.abort(ABORT_EXITED)
-    return done, abort_seen
+    # The answers are read once every side has exited: work of ours beside a side still running (its
+    # last iteration, say) slows it (docs/notes/duet_on_2cpus.md point 15).
+    return {side: running[side].wait() for side in exited}, abort_seen
 
 
 def _wait_all_live(running: dict[str, RunningInvocation], page: BarrierPage | None, live: LiveWarmup,

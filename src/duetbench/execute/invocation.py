@@ -12,6 +12,7 @@ from pathlib import Path
 
 from duetbench.execute.native import native_binary
 from duetbench.host.cgroup import SideCgroup
+from duetbench.host.procstat import steal_seconds_from_ticks
 
 STDERR_TAIL_LINES = 20
 
@@ -145,7 +146,7 @@ class RunningInvocation:
                    "without writing a result"}
         cgroup_cpu = None
         if spec.cgroup is not None and self._cgroup_before is not None:
-            after = spec.cgroup.usage_usec()
+            after = _cgroup_usage_after(spec.cgroup, raw)
             if after is not None:
                 cgroup_cpu = (after - self._cgroup_before) / 1e6
         tail = ""
@@ -214,10 +215,11 @@ def _stderr_tail(path: Path) -> str:
     return "\n".join(lines[-STDERR_TAIL_LINES:])
 
 
-#: The usage of each side's cgroup when its last served invocation ended: (directory inode, usec). Only
-#: that side's invocations run in it, so it is also the next one's starting point, and each invocation
-#: reads cpu.stat once instead of twice (a read flushes per-CPU statistics: ~0.5 ms when the CPUs are
-#: busy). A cgroup made again (another inode) is read afresh.
+#: The usage of each side's cgroup when its last invocation ended: (directory inode, usec), as the
+#: launcher read it once it had reaped the command (~11 µs there; read by the orchestrator after both
+#: answers it was ~0.2 ms of the gap between pairs: a read flushes per-CPU statistics). Only that side's
+#: invocations run in it, so it is also the next one's starting point. A cgroup made again (another
+#: inode) is read afresh.
 _CGROUP_USAGE: dict[str, tuple[int, int]] = {}
 
 
@@ -237,8 +239,11 @@ def _cgroup_usage_before(group: SideCgroup) -> int | None:
     return group.usage_usec()
 
 
-def _cgroup_usage_after(group: SideCgroup) -> int | None:
-    usage = group.usage_usec()
+def _cgroup_usage_after(group: SideCgroup, raw: dict[str, object]) -> int | None:
+    """The cgroup's usage once the invocation ended: as the launcher read it after reaping the command
+    (off the orchestrator's path between pairs), or read here if it could not."""
+    reported = raw.get("cgroup_usage_usec")
+    usage = reported if isinstance(reported, int) and reported >= 0 else group.usage_usec()
     try:
         inode = os.stat(group.path).st_ino
     except OSError:
@@ -260,6 +265,10 @@ class ReleaseGate:
 
     def release(self, count: int) -> None:
         os.write(self._write_fd, b"g" * count)
+
+    def skip(self, count: int) -> None:
+        """Let `count` held requests go without running them (each is answered ``skipped``)."""
+        os.write(self._write_fd, b"s" * count)
 
     def close(self) -> None:
         for fd in (self.read_fd, self._write_fd):
@@ -303,7 +312,8 @@ class LauncherServer:
 
     def start(self, spec: LaunchSpec, *, discard_output: bool = False, hold: bool = False) -> ServedInvocation:
         """Send one invocation; it runs while the caller waits for it (``poll`` on ``fileno``). With
-        ``hold`` it starts only once the gate releases it (``ReleaseGate.release``)."""
+        ``hold`` the launcher forks its child at once, which starts the command only once the gate
+        releases it (``ReleaseGate.release``) or ends unrun (``ReleaseGate.skip``)."""
         if self.busy is not None:
             raise RuntimeError("a launcher runs one invocation at a time")
         if hold and self.gate is None:
@@ -391,6 +401,8 @@ class ServedInvocation:
         self.spec = spec
         self._stderr_path = stderr_path
         self._cgroup_before = cgroup_before
+        #: (CPU, cumulative steal seconds) as the launcher read it once the command was reaped, if it could.
+        self.steal_at_end: tuple[int, float] | None = None
 
     def fileno(self) -> int:
         return self.server.fileno()
@@ -404,9 +416,12 @@ class ServedInvocation:
     def wait(self) -> Invocation:
         raw = self.server.read_result()
         self.server.busy = None
+        steal = steal_seconds_from_ticks(raw.get("steal_ticks"))
+        if steal is not None and self.spec.cpu is not None:
+            self.steal_at_end = (self.spec.cpu, steal)
         cgroup_cpu = None
         if self.spec.cgroup is not None and self._cgroup_before is not None:
-            after = _cgroup_usage_after(self.spec.cgroup)
+            after = _cgroup_usage_after(self.spec.cgroup, raw)
             if after is not None:
                 cgroup_cpu = (after - self._cgroup_before) / 1e6
         if self.spec.label is not None:

@@ -31,7 +31,7 @@ from duetbench.host.activity import ActivityWindow, Snapshot, activity_delta, sn
 from duetbench.host.cgroup import SideCgroup
 from duetbench.host.procstat import read_steal_seconds, steal_delta
 from duetbench.plan.layout import env_offset
-from duetbench.plan.schedule import Schedule
+from duetbench.plan.schedule import PairPlacement, Schedule
 
 # Invocations per side in one segment of an asynchronous duet (CPUs are re-drawn between segments).
 ADUET_SEGMENT = 5
@@ -262,13 +262,19 @@ class Runner:
         filler.wait()
 
     def _wait_pair(self, running: list[ServedInvocation]) -> list[Invocation]:
-        """Wait for both sides of a pair; with ``fill``, the side that finishes first is re-run (unmeasured)
-        until its partner finishes too."""
+        """Wait for both sides of a pair, reading neither answer until both came: work of ours beside the
+        side still running slows that side, so it always lands on the slower one (2 ms of it per pair
+        took a 4.5 % difference at 20 ms to 6-9 %; docs/notes/duet_on_2cpus.md point 15). With ``fill``,
+        the side that finishes first is re-run (unmeasured) until its partner finishes too, which needs
+        its answer at once."""
+        if not self.s.fill:
+            _wait_all(running)
+            return [r.wait() for r in running]
         first = _wait_ready(running)
         other = next(r for r in running if r is not first)
         done = first.wait()
         cpu = first.spec.cpu if first.spec.cpu is not None else self.s.cpus[0]
-        filler = self._filler(done.side, cpu) if self.s.fill and done.ok else None
+        filler = self._filler(done.side, cpu) if done.ok else None
         while filler is not None and _wait_ready([other, filler]) is filler:
             filler.wait()  # it finished on its own: the partner is much longer; go on filling
             filler = self._filler(done.side, cpu)
@@ -277,26 +283,47 @@ class Runner:
             self._end_filler(filler)
         return [done, late]
 
+    def _withdraw(self, held: _HeldPair) -> None:
+        """A pair sent ahead that will not run: let its held requests go unrun."""
+        assert self._gate is not None
+        self._gate.skip(len(held.running))
+        for served in held.running:
+            served.wait()
+
     def _run_duet(self, cgroups: dict[str, SideCgroup | None]) -> Invocation | None:
         with BarrierPage(parties=2) as barrier:
             pair = self.s.first
+
+            def held_pair(number: int) -> _HeldPair:
+                placement = self.schedule.next_duet_pair()
+                warmup = number - self.s.first < self.s.warmup
+                return _HeldPair(placement, [
+                    self._server(placement.cpu[side]).start(
+                        self._spec(side, number, number, warmup, placement.cpu[side], barrier.path, cgroups), hold=True)
+                    for side in placement.order])
+
+            # The next pair is sent as soon as this one ended, before the rest of the work between
+            # pairs: the launchers fork its children at once, which then wait for the release
+            # (native/launcher.c, run_child), so the forks (~0.1 ms) overlap the orchestrator's work
+            # instead of following the release. If the stop rule then says stop, it is let go unrun.
+            ahead: _HeldPair | None = None
             while True:
                 warmup = pair - self.s.first < self.s.warmup
                 if not warmup:
                     self._meanwhile.join()
                     if not self.should_continue(self.measured, self._elapsed()):
+                        if ahead is not None:
+                            self._withdraw(ahead)
                         return None
-                placement = self.schedule.next_duet_pair()
-                for side in placement.order:
+                current = ahead if ahead is not None else held_pair(pair)
+                ahead = None
+                running = current.running
+                for side in current.placement.order:
                     self._prepare(side)
                 barrier.reset()
                 self._noise.open()
                 steal_before = self._steal.before()
-                running: list[ServedInvocation] = []
                 try:
-                    for side in placement.order:
-                        spec = self._spec(side, pair, pair, warmup, placement.cpu[side], barrier.path, cgroups)
-                        running.append(self._server(placement.cpu[side]).start(spec, hold=True))
                     assert self._gate is not None
                     self._gate.release(len(running))
                     if warmup:
@@ -305,7 +332,9 @@ class Runner:
                 except KeyboardInterrupt:
                     barrier.abort(ABORT_USER)
                     raise
-                steal_after = self._steal.after()
+                if all(inv.ok for inv in results):
+                    ahead = held_pair(pair + 1)
+                steal_after = self._steal.after(running)
                 for inv in results:
                     inv.steal_s = steal_delta(steal_before, steal_after, inv.cpu_requested)
                 # machine-wide, so both sides of the pair share one record of the other processes
@@ -315,7 +344,7 @@ class Runner:
                 failure = next((inv for inv in results if self._is_failure(inv)), None)
                 if failure is not None:
                     return _root_cause(results)
-                for side in placement.order:
+                for side in current.placement.order:
                     self._conclude(side)
                 pair += 1
 
@@ -337,7 +366,7 @@ class Runner:
                 if warmup:
                     self._meanwhile.start()
                 inv = running.wait()
-                inv.steal_s = steal_delta(steal_before, self._steal.after(), cpu)
+                inv.steal_s = steal_delta(steal_before, self._steal.after([running]), cpu)
                 self._noise.add([inv])
                 self._emit(inv)
                 if self._is_failure(inv):
@@ -397,7 +426,9 @@ class Runner:
                     continue
                 running, steal = measuring.pop(side)
                 inv = running.wait()
-                inv.steal_s = steal_delta(steal, read_steal_seconds(), inv.cpu_requested)
+                # its CPU's steal as its launcher read it on reaping: no /proc/stat read beside the partner
+                after = dict([running.steal_at_end]) if running.steal_at_end else read_steal_seconds()
+                inv.steal_s = steal_delta(steal, after, inv.cpu_requested)
                 self._emit(inv)
                 emitted.append(inv)
                 if failure is None and self._is_failure(inv):
@@ -422,6 +453,14 @@ class Runner:
             segment += 1
 
 
+@dataclass
+class _HeldPair:
+    """A duet pair's placement and its sides' requests, sent and held at the gate, in launch order."""
+
+    placement: PairPlacement
+    running: list[ServedInvocation]
+
+
 class _StealReadings:
     """Per-CPU steal before and after each unit (pair or sequential invocation). A unit that starts right
     after the last one ended reuses that reading as its "before": /proc/stat's steal counts whole clock
@@ -439,10 +478,19 @@ class _StealReadings:
             return self._last
         return read_steal_seconds()
 
-    def after(self) -> dict[int, float]:
-        self._last = read_steal_seconds()
+    def after(self, ended: Sequence[ServedInvocation] = ()) -> dict[int, float]:
+        """The reading after a unit: from the launchers of `ended` where each read its CPU's steal as its
+        command was reaped (off the gap between units, where reading /proc/stat cost ~115 µs), else
+        /proc/stat read now."""
+        ends = [inv.steal_at_end for inv in ended]
+        if ends and self._last and all(end is not None for end in ends):
+            reading = dict(self._last)
+            reading.update(end for end in ends if end is not None)
+        else:
+            reading = read_steal_seconds()
+        self._last = reading
         self._at = time.monotonic()
-        return self._last
+        return reading
 
 
 def import_modules(names: Sequence[str]) -> Callable[[], None]:
@@ -636,6 +684,19 @@ def _activity_json(window: ActivityWindow) -> str | None:
         return json.dumps(top_activity(window.stop()))
     except OSError:
         return None
+
+
+def _wait_all(running: list[ServedInvocation]) -> None:
+    """Sleep until every one of ``running`` has its result (or its launcher died)."""
+    poller = select.poll()
+    waiting = set()
+    for r in running:
+        poller.register(r.fileno(), select.POLLIN)
+        waiting.add(r.fileno())
+    while waiting:
+        for fd, _ in poller.poll():
+            poller.unregister(fd)
+            waiting.discard(fd)
 
 
 def _wait_ready(running: list[ServedInvocation]) -> ServedInvocation:

@@ -26,6 +26,11 @@ def read_steal_seconds(path: Path = Path("/proc/stat")) -> dict[int, float]:
     return steal
 
 
+def steal_seconds_from_ticks(ticks: object) -> float | None:
+    """A steal count in clock ticks as the launcher reports it (``steal_ticks``; -1 or absent: unknown)."""
+    return ticks * _TICK_S if isinstance(ticks, int) and ticks >= 0 else None
+
+
 def steal_delta(before: dict[int, float], after: dict[int, float], cpu: int | None) -> float | None:
     """Steal seconds on ``cpu`` between two readings; all CPUs summed when ``cpu`` is None."""
     if not before or not after:
