@@ -53,7 +53,11 @@ def test_a_to_a_passes(native_dir: Path, duet_env: dict[str, str], tmp_path: Pat
                                    command_b=f"{work} integer --ops {OPS}", fail_if_slower="5",
                                    args="--runs 8 --method duet --metric cpu")
     assert result.returncode == 0, result.stdout + result.stderr
-    assert out["regression"] == "false" and out["exit-code"] == "0" and float(out["ci-high"]) < 1.05, out
+    assert out["regression"] == "false" and out["exit-code"] == "0", out
+    # How narrow 8 pairs make the interval depends on the VM: single pairs of these commands differ by 3-6 %
+    # in CPU time now and then (vCPUs of unequal speed for a moment), which took a 99 % t interval's upper
+    # end to 1.066 once in a full test run (to 1.043 at most in 30 runs apart).
+    assert float(out["ci-high"]) < 1.10, out
     assert "duetbench" in summary and "::error::" not in result.stdout
 
 
