@@ -69,14 +69,16 @@ parser: {{name: regex, pattern: 'iteration \\d+: (?P<value>[0-9.]+) s'}}
 benchmarks:
   slower:
     A: {sys.executable} harness.py --iterations 6 --work 100000
-    B: {sys.executable} harness.py --iterations 6 --work 150000
+    B: {sys.executable} harness.py --iterations 6 --work 300000
 """)
     result, out, summary = _action(tmp_path, duet_env, campaign="perf.yml", fail_if_slower="5",
                                    analyze_args="--method duet")
     assert result.returncode == 3, result.stdout + result.stderr
     assert "+ duet run perf.yml" in result.stdout and "+ duet analyze" in result.stdout
-    # B runs 1.5x the loop; Python's cost per step is not constant, hence the wide range
-    assert out["regression"] == "true" and out["slower"] == "1" and 1.2 < float(out["ratio"]) < 3, out
+    # B runs 3x the loop. Python's cost per step is not constant, and on some hosts one CPython process in
+    # ~8 runs this loop ~1.65x faster than the others for its whole life (seen on an AMD EPYC VM: with
+    # 1.5x, 8 runs gave a 99 % CI holding 1 in 2 of 5 campaigns); hence the contrast and the wide range.
+    assert out["regression"] == "true" and out["slower"] == "1" and 1.5 < float(out["ratio"]) < 6, out
     assert "campaign action" in summary
 
 
