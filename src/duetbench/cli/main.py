@@ -503,7 +503,19 @@ def _styled_console(style: str, no_progress: bool) -> tuple[Any, bool]:
         return LazyConsole(highlight=False, no_color=True), style == "nocolor" and not no_progress
     if style in ("full", "color"):
         return LazyConsole(highlight=False, force_terminal=True), style == "full" and not no_progress
-    return LazyConsole(**_piped_options()), not no_progress
+    return LazyConsole(**_piped_options()), not no_progress and _may_be_terminal()
+
+
+def _may_be_terminal() -> bool:
+    """Could rich's console (on standard output, with no force_terminal) be a terminal? False only where rich's
+    own check (Console.is_terminal) is certain to say no, so a piped compare neither imports rich.progress
+    nor makes its console before the first invocation (~20-50 ms, issue 17); else rich decides."""
+    if os.environ.get("TTY_COMPATIBLE") == "1" or os.environ.get("FORCE_COLOR"):
+        return True
+    try:
+        return sys.stdout.isatty()
+    except (ValueError, AttributeError):  # closed, or replaced by something without isatty: as rich says
+        return False
 
 
 @main.command()

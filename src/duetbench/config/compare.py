@@ -1,13 +1,15 @@
 """What a ``duet compare`` was asked to do: validated options with defaults, and command splitting."""
 from __future__ import annotations
 
+import math
 import os
 import re
 import shlex
 import shutil
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+import msgspec
+from msgspec import Meta
 
 from duetbench.errors import DuetError
 from duetbench.model.method import CompareMethod
@@ -18,11 +20,20 @@ MAX_RUNS = 1_000_000
 Method = CompareMethod
 Metric = Literal["wall", "cpu"]
 
+# Bounds of the options, as types: a count beyond them is a typo (or 1e23) that would otherwise just keep
+# measuring.
+Count = Annotated[int, Meta(ge=2, le=MAX_RUNS)]
+Positive = Annotated[float, Meta(gt=0)]
+#: A command per side at most (hyperfine's convention: one applies to both, two are A's and B's).
+PerSide = Annotated[list[str], Meta(max_length=2)]
 
-class CompareOptions(BaseModel):
-    """Options of one comparison. Stored with every result so it can be explained and re-run later."""
 
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+class CompareOptions(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """Options of one comparison. Stored with every result so it can be explained and re-run later.
+
+    A msgspec Struct, not a pydantic model (issue 17): `duet compare` validates these before its first
+    invocation, and importing pydantic and building this model took ~195 ms there on a 2-vCPU AMD EPYC VM
+    (~50 ms on an Intel one), msgspec ~16 ms beyond what the command imports anyway (min of 6 each)."""
 
     command_a: str
     #: None: one command is benchmarked on its own (`duet compare CMD`, as `hyperfine CMD`).
@@ -31,34 +42,33 @@ class CompareOptions(BaseModel):
     name_b: str = "B"
     method: Method = "auto"
     metric: Metric = "wall"
-    # Upper bounds: a count beyond them is a typo (or 1e23) that would otherwise just keep measuring.
-    warmup: int = Field(1, ge=0, le=MAX_RUNS)
-    runs: int | None = Field(None, ge=2, le=MAX_RUNS)
-    min_runs: int = Field(10, ge=2, le=MAX_RUNS)
-    max_runs: int = Field(300, ge=2, le=MAX_RUNS)
-    time_budget: float = Field(60.0, gt=0)
-    target_rciw: float = Field(0.01, gt=0)
+    warmup: Annotated[int, Meta(ge=0, le=MAX_RUNS)] = 1
+    runs: Count | None = None
+    min_runs: Count = 10
+    max_runs: Count = 300
+    time_budget: Positive = 60.0
+    target_rciw: Positive = 0.01
     #: Also stop once both sides' runs are stable by this criterion (Laaber et al. run stopping); None: off.
     run_criterion: Literal["cv", "rciw", "kld"] | None = None
-    prepare: list[str] = Field(default_factory=list, max_length=2)
-    setup: list[str] = Field(default_factory=list, max_length=2)
-    cleanup: list[str] = Field(default_factory=list, max_length=2)
-    conclude: list[str] = Field(default_factory=list, max_length=2)
+    prepare: PerSide = []
+    setup: PerSide = []
+    cleanup: PerSide = []
+    conclude: PerSide = []
     #: None: run directly, or through /bin/sh when the command uses shell syntax (detect_shell_syntax);
     #: "none" (-N): always directly; else the shell's command line (-S/--shell), e.g. "bash --norc".
     shell: str | None = None
     #: Where the commands' standard output goes, per side as --prepare: "null", "pipe", "inherit" or a file.
-    output: list[str] = Field(default_factory=list, max_length=2)
+    output: PerSide = []
     #: A file the commands read as standard input (default: /dev/null).
     input: str | None = None
-    timeout: float | None = Field(None, gt=0)
-    seed: int = Field(ge=0, le=2**63 - 1)
-    confidence: float = Field(0.99, ge=0.5, lt=1)  # check_confidence: the one range
-    n_resamples: int = Field(10_000, ge=100)
-    min_overlap_rate: float = Field(0.4, gt=0, lt=1)
+    timeout: Positive | None = None
+    seed: Annotated[int, Meta(ge=0, le=2**63 - 1)]
+    confidence: Annotated[float, Meta(ge=0.5, lt=1)] = 0.99  # check_confidence: the one range
+    n_resamples: Annotated[int, Meta(ge=100)] = 10_000
+    min_overlap_rate: Annotated[float, Meta(gt=0, lt=1)] = 0.4
     ignore_failure: bool = False
     show_output: bool = False
-    fail_if_slower: float | None = Field(None, ge=0)
+    fail_if_slower: Annotated[float, Meta(ge=0)] | None = None
     robust: bool = True
     #: "t": small-sample t intervals (analyze.interval); "bootstrap": the papers' percentile bootstrap.
     #: A comparison that stopped on evidence is reported with "anytime" (set when it stops).
@@ -67,10 +77,13 @@ class CompareOptions(BaseModel):
     stop_on_evidence: bool = True
     fill: bool = False
     #: The values of a parameter scan's placeholders in this comparison (already substituted above).
-    parameters: dict[str, str] = Field(default_factory=dict)
+    parameters: dict[str, str] = {}
 
-    @model_validator(mode="after")
-    def _consistent(self) -> CompareOptions:
+    def __post_init__(self) -> None:
+        for name in ("time_budget", "target_rciw", "timeout", "confidence", "min_overlap_rate", "fail_if_slower"):
+            value = getattr(self, name)
+            if value is not None and not math.isfinite(value):
+                raise ValueError(f"--{name.replace('_', '-')}: must be a finite number, got {value}")
         if self.min_runs > self.max_runs:
             raise ValueError(f"--min-runs ({self.min_runs}) is larger than --max-runs ({self.max_runs})")
         if self.command_b is not None and self.name_a == self.name_b:
@@ -80,13 +93,16 @@ class CompareOptions(BaseModel):
             raise ValueError(f"--output: both commands would write to {files[0]!r} at the same time (a duet runs "
                              "them side by side); give --output twice, one file per command, "
                              "or use --method sequential")
-        return self
 
     def per_side(self, values: list[str]) -> dict[str, str | None]:
         """One value applies to both sides, two values are A's and B's (hyperfine's convention)."""
         if not values:
             return {"A": None, "B": None}
         return {"A": values[0], "B": values[-1]}
+
+    def model_dump(self) -> dict[str, Any]:
+        """Every option by name, as plain values (what is stored with the comparison); a deep copy."""
+        return msgspec.to_builtins(self)
 
 
 def check_confidence(confidence: float) -> float:
@@ -97,14 +113,29 @@ def check_confidence(confidence: float) -> float:
     return confidence
 
 
+#: msgspec's "... - at `$.min_runs`": the message and the option it is about.
+_AT = re.compile(r"^(?P<message>.*?)(?: - at `\$\.(?P<where>[A-Za-z_]+)[^`]*`)?$", re.DOTALL)
+
+
+def _plain(message: str) -> str:
+    """msgspec's wording of a bound, said as the option's own: "Expected `int` >= 2" -> "must be >= 2"."""
+    if (m := re.fullmatch(r"Expected `array` of length <= (\d+)", message)) is not None:
+        return f"give it at most {m[1]} times (once for both commands, or once for A and once for B)"
+    if (m := re.fullmatch(r"Expected `\w+` (.+)", message)) is not None:
+        return f"must be {m[1]}"
+    if message.startswith("Invalid enum value"):
+        return "not one of its values" + message.removeprefix("Invalid enum value")
+    return message
+
+
 def validated(**kwargs: object) -> CompareOptions:
     try:
-        return CompareOptions(**kwargs)  # type: ignore[arg-type]
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"]).replace("_", "-")
-        message = err["msg"].removeprefix("Value error, ")
-        prefix = f"--{where}: " if where else ""
+        return msgspec.convert(kwargs, CompareOptions)
+    except msgspec.ValidationError as exc:
+        match = _AT.match(str(exc))
+        assert match is not None  # the pattern matches any text
+        message, where = _plain(match["message"]), match["where"]
+        prefix = f"--{where.replace('_', '-')}: " if where else ""
         raise DuetError(f"invalid option {prefix}{message}", hint="see duet compare --help") from None
 
 
