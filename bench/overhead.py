@@ -140,7 +140,7 @@ class Tree:
 
     def argv_self_cpu(self, out: Path, *args: str) -> list[str]:
         """`argv`, with the orchestrator's own CPU (getrusage(RUSAGE_SELF): without the launchers and the
-        commands, its children) written to `out` as it exits."""
+        commands, its children; with its reporter process, if it forked one) written to `out` as it exits."""
         return [sys.executable, "-c", SELF_CPU, str(out), *args]
 
 
@@ -149,8 +149,11 @@ SELF_CPU = """import atexit, resource, runpy, sys
 out = sys.argv.pop(1)
 def _write():
     r = resource.getrusage(resource.RUSAGE_SELF)
+    # The reporter process a compare may fork (usecases/apart.py) is the orchestrator's too.
+    apart = sys.modules.get("duetbench.usecases.apart")
+    reporter = getattr(apart, "reporter_cpu_s", 0.0)
     with open(out, "w") as f:
-        f.write(f"{r.ru_utime} {r.ru_stime}")
+        f.write(f"{r.ru_utime + reporter} {r.ru_stime}")
 atexit.register(_write)
 runpy.run_module("duetbench", run_name="__main__", alter_sys=True)
 """

@@ -1,3 +1,3 @@
-from duetbench.cli.main import entry
+from duetbench.cli.program import entry
 
 entry()

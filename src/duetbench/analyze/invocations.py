@@ -16,7 +16,7 @@ from duetbench.analyze.api import AnalysisOptions, analyze
 from duetbench.analyze.comparison import ComparisonResult
 from duetbench.analyze.interference import NOTE_MARK, one_sided_pairs, too_few_clean
 from duetbench.analyze.verdict import verdict
-from duetbench.execute.invocation import Invocation
+from duetbench.execute.invocation import Invocation, usable
 from duetbench.model.method import check_method
 from duetbench.model.table import IterationTable
 
@@ -35,12 +35,6 @@ class Samples:
 
 def _value(inv: Invocation, metric: str) -> float:
     return inv.wall_s if metric == "wall" else inv.cpu_s
-
-
-def usable(invocations: list[Invocation]) -> list[Invocation]:
-    """Measured (not warmup) invocations that completed; failures kept with --ignore-failure count too,
-    since the user asked to time them anyway."""
-    return [i for i in invocations if not i.warmup and i.status in ("ok", "failed") and i.wall_s > 0]
 
 
 def _complete_pairs(good: list[Invocation]) -> list[dict[str, Invocation]]:

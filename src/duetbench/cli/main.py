@@ -11,7 +11,6 @@ import importlib
 import os
 import random
 import sys
-import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -193,12 +192,9 @@ def main() -> None:
     # of the imports' CPU (issue 17). A short-lived command loses nothing by collecting less often, and a
     # collection between two pairs delays the next one less often.
     gc.set_threshold(GC_THRESHOLD, 50, 50)
-    from duetbench.report.safe_text import guard_standard_streams
+    from duetbench.cli.program import setup_process
 
-    guard_standard_streams()  # names with bidi overrides (U+202E) must not reorder what the terminal shows
-    # numpy's RuntimeWarnings (a division by zero on degenerate data) are source lines on stderr that no
-    # user can act on; every result they touch is already judged (nan, "no statistics").
-    warnings.simplefilter("ignore", RuntimeWarning)
+    setup_process()
     from duetbench.execute.housekeeping import clear_leftovers
 
     clear_leftovers()
@@ -211,10 +207,14 @@ def entry() -> None:
     (issue 17; 7 runs each: 337–373 ms for those imports and a normal exit, 293–348 ms frozen first).
     Frozen, the objects are still released (reference counts), exit handlers run and the standard
     streams are flushed; only cyclic garbage left at the very end is not collected, which the operating
-    system reclaims. Not in `main`: tests call it in their own process, which goes on."""
+    system reclaims. Not in `main`: tests call it in their own process, which goes on. (The program's
+    script is `cli.program.entry`, which may fork a compare's reporter first and then calls this.)"""
+    from duetbench.usecases import apart
+
     try:
         main()
     finally:
+        apart.end()
         gc.disable()
         gc.freeze()
 

@@ -58,6 +58,13 @@ class Invocation:
         return asdict(self)
 
 
+def usable(invocations: list[Invocation]) -> list[Invocation]:
+    """Measured (not warmup) invocations that completed; failures kept with --ignore-failure count too,
+    since the user asked to time them anyway. (Here, not in analyze/: counting them while measuring must
+    not import numpy.)"""
+    return [i for i in invocations if not i.warmup and i.status in ("ok", "failed") and i.wall_s > 0]
+
+
 @dataclass
 class LaunchSpec:
     argv: list[str]

@@ -21,6 +21,11 @@ class LazyConsole:
         self._console: Console | None = None
 
     @property
+    def options_given(self) -> dict[str, Any]:
+        """The options it was made with (another process makes the same console from them)."""
+        return dict(self._options)
+
+    @property
     def real(self) -> Console:
         if self._console is None:
             from duetbench.report.console import OutputConsole

@@ -7,12 +7,12 @@ import signal
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from duetbench import __version__
 from duetbench.config.compare import CompareOptions, command_argv, hook_shell
 from duetbench.errors import EXIT_SLOWER, CommandFailed, DuetError
-from duetbench.execute.invocation import Invocation
+from duetbench.execute.invocation import Invocation, usable
 from duetbench.execute.lock import MeasurementLock
 from duetbench.execute.runner import (
     ACTIVITY_EVERY_PAIR_UP_TO,
@@ -35,9 +35,11 @@ if TYPE_CHECKING:
     from duetbench.analyze.choice import MethodChoice
     from duetbench.analyze.comparison import ComparisonResult
     from duetbench.analyze.invocations import Samples
+    from duetbench.analyze.monitor import MonitorDecision
     from duetbench.store.db import Store
     from duetbench.store.direct import DirectStore
     from duetbench.store.records import ComparisonRecord
+    from duetbench.usecases.apart import Handover, Reporter
 
 
 # -- imported on first use ---------------------------------------------------------------------------
@@ -79,8 +81,6 @@ class _RunCounter:
         self._pairs = 0
 
     def __call__(self, method: str, invocations: list[Invocation]) -> int:
-        from duetbench.analyze.invocations import usable
-
         if invocations is not self._list or method != self._method or len(invocations) < self._seen:
             self._reset(invocations, method)
         for inv in usable(invocations[self._seen:]):
@@ -142,12 +142,23 @@ class _DeferredComparison:
         self._store: DirectStore | Store | None = None
         self.id = -1
 
+    @classmethod
+    def stored(cls, db_path: Path, comparison_id: int) -> _DeferredComparison:
+        """A comparison already in the store (begun by another process)."""
+        return cls(db_path, lambda store: comparison_id)
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
     def open(self) -> DirectStore | Store:
         if self._store is None:
             from duetbench.store.direct import open_comparison_store
 
             store = open_comparison_store(self.db_path)
-            self.id = self._begin(store)
+            if self.id == -1:  # (opened again after `close`, it is begun already)
+                self.id = self._begin(store)
             self._store = store
         return self._store
 
@@ -237,6 +248,17 @@ def _never() -> bool:
     return False
 
 
+class _NoDecision:
+    """analyze.monitor.MonitorDecision's "go on", without importing it (numpy) where nothing is judged."""
+
+    stop = False
+    reason = ""
+    detail = ""
+
+
+_NO_DECISION = _NoDecision()
+
+
 def _stop_rule(opts: CompareOptions, method: str, on_progress: Callable[[int, str], None],
                display_due: Callable[[], bool] = _never, stop: _Stop | None = None, spent_s: float = 0.0,
                prior: list[Invocation] | None = None,
@@ -253,17 +275,21 @@ def _stop_rule(opts: CompareOptions, method: str, on_progress: Callable[[int, st
     last_ci = _LiveCiSchedule(opts.min_runs)
 
     def should_continue(this_runner: list[Invocation], elapsed: float) -> bool:
-        from duetbench.analyze.monitor import EVIDENCE_MIN_UNITS, MonitorDecision, watch
-
+        # analyze.monitor imports numpy: a fixed count of runs without a progress line measures without it
+        # (its statistics may be imported by another process meanwhile: usecases/apart.py).
         measured = prior + this_runner if prior else this_runner
         n = measured_runs(method, measured)
         ci_text = ""
-        decision = MonitorDecision(False, "", "")
+        decision: MonitorDecision | _NoDecision = _NO_DECISION
         # The live CI steers adaptive stopping (on its schedule) and the progress line (only when the bar
         # is redrawn: computing it costs ~1 ms between two pairs); with neither, it is not computed.
+        if adaptive:
+            from duetbench.analyze.monitor import EVIDENCE_MIN_UNITS
         first_look = min(opts.min_runs, EVIDENCE_MIN_UNITS) if evidence else opts.min_runs
         deciding = adaptive and n >= first_look
         if n >= 3 and (last_ci.due(n) if deciding else display_due()):
+            from duetbench.analyze.monitor import watch
+
             s = samples(method, measured, opts.metric)
             stamps = {"a_start": s.a_start, "a_end": s.a_end, "b_start": s.b_start, "b_end": s.b_end}
             decision, r = watch(method, s.a, s.b, min_units=opts.min_runs, target_rciw=opts.target_rciw,
@@ -499,11 +525,56 @@ def run_compare(opts: CompareOptions, *, db_path: Path, exports: Exports, consol
     """Measure, store, judge and report one comparison; the exit code (0, EXIT_SLOWER when --fail-if-slower
     tripped, 130 interrupted). `on_report` gets the report before any failure is raised (a parameter scan
     collects its comparisons so). With no command B, one command is benchmarked on its own."""
+    from duetbench.usecases import apart
+
+    # The reporter forked when `duet` started (usecases/apart.py), if any: used, or ended before measuring.
+    reporter = apart.take()
+    if reporter is not None and not _report_apart(opts, console, show_progress, on_report):
+        reporter.kill()
+        reporter = None
     if opts.command_b is None:
         from duetbench.usecases.single import run_single
 
         return run_single(opts, db_path=db_path, exports=exports, console=console, show_progress=show_progress,
                           time_unit=time_unit, on_report=on_report)
+    try:
+        return _compare(opts, db_path=db_path, exports=exports, console=console, show_progress=show_progress,
+                        on_report=on_report, time_unit=time_unit, reporter=reporter)
+    except BaseException:
+        if reporter is not None:
+            reporter.kill()
+        raise
+
+
+def _report_apart(opts: CompareOptions, console: Console, show_progress: bool,
+                  on_report: Callable[[ComparisonReport], None] | None) -> bool:
+    """Can the reporter forked at start report this comparison (usecases/apart.py)? Where the orchestrator
+    needs no statistics while it measures: two commands, a fixed count of runs of a fixed method, no run
+    criterion, no progress line; one comparison (not a scan's), printed on a console made as it says."""
+    from duetbench.report.lazy_console import LazyConsole
+
+    return (opts.command_b is not None and opts.runs is not None and opts.method != "auto"
+            and opts.run_criterion is None and not show_progress and on_report is None
+            and isinstance(console, LazyConsole))
+
+
+def conclude_handover(handover: Handover) -> int:
+    """In the reporter process: `_conclude` a comparison the orchestrator measured and handed over."""
+    from duetbench.report.lazy_console import LazyConsole
+
+    opts: CompareOptions = handover.options
+    shell_failure = ShellCommandFailed(*handover.shell_failure) if handover.shell_failure else None
+    return _conclude(opts, _DeferredComparison.stored(handover.db_path, handover.comparison_id), handover.status,
+                     handover.failure, shell_failure, handover.method, db_path=handover.db_path,
+                     exports=handover.exports, console=cast("Console", LazyConsole(**handover.console_options)),
+                     time_unit=handover.time_unit, on_report=None)
+
+
+def _compare(opts: CompareOptions, *, db_path: Path, exports: Exports, console: Console, show_progress: bool,
+             on_report: Callable[[ComparisonReport], None] | None, time_unit: str | None,
+             reporter: Reporter | None) -> int:
+    """`run_compare` of two commands: measure and store, then report here or hand over to `reporter`."""
+    assert opts.command_b is not None
     command_b: str = opts.command_b  # narrowed here: the deferred store call below runs later
     argv: dict[str, list[str]] = {}
     for side, command, name in (("A", opts.command_a, opts.name_a), ("B", command_b, opts.name_b)):
@@ -555,7 +626,11 @@ def run_compare(opts: CompareOptions, *, db_path: Path, exports: Exports, consol
                            output={side: where or "null" for side, where in opts.per_side(opts.output).items()},
                            input_path=opts.input, labels={"A": opts.name_a, "B": opts.name_b},
                            hook_shell=hook_shell(opts.shell),
-                           activity_every_pair=activity_every_pair, during_warmup=import_modules(AFTER_MEASURING))
+                           activity_every_pair=activity_every_pair,
+                           during_warmup=import_modules(AFTER_MEASURING) if reporter is None
+                           else _store_then(reporter.wait_ready))
+    if reporter is not None and settings.warmup == 0:
+        reporter.wait_ready()  # no warm-up to wait beside: its imports must end before the first measured run
     stop = _Stop()
     status = "failed"
     failure: Invocation | None = None
@@ -590,6 +665,40 @@ def run_compare(opts: CompareOptions, *, db_path: Path, exports: Exports, consol
         finally:
             lock.release()
 
+    if reporter is not None:
+        from duetbench.usecases.apart import Handover
+
+        comparison.close()
+        shell = (shell_failure.what, shell_failure.command, shell_failure.code, shell_failure.stderr) \
+            if shell_failure is not None else None
+        from duetbench.report.lazy_console import LazyConsole
+
+        assert isinstance(console, LazyConsole)  # _report_apart
+        code = reporter.hand_over(Handover(comparison.id, status, failure, shell, method, options=opts,
+                                           db_path=db_path, exports=exports,
+                                           console_options=console.options_given, time_unit=time_unit))
+        if code is not None:
+            return code
+    return _conclude(opts, comparison, status, failure, shell_failure, method, db_path=db_path, exports=exports,
+                     console=console, time_unit=time_unit, on_report=on_report)
+
+
+def _store_then(wait: Callable[[], None]) -> Callable[[], None]:
+    """The warm-up's task where another process reports: import the store (the first pair's), then wait
+    for the reporter's imports."""
+    def task() -> None:
+        import duetbench.store.direct  # noqa: F401
+
+        wait()
+
+    return task
+
+
+def _conclude(opts: CompareOptions, comparison: _DeferredComparison, status: str, failure: Invocation | None,
+              shell_failure: ShellCommandFailed | None, method: str, *, db_path: Path, exports: Exports,
+              console: Console, time_unit: str | None,
+              on_report: Callable[[ComparisonReport], None] | None) -> int:
+    """The end of a measured comparison: judge and print it, export it, and its exit code."""
     comparison_id = comparison.id
     report = report_stored(comparison, status, failure, shell_failure, exports=exports, console=console,
                            time_unit=time_unit, on_report=on_report)

@@ -1,0 +1,61 @@
+"""The `duet` program itself (its script and ``python -m duetbench``): before click or anything else is
+imported, a compare whose report can be made apart forks its reporter (usecases/apart.py), so that the
+reporter's imports overlap the whole start-up; then the command line (`cli.main`) runs.
+
+Not in `cli.main`: importing it imports click (~40-80 ms on a 2-vCPU AMD EPYC VM), which the fork would
+otherwise wait for."""
+from __future__ import annotations
+
+import sys
+import warnings
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from duetbench.usecases import apart
+
+
+def setup_process() -> None:
+    """What every `duet` process sets up before it prints anything (the reporter too)."""
+    from duetbench.report.safe_text import guard_standard_streams
+
+    guard_standard_streams()  # names with bidi overrides (U+202E) must not reorder what the terminal shows
+    # numpy's RuntimeWarnings (a division by zero on degenerate data) are source lines on stderr that no
+    # user can act on; every result they touch is already judged (nan, "no statistics").
+    warnings.simplefilter("ignore", RuntimeWarning)
+
+
+def entry() -> None:
+    from duetbench.usecases import apart
+
+    handover = apart.start(sys.argv[1:])
+    if handover is not None:  # this is the reporter, and the orchestrator measured: report, then end here
+        _report(handover)
+    from duetbench.cli.main import entry as run
+
+    run()
+
+
+def _report(handover: apart.Handover) -> None:
+    """The reporter's whole life after the hand-over: the report, its errors as `duet` shows them, the exit."""
+    from duetbench.errors import DuetError
+    from duetbench.usecases import apart
+
+    setup_process()
+    code: object = 1
+    try:
+        code = handover.conclude()
+    except DuetError as exc:
+        from duetbench.cli.main import _fail
+
+        try:
+            _fail(exc)
+        except SystemExit as exit_:
+            code = exit_.code
+    except SystemExit as exit_:
+        code = exit_.code
+    except BaseException:  # noqa: BLE001 - shown as it would be in one process, then the exit
+        import traceback
+
+        traceback.print_exc()
+    apart.exit_child(code)
+

@@ -1,0 +1,252 @@
+"""The end of a comparison (statistics, report, exports) in a second process forked when `duet` starts.
+
+Why (issue 17): `duet compare` needs numpy, its statistics and rich only once it has measured, and
+importing them took ~280 ms on a 2-vCPU AMD EPYC VM (~90 ms on an Intel one). In one process they
+either delay the first measured pair (imported beside the warm-up, then waited for) or the report. A
+thread cannot overlap them with the start-up: both hold the GIL. So the program forks at its very start
+(`start`, before click parses anything), and the child imports them on the CPU that is idle while the
+parent starts, validates and runs the warm-up; the parent waits for it (`Reporter.wait_ready`) before its
+first measured pair, so nothing of it runs beside a measured invocation. Once measured, the parent hands
+over what the report needs (the options; the measurements are in the store) and exits with the
+reporter's exit code.
+
+Only where the orchestrator itself needs no statistics while measuring: a fixed count of runs of a
+fixed method, no --run-criterion, no progress line. `start` looks at the arguments cheaply; the
+comparison decides for certain once they are parsed (usecases/compare.py `_report_apart`) and kills
+the reporter when it is not wanted, before anything is measured. Only the `duet` program forks (its
+entry point calls `start`), never another program that runs duetbench in its own process.
+
+The reporter ignores SIGINT and SIGTERM: the orchestrator handles them (it stops measuring, stores what
+it has, and hands over an "interrupted" comparison). If the orchestrator dies without handing over
+(SIGKILL, a crash), the reporter sees the pipe close and exits at once, without a word. If the reporter
+is gone when the orchestrator hands over, the orchestrator reports itself (`hand_over` returns None).
+"""
+from __future__ import annotations
+
+import importlib
+import os
+import pickle
+import signal
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+#: The parent's handle on its reporter, until the comparison takes it (`take`).
+_reporter: Reporter | None = None
+#: True in the reporter process.
+_in_child = False
+#: The CPU seconds (user + system) of the reporter this process reaped last: bench/overhead.py counts
+#: them as the orchestrator's own, with the parent's.
+reporter_cpu_s = 0.0
+#: `duet compare --method` values a reporter can serve (not auto: its pilot judges while measuring).
+_FIXED_METHODS = ("duet", "sequential", "aduet")
+
+
+def in_child() -> bool:
+    """Is this process a reporter (forked by `start`)?"""
+    return _in_child
+
+
+def _worth_forking(args: Sequence[str]) -> bool:
+    """A cheap look at `duet`'s arguments: a compare of a fixed count of runs of a fixed method, without a
+    progress line? A wrong yes costs a reporter killed before measuring (`take` is told so)."""
+    if not args or args[0] != "compare" or any(a in ("-h", "--help", "--run-criterion") for a in args):
+        return False
+    if sys.stdout.isatty() and "--no-progress" not in args:
+        return False
+
+    def value(*names: str) -> str | None:
+        for k, arg in enumerate(args):
+            if arg in names and k + 1 < len(args):
+                return args[k + 1]
+            for name in names:
+                if name.startswith("--") and arg.startswith(name + "="):
+                    return arg.split("=", 1)[1]
+        return None
+
+    return (value("-r", "--runs") is not None and value("--method") in _FIXED_METHODS
+            and len(os.sched_getaffinity(0)) >= 2)
+
+
+def start(args: Sequence[str]) -> Handover | None:
+    """At the program's start: fork the reporter if `args` look like a comparison it can report. In the
+    parent None (the reporter waits for `take`); in the reporter, once the parent has measured and handed
+    over, what it handed over."""
+    global _reporter
+    if not _worth_forking(args):
+        return None
+    forked = Reporter.fork(("duetbench.usecases.compare", "duetbench.report.lazy_console"),
+                           then="duetbench.usecases.compare:AFTER_MEASURING")
+    if isinstance(forked, Handover):
+        return forked
+    _reporter = forked
+    return None
+
+
+def take() -> Reporter | None:
+    """The reporter forked at start, for the comparison to hand over to (or kill); None if there is none."""
+    global _reporter
+    reporter, _reporter = _reporter, None
+    return reporter
+
+
+def end() -> None:
+    """At the program's end: a reporter nobody took (another command ran, or it failed first) ends too."""
+    reporter = take()
+    if reporter is not None:
+        reporter.kill()
+
+
+@dataclass
+class Handover:
+    """What the reporter needs from the orchestrator: the comparison's options and how it ended (the
+    measurements themselves are in the store)."""
+
+    comparison_id: int
+    status: str
+    #: The invocation that ended it (an `Invocation`), if one failed.
+    failure: Any
+    #: A failed --setup/--cleanup: (what, command, exit code, stderr), if one failed.
+    shell_failure: tuple[str, str, int, str] | None
+    #: The method measured last.
+    method: str
+    #: run_compare's arguments: the options (`CompareOptions`), the store, the exports (`Exports`), the
+    #: console's options (`LazyConsole`) and the time unit.
+    options: Any
+    db_path: Any
+    exports: Any
+    console_options: dict[str, Any]
+    time_unit: str | None
+
+    def conclude(self) -> int:
+        """In the reporter: judge, print and export the comparison; its exit code (or a DuetError)."""
+        from duetbench.usecases.compare import conclude_handover
+
+        return conclude_handover(self)
+
+
+def _read_all(fd: int) -> bytes:
+    chunks = []
+    while chunk := os.read(fd, 1 << 16):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+class Reporter:
+    """The orchestrator's handle on its reporter process."""
+
+    def __init__(self, pid: int, ready_fd: int, job_fd: int) -> None:
+        self.pid = pid
+        self._ready_fd: int | None = ready_fd
+        self._job_fd: int | None = job_fd
+        self._reaped = False
+
+    @classmethod
+    def fork(cls, modules: Sequence[str], then: str | None = None) -> Reporter | Handover:
+        """In the parent: the handle. In the reporter: once `modules` (and the names listed by `then`,
+        "module:ATTRIBUTE") are imported and the parent handed over, what it handed over."""
+        global _in_child
+        ready_r, ready_w = os.pipe()
+        job_r, job_w = os.pipe()
+        for stream in (sys.stdout, sys.stderr):  # nothing buffered may be written twice
+            try:
+                stream.flush()
+            except (OSError, ValueError, AttributeError):
+                pass
+        pid = os.fork()
+        if pid:
+            os.close(ready_w)
+            os.close(job_r)
+            return cls(pid, ready_r, job_w)
+        _in_child = True
+        os.close(ready_r)
+        os.close(job_w)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        try:
+            names = list(modules)
+            for name in names:
+                importlib.import_module(name)
+            if then is not None:
+                module, _, attribute = then.partition(":")
+                for name in getattr(importlib.import_module(module), attribute):
+                    importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - the report meets it again, with its own clear error
+            pass
+        os.write(ready_w, b"r")
+        os.close(ready_w)
+        data = _read_all(job_r)
+        os.close(job_r)
+        if not data:  # the parent ended without handing over: nothing to report
+            os._exit(0)
+        handover: Handover = pickle.loads(data)
+        return handover
+
+    def wait_ready(self) -> None:
+        """Block until the reporter has imported what it needs (or is gone): from here on it only waits."""
+        fd, self._ready_fd = self._ready_fd, None
+        if fd is not None:
+            try:
+                os.read(fd, 1)
+            finally:
+                os.close(fd)
+
+    def hand_over(self, handover: Handover) -> int | None:
+        """Give the reporter the comparison to report and wait for it; its exit code, or None if it is gone
+        (then the caller reports itself; the reporter's imports held nothing it needs)."""
+        self.wait_ready()
+        try:
+            data = pickle.dumps(handover)
+        except Exception:  # noqa: BLE001 - something here cannot cross: report in this process
+            self.kill()
+            return None
+        fd, self._job_fd = self._job_fd, None
+        assert fd is not None
+        try:
+            os.write(fd, data)
+        except OSError:  # EPIPE: it died (OOM, a kill) before the hand-over
+            os.close(fd)
+            self._reap()
+            return None
+        os.close(fd)
+        # The reporter ignores Ctrl-C and finishes the report: so does its waiter.
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            return self._reap()
+        finally:
+            signal.signal(signal.SIGINT, previous)
+
+    def kill(self) -> None:
+        """No hand-over will come: end the reporter now, wherever it is (its imports must not go on beside
+        what the parent measures next)."""
+        for fd in (self._ready_fd, self._job_fd):
+            if fd is not None:
+                os.close(fd)
+        self._ready_fd = self._job_fd = None
+        if not self._reaped:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self._reap()
+
+    def _reap(self) -> int:
+        global reporter_cpu_s
+        self._reaped = True
+        _, status, usage = os.wait4(self.pid, 0)
+        reporter_cpu_s = usage.ru_utime + usage.ru_stime
+        return os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status)
+
+
+def exit_child(code: object) -> None:
+    """End the reporter with `code` (a SystemExit's), without returning into the code that called the
+    program: in the reporter nothing after the report may run twice."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError, AttributeError):
+            pass
+    if code is None:
+        os._exit(0)
+    os._exit(code if isinstance(code, int) else 1)

@@ -1,0 +1,170 @@
+"""usecases/apart.py: a compare of a fixed count of runs of a fixed method forks its reporter when `duet`
+starts; the orchestrator measures without numpy and hands over; the reporter prints, exports and exits
+with the code. Real processes throughout: the fork, the hand-over, signals to either process."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from duetbench.usecases import apart
+
+two_cpus = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs to run a duet")
+
+#: Long enough that a signal lands while pairs are measured.
+SLOW = "sleep 0.05"
+FIXED = ["--method", "duet", "--no-progress", "--warmup", "1"]
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
+    except OSError:
+        return []
+    return [int(x) for x in text.split()]
+
+
+def _reporter_of(pid: int) -> int | None:
+    """The orchestrator's child that is a copy of it (the same command line), not a launcher."""
+    own = Path(f"/proc/{pid}/cmdline").read_bytes()
+    for child in _children(pid):
+        try:
+            if Path(f"/proc/{child}/cmdline").read_bytes() == own:
+                return child
+        except OSError:
+            continue
+    return None
+
+
+def _alive(pid: int) -> bool:
+    """Running (a zombie nobody reaped yet has ended)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return False
+    return fields[0] != "Z"
+
+
+def _start(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "duetbench", *args], cwd=cwd, env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+
+
+def _wait_for(predicate, timeout: float = 30.0) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.02)
+
+
+def test_the_arguments_decide_whether_to_fork() -> None:
+    # (stdout is not a terminal under pytest)
+    base = ["compare", "a", "b"]
+    assert apart._worth_forking([*base, "--runs", "5", "--method", "duet"]) == (len(os.sched_getaffinity(0)) >= 2)
+    for args in ([*base, "--runs", "5"],  # --method auto: its pilot judges while it measures
+                 [*base, "--method", "duet"],  # adaptive: the stop rule judges while it measures
+                 [*base, "-r", "5", "--method=auto"],
+                 [*base, "-r", "5", "--method", "duet", "--help"],
+                 [*base, "-r", "5", "--method", "duet", "--run-criterion", "cv"],
+                 ["run", "c.yml", "--runs", "5", "--method", "duet"], []):
+        assert not apart._worth_forking(args), args
+
+
+@two_cpus
+def test_a_fixed_compare_is_measured_without_numpy_and_reported_once(duet_env: dict[str, str],
+                                                                    tmp_path: Path) -> None:
+    probe = (
+        "import sys, runpy\n"
+        "import duetbench.execute.runner as r\n"
+        "run = r.Runner.run\n"
+        "def first(self, *a, **k):\n"
+        "    print('numpy at the first run:', 'numpy' in sys.modules, flush=True)\n"
+        "    return run(self, *a, **k)\n"
+        "r.Runner.run = first\n"
+        "sys.argv = ['duet', 'compare', 'true', 'true', '--runs', '3', '--method', 'duet', '--no-progress', "
+        "'--export-json', 'o.json']\n"
+        "try:\n    runpy.run_module('duetbench', run_name='__main__')\nexcept SystemExit as e:\n"
+        "    print('exit', e.code, 'numpy at the end:', 'numpy' in sys.modules)\n")
+    result = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env=duet_env, capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+    lines = result.stdout.splitlines()
+    # The orchestrator ran, and ended, without numpy; the report came once, from the reporter (which ends
+    # where the program does: it never returned into this probe's code).
+    assert lines.count("numpy at the first run: False") == 1, result.stdout
+    assert lines[-1] == "exit 0 numpy at the end: False", result.stdout
+    assert sum(line.startswith("duet compare #") for line in lines) == 1, result.stdout
+    assert (tmp_path / "o.json").is_file()
+
+
+@two_cpus
+def test_the_reporter_gives_the_exit_code_and_the_error(duet, native_dir: Path) -> None:  # type: ignore[no-untyped-def]
+    work = f"{native_dir}/duet-workload integer --ops 2000"
+    slower = duet("compare", work, f"{work} --scale 1.5", "--runs", "5", *FIXED, "--metric", "cpu",
+                  "--fail-if-slower", "5")
+    assert slower.returncode == 3, slower.stdout + slower.stderr
+    assert slower.stdout.count("duet compare #") == 1 and "--fail-if-slower" in slower.stdout
+    failed = duet("compare", "true", "false", "--runs", "5", *FIXED)
+    assert failed.returncode == 1
+    assert failed.stderr.count("error:") == 1 and "command B failed" in failed.stderr, failed.stderr
+
+
+@two_cpus
+def test_ctrl_c_while_measuring_is_kept_and_reported_once(duet_env: dict[str, str], tmp_path: Path) -> None:
+    proc = _start(["compare", SLOW, SLOW, "--runs", "200", *FIXED], duet_env, tmp_path)
+    _wait_for(lambda: (tmp_path / ".duet" / "results.db").exists())
+    time.sleep(0.5)  # a few pairs
+    os.killpg(proc.pid, signal.SIGINT)  # as a terminal's Ctrl-C: to every process of the group
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert out.count("Interrupted:") == 1 and out.count("duet compare #") == 1, out + err
+    assert "Traceback" not in err
+
+
+@two_cpus
+def test_sigterm_to_the_orchestrator_is_kept_and_reported(duet_env: dict[str, str], tmp_path: Path) -> None:
+    proc = _start(["compare", SLOW, SLOW, "--runs", "200", *FIXED], duet_env, tmp_path)
+    _wait_for(lambda: (tmp_path / ".duet" / "results.db").exists())
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGTERM)  # as a CI job's timeout: to the process it started
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and out.count("Interrupted:") == 1, out + err
+
+
+@two_cpus
+def test_killing_the_orchestrator_ends_its_reporter(duet_env: dict[str, str], tmp_path: Path) -> None:
+    proc = _start(["compare", SLOW, SLOW, "--runs", "200", *FIXED], duet_env, tmp_path)
+    _wait_for(lambda: _reporter_of(proc.pid) is not None)
+    reporter = _reporter_of(proc.pid)
+    assert reporter is not None
+    _wait_for(lambda: (tmp_path / ".duet" / "results.db").exists())
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.communicate(timeout=30)
+    _wait_for(lambda: not _alive(reporter), timeout=10)
+
+
+@two_cpus
+def test_a_reporter_gone_before_the_hand_over_leaves_the_report_to_the_orchestrator(
+        duet_env: dict[str, str], tmp_path: Path) -> None:
+    proc = _start(["compare", SLOW, SLOW, "--runs", "20", *FIXED], duet_env, tmp_path)
+    _wait_for(lambda: _reporter_of(proc.pid) is not None)
+    reporter = _reporter_of(proc.pid)
+    assert reporter is not None
+    os.kill(reporter, signal.SIGKILL)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert out.count("duet compare #") == 1 and "· complete" in out and "▶ wall:" in out, out
+
+
+@two_cpus
+def test_a_comparison_the_reporter_cannot_serve_ends_it_before_measuring(duet) -> None:  # type: ignore[no-untyped-def]
+    # Three commands are three comparisons, reported together: the reporter forked for the arguments' look
+    # is ended, and the orchestrator reports itself.
+    result = duet("compare", "true", "true", "true", "--runs", "3", *FIXED)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.count("ran") >= 1 or "no difference" in result.stdout, result.stdout
