@@ -25,12 +25,14 @@ from __future__ import annotations
 
 import importlib
 import os
-import pickle
 import signal
 import sys
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from rich.console import Console
 
 #: The parent's handle on its reporter, until the comparison takes it (`take`).
 _reporter: Reporter | None = None
@@ -76,8 +78,8 @@ def start(args: Sequence[str]) -> Handover | None:
     global _reporter
     if not _worth_forking(args):
         return None
-    forked = Reporter.fork(("duetbench.usecases.compare", "duetbench.report.lazy_console"),
-                           then="duetbench.usecases.compare:AFTER_MEASURING")
+    forked = Reporter.fork(("duetbench.usecases.conclude", "duetbench.report.lazy_console"),
+                           then="duetbench.usecases.conclude:REPORT_MODULES")
     if isinstance(forked, Handover):
         return forked
     _reporter = forked
@@ -98,32 +100,32 @@ def end() -> None:
         reporter.kill()
 
 
-@dataclass
 class Handover:
-    """What the reporter needs from the orchestrator: the comparison's options and how it ended (the
-    measurements themselves are in the store)."""
+    """What the reporter needs from the orchestrator: how the comparison ended and where to report it
+    (the measurements themselves are in the store). (A plain class: this module is imported before the
+    fork, where every millisecond of import delays the reporter; dataclasses and pickle took ~17 ms.)"""
 
-    comparison_id: int
-    status: str
-    #: The invocation that ended it (an `Invocation`), if one failed.
-    failure: Any
-    #: A failed --setup/--cleanup: (what, command, exit code, stderr), if one failed.
-    shell_failure: tuple[str, str, int, str] | None
-    #: The method measured last.
-    method: str
-    #: run_compare's arguments: the options (`CompareOptions`), the store, the exports (`Exports`), the
-    #: console's options (`LazyConsole`) and the time unit.
-    options: Any
-    db_path: Any
-    exports: Any
-    console_options: dict[str, Any]
-    time_unit: str | None
+    def __init__(self, comparison_id: int, ending: Any, db_path: Any, exports: Any, console_options: dict[str, Any],
+                 time_unit: str | None) -> None:
+        self.comparison_id = comparison_id
+        #: usecases.conclude.Ending: the status, the failure, the method and the options the end needs.
+        self.ending = ending
+        self.db_path = db_path
+        #: report.exporters.Exports: the --export-FORMAT files.
+        self.exports = exports
+        #: The console's options (report.lazy_console.LazyConsole): the reporter makes the same console.
+        self.console_options = console_options
+        self.time_unit = time_unit
 
     def conclude(self) -> int:
         """In the reporter: judge, print and export the comparison; its exit code (or a DuetError)."""
-        from duetbench.usecases.compare import conclude_handover
+        from duetbench.report.lazy_console import LazyConsole
+        from duetbench.usecases.conclude import _DeferredComparison, conclude
 
-        return conclude_handover(self)
+        return conclude(self.ending, _DeferredComparison.stored(self.db_path, self.comparison_id),
+                        db_path=self.db_path, exports=self.exports,
+                        console=cast("Console", LazyConsole(**self.console_options)),
+                        time_unit=self.time_unit, on_report=None)
 
 
 def _read_all(fd: int) -> bytes:
@@ -180,6 +182,8 @@ class Reporter:
         os.close(job_r)
         if not data:  # the parent ended without handing over: nothing to report
             os._exit(0)
+        import pickle
+
         handover: Handover = pickle.loads(data)
         return handover
 
@@ -195,6 +199,8 @@ class Reporter:
     def hand_over(self, handover: Handover) -> int | None:
         """Give the reporter the comparison to report and wait for it; its exit code, or None if it is gone
         (then the caller reports itself; the reporter's imports held nothing it needs)."""
+        import pickle
+
         self.wait_ready()
         try:
             data = pickle.dumps(handover)

@@ -7,12 +7,12 @@ import signal
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from duetbench import __version__
 from duetbench.config.compare import CompareOptions, command_argv, hook_shell
-from duetbench.errors import EXIT_SLOWER, CommandFailed, DuetError
-from duetbench.execute.invocation import Invocation, usable
+from duetbench.errors import DuetError
+from duetbench.execute.invocation import Invocation
 from duetbench.execute.lock import MeasurementLock
 from duetbench.execute.runner import (
     ACTIVITY_EVERY_PAIR_UP_TO,
@@ -27,75 +27,40 @@ from duetbench.plan.schedule import choose_cpus
 from duetbench.report.exporters import Exports
 from duetbench.report.model import ComparisonReport
 from duetbench.report.progress import LiveProgress
+from duetbench.usecases.conclude import (  # noqa: F401 - METRICS, build_report, report_stored: used from here too
+    METRICS,
+    REPORT_MODULES,
+    Ending,
+    ShellFailure,
+    _DeferredComparison,
+    build_report,
+    conclude,
+    evaluate,
+    measured_runs,
+    render,
+    report_stored,
+)
 
 if TYPE_CHECKING:
     import numpy as np
     from rich.console import Console
 
     from duetbench.analyze.choice import MethodChoice
-    from duetbench.analyze.comparison import ComparisonResult
     from duetbench.analyze.invocations import Samples
     from duetbench.analyze.monitor import MonitorDecision
-    from duetbench.store.db import Store
-    from duetbench.store.direct import DirectStore
-    from duetbench.store.records import ComparisonRecord
-    from duetbench.usecases.apart import Handover, Reporter
+    from duetbench.usecases.apart import Reporter
 
 
 # -- imported on first use ---------------------------------------------------------------------------
 # numpy (the statistics), SQLAlchemy (the store) and the report's rendering are not needed to start
 # measuring, and importing them first delayed the first invocation by ~0.4 s (issue 17). These stand
 # in for their module-level imports; each imports its module when first called (once: then it is cached).
-METRICS = ("wall", "cpu")  # = evaluation.METRICS (tests/test_startup.py)
-
 
 #: ... and imported while the first warm-up unit runs (`RunSettings.during_warmup`), when the orchestrator
 #: only waits. Sharing a CPU with a side there, the thread hides only part of their ~90 ms (about half the
 #: warm-up's length; the rest still delays the first measured unit), and the report has nothing left to
-#: import. numpy.ma: numpy.percentile imports it on first use, in the report's summary.
-AFTER_MEASURING = ("numpy.ma", "duetbench.analyze.invocations", "duetbench.analyze.monitor",
-                   "duetbench.report.terminal", "duetbench.report.warnings", "duetbench.store.direct")
-
-
-def evaluate(*args: Any, **kwargs: Any) -> Any:
-    from duetbench.analyze.invocations import evaluate as evaluate_
-
-    return evaluate_(*args, **kwargs)
-
-
-class _RunCounter:
-    """``evaluation.measured_runs``, incrementally: the stop rule asks after every pair how many runs
-    are complete, and counting them again from the start (into numpy arrays) grew with the runs. The
-    runner's list of measured invocations only grows, so only what was appended since is looked at;
-    any other list is counted from the start."""
-
-    def __init__(self) -> None:
-        self._reset(None, "")
-
-    def _reset(self, invocations: list[Invocation] | None, method: str) -> None:
-        self._list = invocations
-        self._method = method
-        self._seen = 0
-        self._sides: dict[int, set[str]] = {}
-        self._count = {"A": 0, "B": 0}
-        self._pairs = 0
-
-    def __call__(self, method: str, invocations: list[Invocation]) -> int:
-        if invocations is not self._list or method != self._method or len(invocations) < self._seen:
-            self._reset(invocations, method)
-        for inv in usable(invocations[self._seen:]):
-            if method == "duet":
-                sides = self._sides.setdefault(inv.pair, set())
-                before = len(sides)
-                sides.add(inv.side)
-                self._pairs += before == 1 and len(sides) == 2
-            else:
-                self._count[inv.side] = self._count.get(inv.side, 0) + 1
-        self._seen = len(invocations)
-        return self._pairs if method == "duet" else min(self._count["A"], self._count["B"])
-
-
-measured_runs = _RunCounter()
+#: import. (Where a reporter process makes the report, usecases/apart.py, it imports them instead.)
+AFTER_MEASURING = (*REPORT_MODULES, "duetbench.analyze.monitor")
 
 
 def samples(*args: Any, **kwargs: Any) -> Any:
@@ -104,118 +69,14 @@ def samples(*args: Any, **kwargs: Any) -> Any:
     return samples_(*args, **kwargs)
 
 
-def exceeds_threshold(*args: Any, **kwargs: Any) -> Any:
-    from duetbench.analyze.verdict import exceeds_threshold as exceeds_threshold_
-
-    return exceeds_threshold_(*args, **kwargs)
-
-
-def render(*args: Any, **kwargs: Any) -> Any:
-    from duetbench.report.terminal import render as render_
-
-    return render_(*args, **kwargs)
-
-
-def teaching_warnings(*args: Any, **kwargs: Any) -> Any:
-    from duetbench.report.warnings import teaching_warnings as teaching_warnings_
-
-    return teaching_warnings_(*args, **kwargs)
-
-
 def _with_owner(options: dict[str, Any]) -> dict[str, Any]:
     from duetbench.store.orchestrators import with_owner
 
     return with_owner(options)
 
 
-class _DeferredComparison:
-    """The comparison's record in the store, begun when its first invocation is stored.
-
-    Opening the store through SQLAlchemy imports it and migrates the schema (~0.2 s); deferred to the end
-    of the first pair (the warmup pair by default), it does not delay the first invocation. A current
-    SQLite database is opened without SQLAlchemy (store/direct.py). Every invocation is still committed
-    as soon as it has been measured."""
-
-    def __init__(self, db_path: Path, begin: Callable[[DirectStore | Store], int]) -> None:
-        self.db_path = db_path
-        self._begin = begin
-        self._store: DirectStore | Store | None = None
-        self.id = -1
-
-    @classmethod
-    def stored(cls, db_path: Path, comparison_id: int) -> _DeferredComparison:
-        """A comparison already in the store (begun by another process)."""
-        return cls(db_path, lambda store: comparison_id)
-
-    def close(self) -> None:
-        if self._store is not None:
-            self._store.close()
-            self._store = None
-
-    def open(self) -> DirectStore | Store:
-        if self._store is None:
-            from duetbench.store.direct import open_comparison_store
-
-            store = open_comparison_store(self.db_path)
-            if self.id == -1:  # (opened again after `close`, it is begun already)
-                self.id = self._begin(store)
-            self._store = store
-        return self._store
-
-    def add_invocation(self, inv: Invocation) -> None:
-        self.open().add_invocation(self.id, inv)
-
-    def add_invocations(self, invocations: list[Invocation]) -> None:
-        self.open().add_invocations(self.id, invocations)
-
-    def set_activity(self, invocations: list[Invocation]) -> None:
-        self.open().set_activity(self.id, invocations)
-
 # The live CI is recomputed once the runs grew by this share (_LiveCiSchedule).
 LIVE_CI_GROWTH = 0.05
-
-
-def _names(record: ComparisonRecord) -> dict[str, str]:
-    return {"A": record.name_a, "B": record.name_b}
-
-
-def build_report(record: ComparisonRecord, invocations: list[Invocation]) -> ComparisonReport:
-    """Judge stored invocations. Deterministic (seeded), so ``duet show`` reprints the same numbers."""
-    opts = record.options
-    if record.method == "single":
-        from duetbench.usecases.single import benchmark_of
-
-        bench = benchmark_of(invocations, opts["metric"], opts["confidence"])
-        return ComparisonReport(
-            id=record.id, status=record.status, method=record.method, names={"A": record.name_a, "B": ""},
-            commands={"A": record.command_a, "B": ""}, seed=record.seed, options=opts, host=record.host,
-            tool_version=record.tool_version, primary_metric=opts["metric"], results={}, invocations=invocations,
-            analysis_error=None if bench is not None else "no run finished", benchmark=bench)
-    results: dict[str, ComparisonResult] = {}
-    error = None
-    for metric in METRICS if record.method != "auto" else ():
-        try:
-            # Comparisons stored before intervals were chosen were judged by the bootstrap: keep their numbers.
-            results[metric] = evaluate(record.method, invocations, metric, confidence_level=opts["confidence"],
-                                       n_resamples=opts["n_resamples"], seed=record.seed,
-                                       min_overlap_rate=opts["min_overlap_rate"], robust=opts["robust"],
-                                       interval=opts.get("interval", "bootstrap"),
-                                       judge_one_sided=bool(opts.get("activity_every_pair")))
-        except ValueError as exc:
-            error = str(exc)
-    report = ComparisonReport(
-        id=record.id, status=record.status, method=record.method, names=_names(record),
-        commands={"A": record.command_a, "B": record.command_b}, seed=record.seed, options=opts,
-        host=record.host, tool_version=record.tool_version, primary_metric=opts["metric"], results=results,
-        invocations=invocations, analysis_error=error if not results else None)
-    if record.method == "auto":
-        pilot = sum(1 for i in invocations if i.side == "A")
-        report.analysis_error = (f"it ended during --method auto's pilot: its {pilot} run(s) per side are kept as "
-                                 "warm-ups, and no method was chosen yet to judge them by")
-    report.warnings = teaching_warnings(record.method, results, invocations, names=report.names,
-                                        usable_cpus=len(record.host.get("usable_cpus", [])),
-                                        fell_back=bool(opts.get("fell_back_to_sequential")))
-    return report
 
 
 class _LiveCiSchedule:
@@ -558,18 +419,6 @@ def _report_apart(opts: CompareOptions, console: Console, show_progress: bool,
             and isinstance(console, LazyConsole))
 
 
-def conclude_handover(handover: Handover) -> int:
-    """In the reporter process: `_conclude` a comparison the orchestrator measured and handed over."""
-    from duetbench.report.lazy_console import LazyConsole
-
-    opts: CompareOptions = handover.options
-    shell_failure = ShellCommandFailed(*handover.shell_failure) if handover.shell_failure else None
-    return _conclude(opts, _DeferredComparison.stored(handover.db_path, handover.comparison_id), handover.status,
-                     handover.failure, shell_failure, handover.method, db_path=handover.db_path,
-                     exports=handover.exports, console=cast("Console", LazyConsole(**handover.console_options)),
-                     time_unit=handover.time_unit, on_report=None)
-
-
 def _compare(opts: CompareOptions, *, db_path: Path, exports: Exports, console: Console, show_progress: bool,
              on_report: Callable[[ComparisonReport], None] | None, time_unit: str | None,
              reporter: Reporter | None) -> int:
@@ -665,22 +514,21 @@ def _compare(opts: CompareOptions, *, db_path: Path, exports: Exports, console: 
         finally:
             lock.release()
 
+    ending = Ending(status, failure, ShellFailure(shell_failure.what, shell_failure.command, shell_failure.code,
+                                                  shell_failure.stderr) if shell_failure is not None else None,
+                    method, opts.name_a, opts.name_b, opts.fail_if_slower)
     if reporter is not None:
+        from duetbench.report.lazy_console import LazyConsole
         from duetbench.usecases.apart import Handover
 
         comparison.close()
-        shell = (shell_failure.what, shell_failure.command, shell_failure.code, shell_failure.stderr) \
-            if shell_failure is not None else None
-        from duetbench.report.lazy_console import LazyConsole
-
         assert isinstance(console, LazyConsole)  # _report_apart
-        code = reporter.hand_over(Handover(comparison.id, status, failure, shell, method, options=opts,
-                                           db_path=db_path, exports=exports,
-                                           console_options=console.options_given, time_unit=time_unit))
+        code = reporter.hand_over(Handover(comparison.id, ending, db_path, exports, console.options_given,
+                                           time_unit))
         if code is not None:
             return code
-    return _conclude(opts, comparison, status, failure, shell_failure, method, db_path=db_path, exports=exports,
-                     console=console, time_unit=time_unit, on_report=on_report)
+    return conclude(ending, comparison, db_path=db_path, exports=exports, console=console, time_unit=time_unit,
+                    on_report=on_report)
 
 
 def _store_then(wait: Callable[[], None]) -> Callable[[], None]:
@@ -694,32 +542,6 @@ def _store_then(wait: Callable[[], None]) -> Callable[[], None]:
     return task
 
 
-def _conclude(opts: CompareOptions, comparison: _DeferredComparison, status: str, failure: Invocation | None,
-              shell_failure: ShellCommandFailed | None, method: str, *, db_path: Path, exports: Exports,
-              console: Console, time_unit: str | None,
-              on_report: Callable[[ComparisonReport], None] | None) -> int:
-    """The end of a measured comparison: judge and print it, export it, and its exit code."""
-    comparison_id = comparison.id
-    report = report_stored(comparison, status, failure, shell_failure, exports=exports, console=console,
-                           time_unit=time_unit, on_report=on_report)
-    if status == "interrupted":
-        from rich.markup import escape
-
-        from duetbench.store.option import db_argument
-
-        console.print(f"[yellow]Interrupted: {measured_runs(method, report.invocations)} run(s) measured and "
-                      f"kept in {escape(str(db_path))} (duet show {comparison_id}{escape(db_argument(db_path))})."
-                      "[/yellow]")
-        return 130
-    primary = report.primary
-    if (opts.fail_if_slower is not None and primary is not None
-            and exceeds_threshold(primary.ratio, opts.fail_if_slower)):
-        console.print(f"[red]{opts.name_b} is more than {opts.fail_if_slower:g}% slower than {opts.name_a} "
-                      f"with {primary.ratio.confidence_level:.0%} confidence (--fail-if-slower).[/red]")
-        return EXIT_SLOWER
-    return 0
-
-
 def _short(name: str, command: str, width: int = 28) -> str:
     """A name the user gave, else the command with its program's directory left out."""
     program, _, rest = command.partition(" ")
@@ -728,55 +550,8 @@ def _short(name: str, command: str, width: int = 28) -> str:
     return text if name in ("A", "B") else f"{name}: {text}"
 
 
-def report_stored(comparison: _DeferredComparison, status: str, failure: Invocation | None,
-                  shell_failure: ShellCommandFailed | None, *, exports: Exports, console: Console,
-                  time_unit: str | None, on_report: Callable[[ComparisonReport], None] | None) -> ComparisonReport:
-    """The end of a comparison (two commands or one): read it back from the store, print it (unless nothing
-    was measured), export it, hand it to `on_report`, then raise the failure that ended it, if any."""
-    store = comparison.open()
-    record = store.comparison(comparison.id)
-    assert record is not None
-    report = build_report(record, store.invocations(comparison.id))
-    report.time_unit = time_unit
-    store.close()
-    if report.results or report.benchmark is not None or status != "failed":
-        render(report, console, time_unit=time_unit)
-    exports.write(report)
-    if on_report is not None:
-        on_report(report)
-    if shell_failure is not None:
-        raise DuetError(f"the {shell_failure.what} command failed with exit code {shell_failure.code}: "
-                        f"{_last_line(shell_failure.stderr)}", hint="fix the command or run it by hand to see why",
-                        exit_code=1)
-    if failure is not None:
-        raise _failure_error(failure, report.names)
-    return report
-
-
 def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
-
-
-def _last_line(text: str) -> str:
-    lines = [line for line in text.strip().splitlines() if line.strip()]
-    return lines[-1] if lines else "(no error output)"
-
-
-def _failure_error(inv: Invocation, names: dict[str, str]) -> DuetError:
-    who = names[inv.side]
-    if inv.status == "failed":
-        tail = inv.stderr_tail.strip().replace("\n", " | ")[-300:] or "(no error output)"
-        return CommandFailed(f"command {who} failed with exit code {inv.exit_code} "
-                             f"(invocation {inv.index}): {tail}",
-                             hint="fix it, or pass --ignore-failure to time failing runs anyway")
-    if inv.status == "timeout":
-        return CommandFailed(f"command {who} did not finish within --timeout (invocation {inv.index})",
-                             hint="raise --timeout, or check the command for a hang")
-    if inv.status == "signaled":
-        return CommandFailed(f"command {who} was killed by signal {inv.signal} (invocation {inv.index})",
-                             hint="run it by hand to see why")
-    return CommandFailed(f"command {who} could not run: {inv.error or inv.status}",
-                         hint="check the command, or use --method sequential if the duet set-up is the problem")
 
 
 def show(db_path: Path, comparison_id: int | None, *, exports: Exports, console: Console, limit: int = 30) -> int:
