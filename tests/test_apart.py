@@ -168,3 +168,25 @@ def test_a_comparison_the_reporter_cannot_serve_ends_it_before_measuring(duet) -
     result = duet("compare", "true", "true", "true", "--runs", "3", *FIXED)
     assert result.returncode == 0, result.stderr
     assert result.stdout.count("ran") >= 1 or "no difference" in result.stdout, result.stdout
+
+
+def test_a_reporter_not_ready_in_time_is_ended_and_the_orchestrator_reports_itself(tmp_path: Path) -> None:
+    # A reporter whose imports hang (here: a module that sleeps as it is imported) must not hang the
+    # comparison: the parent ends it after READY_TIMEOUT_S and hand_over says "report yourself" (None).
+    (tmp_path / "hangs.py").write_text("import time\ntime.sleep(60)\n")
+    probe = ("import os, sys, time\n"
+             "from duetbench.usecases import apart\n"
+             "apart.READY_TIMEOUT_S = 0.5\n"
+             "forked = apart.Reporter.fork(('hangs',))\n"
+             "t0 = time.monotonic()\n"
+             "forked.wait_ready()\n"
+             "print('waited', round(time.monotonic() - t0, 1))\n"
+             "print('handed over:', forked.hand_over(apart.Handover(1, None, None, None, {}, None)))\n"
+             "try:\n    os.kill(forked.pid, 0)\n    print('reporter alive')\nexcept ProcessLookupError:\n"
+             "    print('reporter gone')\n")
+    env = dict(os.environ, PYTHONPATH=f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+    result = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env=env, capture_output=True, text=True,
+                            timeout=30)
+    assert result.returncode == 0, result.stderr
+    waited, *rest = result.stdout.splitlines()
+    assert 0.4 <= float(waited.split()[1]) < 10 and rest == ["handed over: None", "reporter gone"], result.stdout

@@ -94,3 +94,15 @@ def test_constants_kept_apart_to_stay_light_match_their_originals() -> None:
     assert cli.DEFAULT_DB == db.DEFAULT_DB
     assert session.METRICS == invocations.METRICS
     assert inspect.signature(session.build_report)  # the lazy stand-ins resolve
+
+
+def test_the_programs_own_version_answer_is_clicks() -> None:
+    # `duet --version` answers before click is imported (cli/program.py): the same line as click's.
+    fast = subprocess.run([sys.executable, "-m", "duetbench", "--version"], capture_output=True, text=True, check=True)
+    code = ("from duetbench.cli.main import main\ntry:\n    main(['--version'])\nexcept SystemExit:\n    pass\n")
+    slow = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert fast.stdout == slow.stdout and fast.stdout.startswith("duetbench, version ")
+    probe = ("import sys, runpy\nsys.argv = ['duet', '--version']\nrunpy.run_module('duetbench', run_name='__main__')\n"
+             "print('click' in sys.modules)")
+    assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          check=True).stdout.splitlines()[-1] == "False"

@@ -41,6 +41,9 @@ _in_child = False
 #: The CPU seconds (user + system) of the reporter this process reaped last: bench/overhead.py counts
 #: them as the orchestrator's own, with the parent's.
 reporter_cpu_s = 0.0
+#: Longest wait for the reporter's imports (they take well under a second): beyond it something is wrong
+#: with it, and the comparison goes on without it rather than hang.
+READY_TIMEOUT_S = 60.0
 #: `duet compare --method` values a reporter can serve (not auto: its pilot judges while measuring).
 _FIXED_METHODS = ("duet", "sequential", "aduet")
 
@@ -188,13 +191,21 @@ class Reporter:
         return handover
 
     def wait_ready(self) -> None:
-        """Block until the reporter has imported what it needs (or is gone): from here on it only waits."""
+        """Block until the reporter has imported what it needs (or is gone): from here on it only waits. One
+        that is not ready within READY_TIMEOUT_S is ended (the parent then reports itself)."""
+        import select
+
         fd, self._ready_fd = self._ready_fd, None
-        if fd is not None:
-            try:
+        if fd is None:
+            return
+        try:
+            ready, _, _ = select.select([fd], [], [], READY_TIMEOUT_S)
+            if ready:
                 os.read(fd, 1)
-            finally:
-                os.close(fd)
+        finally:
+            os.close(fd)
+        if not ready:
+            self.kill()
 
     def hand_over(self, handover: Handover) -> int | None:
         """Give the reporter the comparison to report and wait for it; its exit code, or None if it is gone
@@ -208,7 +219,8 @@ class Reporter:
             self.kill()
             return None
         fd, self._job_fd = self._job_fd, None
-        assert fd is not None
+        if fd is None or self._reaped:  # ended already (it was not ready in time)
+            return None
         try:
             os.write(fd, data)
         except OSError:  # EPIPE: it died (OOM, a kill) before the hand-over
