@@ -29,6 +29,10 @@ import signal
 import sys
 from typing import TYPE_CHECKING, Any, cast
 
+# `duet compare --method` values a reporter can serve (not auto: its pilot judges while measuring). The
+# module imports nothing.
+from duetbench.model.method import METHODS
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
@@ -44,8 +48,6 @@ reporter_cpu_s = 0.0
 #: Longest wait for the reporter's imports (they take well under a second): beyond it something is wrong
 #: with it, and the comparison goes on without it rather than hang.
 READY_TIMEOUT_S = 60.0
-#: `duet compare --method` values a reporter can serve (not auto: its pilot judges while measuring).
-_FIXED_METHODS = ("duet", "sequential", "aduet")
 
 
 def in_child() -> bool:
@@ -70,7 +72,7 @@ def _worth_forking(args: Sequence[str]) -> bool:
                     return arg.split("=", 1)[1]
         return None
 
-    return (value("-r", "--runs") is not None and value("--method") in _FIXED_METHODS
+    return (value("-r", "--runs") is not None and value("--method") in METHODS
             and len(os.sched_getaffinity(0)) >= 2)
 
 
