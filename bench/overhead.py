@@ -12,7 +12,7 @@ at equal run counts; plus what the orchestrator itself costs:
   own CPU       CPU time of duet's process tree minus the measured commands' (orchestrator and
                 launchers; the launcher children's spin at the start barrier is counted apart), as a
                 share of the commands' CPU; and of it the orchestrator process's own
-                (getrusage(RUSAGE_SELF) as it exits);
+                (getrusage(RUSAGE_SELF) as it exits, plus its reporter process's, usecases/apart.py);
   start-up      `duet --version`, `duet --help`, and from the moment `duet compare` is started to its
                 first invocation's start (both CLOCK_MONOTONIC);
   campaign      `duet run` of a campaign of 1-ms runs: per-run cost beyond the commands, and where it
@@ -448,8 +448,8 @@ def markdown(raw: dict[str, Any], summary: dict[str, Any]) -> str:
                       "the first pair where the store is opened; its ratio to hyperfine's whole run is what more "
                       "pairs cost. *duet fixed*: the rest (start-up, opening the store, the final analysis and "
                       "report). *Of which the orchestrator process*: `duet`'s own user+system CPU "
-                      "(getrusage(RUSAGE_SELF) as it exits), without the launchers' (the rest of *duet own "
-                      "CPU*).", "", f"Start-up: `duet --version` {st['version_ms']:.0f} ms, `duet --help` {st['help_ms']:.0f} ms, "
+                      "(getrusage(RUSAGE_SELF) as it exits, plus the reporter process it may fork), without the "
+                      "launchers' (the rest of *duet own CPU*).", "", f"Start-up: `duet --version` {st['version_ms']:.0f} ms, `duet --help` {st['help_ms']:.0f} ms, "
                       f"first invocation of `duet compare` {_f(st['first_invocation_ms'], '.0f')} ms after it was started "
                       "(median over every compare above).", ""]
         if camp["per_run_ms"] is not None:
