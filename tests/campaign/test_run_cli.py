@@ -257,17 +257,19 @@ def test_runs_get_a_random_environment_size_shared_by_a_and_b(duet, tmp_path: Pa
 
 
 def test_target_width_stops_a_precise_method_early(duet, tmp_path: Path) -> None:
-    # C-like steady work: 10 duet runs planned, a loose target: it stops at the minimum of 5 runs. (The t
+    # C-like steady work, a loose target: it stops at the minimum of 5 runs, before its plan. (The t
     # interval over runs is honest about few runs, and the precision stop judges it at α/2: at 5 runs its
     # quantile is 6.6, so a 95 % target still tolerates runs that differ by 15 % on a busy machine.)
-    write_campaign(tmp_path, f"  loop: {harness('--iterations 10 --work 200000')}\n", methods="{duet: 10}")
+    # 20 planned: normally it stops at the minimum; runs disturbed by the machine (seen in CI) take more, and
+    # on a host where CPython's speed changes ~1.65x from process to process (an AMD EPYC VM, 2026-11-27)
+    # 9 of 10 planned were needed once, all of 12 twice in 10 tries. What is checked: it stops before its plan.
+    write_campaign(tmp_path, f"  loop: {harness('--iterations 10 --work 200000')}\n", methods="{duet: 20}")
     result = duet("run", "campaign.yml", "--no-progress", "--target-width", "0.95", "--min-runs", "5")
     assert result.returncode == 0, result.stderr
     statuses = [s for (s,) in db_rows(tmp_path, "SELECT status FROM runs ORDER BY position")]
-    # Normally exactly the minimum; runs disturbed by the machine (seen in CI) may take more.
     ok = statuses.count("ok")
-    assert 5 <= ok <= 8 and statuses.count("skipped") == 10 - ok, statuses
-    assert "stopped early" in result.stdout and f"{10 - ok} planned runs skipped" in result.stdout
+    assert 5 <= ok <= 19 and statuses.count("skipped") == 20 - ok, statuses
+    assert "stopped early" in result.stdout and f"{20 - ok} planned runs skipped" in result.stdout
     reasons = {e for (e,) in db_rows(tmp_path, "SELECT error FROM runs WHERE status='skipped'")}
     assert len(reasons) == 1 and "target 95.00%" in reasons.pop()
 
