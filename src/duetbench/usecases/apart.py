@@ -172,8 +172,7 @@ class Reporter:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         try:
-            names = list(modules)
-            for name in names:
+            for name in modules:
                 importlib.import_module(name)
             if then is not None:
                 module, _, attribute = then.partition(":")

@@ -134,8 +134,10 @@ class _DeferredComparison:
 
     @classmethod
     def stored(cls, db_path: Path, comparison_id: int) -> _DeferredComparison:
-        """A comparison already in the store (begun by another process)."""
-        return cls(db_path, lambda store: comparison_id)
+        """A comparison already in the store (begun by another process): `open` does not begin it again."""
+        comparison = cls(db_path, lambda store: comparison_id)
+        comparison.id = comparison_id
+        return comparison
 
     def close(self) -> None:
         if self._store is not None:
