@@ -81,14 +81,15 @@ def report(binary: Path, kind: str, ops: int, *extra: str) -> dict:
 @pytest.fixture(scope="session")
 def calibrated(binary: Path) -> dict[str, int]:
     """N per kind for CALIBRATE_MS of work, from --calibrate (shared by the calibration and linearity tests)."""
-    counts = {}
-    for kind in KINDS:
-        result = run(binary, kind, "--calibrate", str(CALIBRATE_MS))
-        assert result.returncode == 0, result.stderr
-        assert result.stdout.strip().isdigit(), f"--calibrate must print only N, got {result.stdout!r}"
-        assert result.stdout == result.stdout.strip() + "\n"
-        counts[kind] = int(result.stdout)
-    return counts
+    return {kind: calibrate(binary, kind) for kind in KINDS}
+
+
+def calibrate(binary: Path, kind: str) -> int:
+    result = run(binary, kind, "--calibrate", str(CALIBRATE_MS))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().isdigit(), f"--calibrate must print only N, got {result.stdout!r}"
+    assert result.stdout == result.stdout.strip() + "\n"
+    return int(result.stdout)
 
 
 # ---------------------------------------------------------------- native program
@@ -148,7 +149,11 @@ def test_scale_applies_to_buffer_kinds_too(binary: Path) -> None:
 def test_calibrate_hits_the_target(binary: Path, calibrated: dict[str, int], kind: str) -> None:
     n = calibrated[kind]
     assert n > 0
-    for _ in range(ROUNDS):
+    for round_ in range(ROUNDS):
+        if round_:
+            # a slow phase of the host during the calibration gives too small an N, one after it too large an
+            # N; the next round calibrates again (seen in CI: N for 30 ms took 12.6 ms in all three rounds)
+            n = calibrate(binary, kind)
         work_ms = min(work_time(report(binary, kind, n)) for _ in range(3)) / 1e6
         if 0.5 * CALIBRATE_MS <= work_ms <= 2 * CALIBRATE_MS:
             break

@@ -61,7 +61,9 @@ def test_run_and_analyze_agree_and_show_times(duet, tmp_path: Path) -> None:
     times = re.compile(r"\d[\d.]* (?:s|ms|µs|ns) / \d[\d.]* (?:s|ms|µs|ns)")
     assert times.search(run_row) and times.search(analyze_row)
     row = json.loads((tmp_path / "a.json").read_text())["rows"][0]
-    assert 0 < row["median_a_s"] < row["median_b_s"] < 1 and row["mean_a_s"] > 0
+    # both sides' times in seconds (not their order: B's 1.2x work is within this host's per-process speed
+    # changes, seen up to 1.65x, and the ratio's direction is checked by the campaign tests with 2x or more)
+    assert 0 < row["median_a_s"] < 1 and 0 < row["median_b_s"] < 1 and row["mean_a_s"] > 0
     assert times.search((tmp_path / "a.md").read_text())
     # the HTML summary counts runs as the terminal does (it showed iteration pairs as "n" before)
     assert duet("report", "-o", "r.html").returncode == 0
