@@ -99,3 +99,26 @@ def test_a_parse_error_names_the_output_file(duet, tmp_path: Path) -> None:  # t
     assert runs and all(r.status == "failed" for r in runs)
     assert all("stdout.txt" in r.error and "stdout line 1" in r.error for r in runs), [r.error for r in runs]
 
+
+
+def test_an_argument_that_is_not_utf8_is_refused_in_one_line(duet, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A byte that is not UTF-8 in a command or a name (a Latin-1 file name): it reached the store as a
+    lone surrogate and ended in a UnicodeEncodeError traceback (found by tests/robustness/test_fuzz.py)."""
+    (tmp_path / "d.csv").write_text("x\n")
+    for args, position in ((["compare", "--runs", "2", "--method", "sequential", "true \udc80", "true"], 6),
+                           (["import", "duetprocess", "d.csv", "--name", "caf\udce9"], 5)):
+        result = duet(*args)
+        assert result.returncode == 2, result.stderr
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith(f"error: argument {position} is not UTF-8 text: "), lines
+        assert "\\x80'" in lines[0] or "caf\\xe9'" in lines[0], lines
+        assert not (tmp_path / ".duet").exists()  # refused before anything was measured or stored
+
+
+def test_a_lone_surrogate_from_python_is_refused_too() -> None:
+    from click.testing import CliRunner
+
+    from duetbench.cli.main import main
+
+    result = CliRunner().invoke(main, ["compare", "-n", "\ud800", "true", "true"])
+    assert result.exit_code == 2 and "argument 3 is not UTF-8 text: '\\ud800'" in result.output, result.output

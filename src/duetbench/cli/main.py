@@ -77,6 +77,25 @@ def _fail(exc: DuetError) -> None:
     sys.exit(exc.exit_code)
 
 
+def _refuse_undecodable(args: object) -> None:
+    """Every argument must be text: Python decodes bytes that are not UTF-8 (a Latin-1 file name, a command
+    with such a byte) to lone surrogates, which run, but can be neither stored nor printed; refused here,
+    before anything is measured, in one line that shows the bytes."""
+    for position, arg in enumerate(sys.argv[1:] if args is None else args, 1):  # type: ignore[arg-type]
+        if not isinstance(arg, str):
+            continue
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            try:
+                shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+            except UnicodeEncodeError:  # a surrogate no byte decodes to (only from Python, not a shell)
+                shown = arg.encode("utf-8", "backslashreplace").decode("ascii")
+            raise DuetError(f"argument {position} is not UTF-8 text: '{shown}'",
+                            hint="duetbench stores commands, names and paths as text; give them in UTF-8 "
+                                 "(rename the file, or use a name)") from None
+
+
 class _DatabaseParam(click.ParamType):
     """``--db``: defers to ``store.option.DB_PATH_OR_URL``, imported (with SQLAlchemy) only when a value
     is given; the default needs no conversion."""
@@ -150,7 +169,12 @@ class _Group(click.Group):
         # click prints a usage error with the values as typed: mask a URL's password first (a command or a
         # name may be one), and keep it one line.
         try:
+            _refuse_undecodable(args[0] if args else kwargs.get("args"))
             rv = super().main(*args, standalone_mode=False, **kwargs)  # type: ignore[call-overload]
+        except DuetError as exc:
+            if not standalone_mode:
+                raise
+            _fail(exc)
         except click.ClickException as exc:
             if not standalone_mode:
                 raise
