@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -106,3 +107,39 @@ def test_the_programs_own_version_answer_is_clicks() -> None:
              "print('click' in sys.modules)")
     assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                           check=True).stdout.splitlines()[-1] == "False"
+
+
+@pytest.mark.parametrize("columns", ["80", "130", "90"])
+def test_the_programs_own_help_page_is_clicks(columns: str) -> None:
+    """`duet --help` prints the page kept in cli/help_pages.py, before click is imported, for the widths
+    it keeps (80 columns, 100 or more); at others click renders it. Either way it is click's page: if this
+    fails after a change to the command line, run `python -m duetbench.cli.help_page --write`."""
+    from duetbench.cli.help_page import WIDTHS, render
+    from duetbench.cli.help_pages import PAGES
+
+    assert sorted(PAGES) == sorted(WIDTHS)
+    for width in WIDTHS:
+        assert PAGES[width] == render(width), "stale: python -m duetbench.cli.help_page --write"
+    env = {**os.environ, "COLUMNS": columns}
+    probe = ("import sys, runpy\nsys.argv = ['/usr/local/bin/duet', '--help']\n"
+             "try:\n    runpy.run_module('duetbench', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+             "print('click imported:', 'click' in sys.modules)")
+    fast = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, check=True).stdout
+    page, _, imported = fast.rpartition("click imported: ")
+    code = "from duetbench.cli.main import main\ntry:\n    main(['--help'], prog_name='duet')\nexcept SystemExit:\n    pass\n"
+    slow = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout
+    assert page == slow and page.startswith("Usage: duet [OPTIONS] COMMAND")
+    assert imported.strip() == ("True" if columns == "90" else "False")
+
+
+@pytest.mark.parametrize("columns", [None, "", "abc", "-5", "0", "40", "60", "99", "100", "200"])
+def test_the_help_page_width_is_what_click_would_use(monkeypatch: pytest.MonkeyPatch, columns: str | None) -> None:
+    import shutil
+
+    from duetbench.cli.help_page import MAX_CONTENT_WIDTH, formatter_width
+
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    assert formatter_width() == max(min(shutil.get_terminal_size().columns, MAX_CONTENT_WIDTH) - 2, 50)

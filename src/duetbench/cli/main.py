@@ -77,11 +77,11 @@ def _fail(exc: DuetError) -> None:
     sys.exit(exc.exit_code)
 
 
-def _refuse_undecodable(args: object) -> None:
+def _refuse_undecodable(args: list[str] | None) -> None:
     """Every argument must be text: Python decodes bytes that are not UTF-8 (a Latin-1 file name, a command
     with such a byte) to lone surrogates, which run, but can be neither stored nor printed; refused here,
     before anything is measured, in one line that shows the bytes."""
-    for position, arg in enumerate(sys.argv[1:] if args is None else args, 1):  # type: ignore[arg-type]
+    for position, arg in enumerate(sys.argv[1:] if args is None else args, 1):
         if not isinstance(arg, str):
             continue
         try:
@@ -169,7 +169,7 @@ class _Group(click.Group):
         # click prints a usage error with the values as typed: mask a URL's password first (a command or a
         # name may be one), and keep it one line.
         try:
-            _refuse_undecodable(args[0] if args else kwargs.get("args"))
+            _refuse_undecodable(args[0] if args else kwargs.get("args"))  # type: ignore[arg-type]
             rv = super().main(*args, standalone_mode=False, **kwargs)  # type: ignore[call-overload]
         except DuetError as exc:
             if not standalone_mode:
