@@ -136,13 +136,25 @@ class Tree:
         self.has_auto = '"auto"' in (src / "src" / "duetbench" / "config" / "compare.py").read_text()
 
     def argv(self, *args: str) -> list[str]:
-        return [sys.executable, "-m", "duetbench", *args]
+        """`duet ARGS...` as the installed `duet` script runs it (its name is `duet`, which the kept help
+        page needs, and no runpy)."""
+        return [sys.executable, "-c", SCRIPT, *args]
 
     def argv_self_cpu(self, out: Path, *args: str) -> list[str]:
         """`argv`, with the orchestrator's own CPU (getrusage(RUSAGE_SELF): without the launchers and the
         commands, its children; with its reporter process, if it forked one) written to `out` as it exits."""
         return [sys.executable, "-c", SELF_CPU, str(out), *args]
 
+
+#: What pip's `duet` console script does (trees from before cli/program.py have cli.main's entry).
+SCRIPT = """import sys
+sys.argv[0] = "duet"
+try:
+    from duetbench.cli.program import entry
+except ImportError:
+    from duetbench.cli.main import entry
+sys.exit(entry())
+"""
 
 #: `python -c SELF_CPU OUT ARGS...` runs `duet ARGS...` and writes its own user and system CPU to OUT at exit.
 SELF_CPU = """import atexit, resource, runpy, sys
