@@ -187,6 +187,20 @@ static void kill_remaining_children(void)
     fclose(f);
 }
 
+/* Counts one reaped orphan into `sum` (times added, the largest RSS kept). */
+static void add_orphan(struct rusage *sum, const struct rusage *ru, int *orphans)
+{
+    (*orphans)++;
+    timeradd(&sum->ru_utime, &ru->ru_utime, &sum->ru_utime);
+    timeradd(&sum->ru_stime, &ru->ru_stime, &sum->ru_stime);
+    if (ru->ru_maxrss > sum->ru_maxrss)
+        sum->ru_maxrss = ru->ru_maxrss;
+    sum->ru_nvcsw += ru->ru_nvcsw;
+    sum->ru_nivcsw += ru->ru_nivcsw;
+    sum->ru_minflt += ru->ru_minflt;
+    sum->ru_majflt += ru->ru_majflt;
+}
+
 /* The barrier page, mapped once per path: a server keeps it between invocations. */
 static struct duet_shm *g_shm = NULL;
 static char g_shm_path[PATH_MAX] = "";
@@ -603,25 +617,26 @@ static char *run_invocation(const struct request *rq, int redirect_stdin, int go
     if (child > 0) {
         kill(-child, SIGKILL);
         g_child = -1; /* from here a late cancel must not hit a recycled pid */
-        for (;;) {
+        /* Most commands leave nothing: when no child is left at all (ECHILD at once), the scan of
+         * /proc/self/task/PID/children is skipped (~30-60 us of the slower side's gap on a 2-vCPU VM). */
+        int st;
+        struct rusage ru;
+        pid_t w;
+        do
+            w = wait4(-1, &st, WNOHANG, &ru);
+        while (w < 0 && errno == EINTR);
+        int left = w >= 0;
+        if (w > 0)
+            add_orphan(&ru_orphans, &ru, &orphans);
+        while (left) {
             kill_remaining_children();
-            int st;
-            struct rusage ru;
-            pid_t w = wait4(-1, &st, 0, &ru);
+            w = wait4(-1, &st, 0, &ru);
             if (w < 0) {
                 if (errno == EINTR)
                     continue;
                 break;
             }
-            orphans++;
-            timeradd(&ru_orphans.ru_utime, &ru.ru_utime, &ru_orphans.ru_utime);
-            timeradd(&ru_orphans.ru_stime, &ru.ru_stime, &ru_orphans.ru_stime);
-            if (ru.ru_maxrss > ru_orphans.ru_maxrss)
-                ru_orphans.ru_maxrss = ru.ru_maxrss;
-            ru_orphans.ru_nvcsw += ru.ru_nvcsw;
-            ru_orphans.ru_nivcsw += ru.ru_nivcsw;
-            ru_orphans.ru_minflt += ru.ru_minflt;
-            ru_orphans.ru_majflt += ru.ru_majflt;
+            add_orphan(&ru_orphans, &ru, &orphans);
         }
         if (rq->cgroup_dir)
             kill_cgroup(rq->cgroup_dir);
