@@ -10,7 +10,6 @@ PostgreSQL database, a Slurm node) is left as it is.
 from __future__ import annotations
 
 import os
-import socket
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -49,7 +48,9 @@ class Owner:
     @classmethod
     def me(cls) -> Owner:
         pid = os.getpid()
-        return cls(pid, process_start(pid) or 0, socket.gethostname(), boot_id())
+        # os.uname().nodename is what socket.gethostname() returns on Linux (both are the UTS nodename),
+        # without importing socket (~5 ms of `duet compare`'s start on a 2-vCPU VM).
+        return cls(pid, process_start(pid) or 0, os.uname().nodename, boot_id())
 
     def to_json(self) -> dict[str, Any]:
         return {"pid": self.pid, "start": self.start, "host": self.host, "boot": self.boot}
@@ -65,7 +66,7 @@ class Owner:
 
     def judged_here(self) -> bool:
         """Whether this machine can tell if the owner lives: same host name and the same boot."""
-        return bool(self.boot) and self.boot == boot_id() and self.host == socket.gethostname()
+        return bool(self.boot) and self.boot == boot_id() and self.host == os.uname().nodename
 
     def dead(self) -> bool:
         """True only when the owner is known to be gone: made here and no process with its pid and start."""

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import os
 import platform
-import socket
 import sys
 from pathlib import Path
 
@@ -37,7 +36,7 @@ def usable_cpus() -> list[int]:
 def host_facts() -> dict[str, object]:
     governor = _read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")
     return {
-        "hostname": socket.gethostname(),
+        "hostname": os.uname().nodename,
         "kernel": platform.release(),
         "machine": platform.machine(),
         "cpu_model": _cpu_model(),
