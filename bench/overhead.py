@@ -325,7 +325,9 @@ def main() -> None:
                                "runs": {name: runs for name, _, runs in cases}, "repeats": repeats,
                                "measurements": []}
         for rep in range(repeats):
-            for tree in trees:
+            # Every order is shuffled per repeat: a fixed one (the campaign's was, until 2026-11-27) lets a
+            # drift of the host within a repeat count against the same tree every time.
+            for tree in random.sample(trees, len(trees)):
                 for what in ("--version", "--help"):
                     wall, _, _ = timed(tree.argv(what), env=tree.env, cwd=tmp)
                     raw["measurements"].append({"rep": rep, "tree": tree.label, "case": what, "tool": "duet",
@@ -345,7 +347,7 @@ def main() -> None:
                     raw["measurements"].append(m)
                     print(f"rep {rep} {name:>6} {m['tool']:9} {m.get('tree') or '':8} wall {m['wall_s']:.3f} s "
                           f"load {m['load']}", file=sys.stderr)
-            for tree in trees:
+            for tree in random.sample(trees, len(trees)):
                 with machine("campaign"):
                     m = campaign_cost(tree, _campaign_command(), 5 if args.quick else 20, tmp, profile=rep == 0)
                 m.update(rep=rep, tree=tree.label, tool="duet run", case="campaign")
