@@ -143,3 +143,22 @@ def test_the_help_page_width_is_what_click_would_use(monkeypatch: pytest.MonkeyP
     else:
         monkeypatch.setenv("COLUMNS", columns)
     assert formatter_width() == max(min(shutil.get_terminal_size().columns, MAX_CONTENT_WIDTH) - 2, 50)
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "ascii", "latin-1"])
+def test_help_in_any_encoding_and_to_a_closed_pipe_ends_without_a_traceback(encoding: str) -> None:
+    """The kept page is written as click writes it (UTF-8, also where the stream says ASCII); in another
+    encoding click writes it, and a character the encoding lacks (the em dash) is shown escaped."""
+    probe = ("import sys, runpy\nsys.argv = ['duet', '--help']\n"
+             "runpy.run_module('duetbench', run_name='__main__')\n")
+    env = {**os.environ, "PYTHONIOENCODING": encoding, "COLUMNS": "80"}
+    shown = subprocess.run([sys.executable, "-c", probe], capture_output=True, env=env)
+    assert shown.returncode == 0 and shown.stderr == b"", shown.stderr
+    dash = "\\u2014".encode() if encoding == "latin-1" else "—".encode()
+    assert b"how sure " + dash + b" on" in shown.stdout
+    proc = subprocess.Popen([sys.executable, "-c", probe], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # the reader went away before anything was written
+    err = proc.stderr.read()
+    proc.wait(timeout=60)
+    assert proc.returncode in (0, 1) and b"Traceback" not in err, err

@@ -50,6 +50,26 @@ def kept_page(argv: list[str]) -> str | None:
     return PAGES.get(formatter_width())
 
 
+def print_kept(argv: list[str]) -> bool:
+    """Print the kept page, as click would, if there is one for this width and name and standard output is
+    UTF-8 (click writes UTF-8 where a stream says ASCII; any other encoding is left to it). False: not
+    printed, let click do it."""
+    page = kept_page(argv)
+    encoding = (getattr(sys.stdout, "encoding", None) or "").lower().replace("-", "").replace("_", "")
+    if page is None or encoding not in ("utf8", "ascii", "usascii"):
+        return False
+    try:
+        sys.stdout.buffer.write((page + "\n").encode("utf-8"))
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader went away (`duet --help | true`): as through click, exit 1 without a traceback, and
+        # without the interpreter's own complaint when it flushes the closed stream at exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        sys.exit(1)
+    return True
+
+
 def render(width: int) -> str:
     """The page as click renders it at `width` (what `duet --help` prints, without the final newline)."""
     import click.formatting

@@ -28,6 +28,11 @@ def setup_process() -> None:
 
 
 def entry() -> None:
+    # A terminal whose encoding lacks a character we print (an em dash of the help, a µ of a time, a
+    # name) shows it escaped instead of ending in a traceback (stderr does so already, by default).
+    reconfigure = getattr(sys.stdout, "reconfigure", None)
+    if reconfigure is not None:
+        reconfigure(errors="backslashreplace")
     if sys.argv[1:] == ["--version"]:
         # click's own answer (tests/test_startup.py checks they agree), without importing click: ~60 of
         # the ~120 ms `duet --version` took on a 2-vCPU AMD EPYC VM.
@@ -37,11 +42,9 @@ def entry() -> None:
         return
     if sys.argv[1:] in (["--help"], ["-h"]):
         # click's page too, kept per width (cli/help_page.py): ~40 ms instead of ~140 on that VM.
-        from duetbench.cli.help_page import kept_page
+        from duetbench.cli.help_page import print_kept
 
-        page = kept_page(sys.argv)
-        if page is not None:
-            sys.stdout.write(page + "\n")
+        if print_kept(sys.argv):
             return
     from duetbench.usecases import apart
 
