@@ -19,7 +19,8 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing: see cli
 if TYPE_CHECKING:
     from pathlib import Path
 
-#: cli/main.py's max_content_width; click's formatter is this minus 2 wide (and at least 50).
+#: The help's max_content_width (cli/main.py's group uses it); click's formatter is this minus 2 wide
+#: (and at least 50).
 MAX_CONTENT_WIDTH = 100
 #: The widths kept in help_pages.py.
 WIDTHS = (78, 98)

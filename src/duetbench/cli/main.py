@@ -18,6 +18,7 @@ import click
 
 from duetbench import __version__
 from duetbench.cli.exports import export_options
+from duetbench.cli.help_page import MAX_CONTENT_WIDTH
 from duetbench.errors import DuetError
 from duetbench.execute.backends.registry import BACKENDS
 from duetbench.model.method import COMPARE_METHODS
@@ -207,7 +208,8 @@ class _Group(click.Group):
         return None
 
 
-@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"],
+                                           "max_content_width": MAX_CONTENT_WIDTH})
 @click.version_option(__version__, prog_name="duetbench")
 def main() -> None:
     """duetbench: is B faster or slower than A, by how much, and how sure — on noisy machines."""
