@@ -122,3 +122,7 @@ def test_a_lone_surrogate_from_python_is_refused_too() -> None:
 
     result = CliRunner().invoke(main, ["compare", "-n", "\ud800", "true", "true"])
     assert result.exit_code == 2 and "argument 3 is not UTF-8 text: '\\ud800'" in result.output, result.output
+    # Beside characters beyond ASCII (CI's fuzz run: 'a\u202eb=\ud800' ended in a UnicodeDecodeError).
+    result = CliRunner().invoke(main, ["import", "csv", "d.csv", "--map", "benchmark:a\u202eb=\ud800"])
+    assert result.exit_code == 2 and "argument 5 is not UTF-8 text: " in result.output, result.output
+    assert "\\ud800" in result.output and "Traceback" not in result.output, result.output

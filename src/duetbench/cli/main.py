@@ -91,7 +91,7 @@ def _refuse_undecodable(args: list[str] | None) -> None:
             try:
                 shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
             except UnicodeEncodeError:  # a surrogate no byte decodes to (only from Python, not a shell)
-                shown = arg.encode("utf-8", "backslashreplace").decode("ascii")
+                shown = arg.encode("utf-8", "backslashreplace").decode("utf-8")
             raise DuetError(f"argument {position} is not UTF-8 text: '{shown}'",
                             hint="duetbench stores commands, names and paths as text; give them in UTF-8 "
                                  "(rename the file, or use a name)") from None
