@@ -8,8 +8,16 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# Property tests draw the same cases on every run (a CI that passed once passes again on the same code);
+# new cases are explored on purpose, outside CI: bench/fuzz.py with a new --seed, or
+# HYPOTHESIS_PROFILE=explore for the whole suite. A test's own @settings keeps what it does not set.
+settings.register_profile("deterministic", derandomize=True, database=None)
+settings.register_profile("explore", derandomize=False, database=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "deterministic"))
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -12,6 +12,7 @@ import copy
 import json
 import re
 import shutil
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -332,7 +333,11 @@ def run_case(case: Case, directory: Path) -> Outcome:
     cwd = os.getcwd()
     os.chdir(directory)
     try:
-        result = CliRunner().invoke(_main(), case.argv, catch_exceptions=True)
+        # A warning Python shows by default (FutureWarning, UserWarning) is a source line on the user's
+        # stderr: recorded here, where pytest would otherwise swallow it.
+        with warnings.catch_warnings(record=True) as shown:
+            warnings.simplefilter("always")
+            result = CliRunner().invoke(_main(), case.argv, catch_exceptions=True)
     finally:
         os.chdir(cwd)
         for entry in directory.iterdir():
@@ -345,6 +350,9 @@ def run_case(case: Case, directory: Path) -> Outcome:
         at = f" at {Path(where.filename).name}:{where.lineno}" if where else ""
         return Outcome(-1, f"{type(result.exception).__name__}: {result.exception}{at}"[:500])
     code = result.exit_code
+    visible = [w for w in shown if issubclass(w.category, (FutureWarning, UserWarning))]
+    if visible:
+        return Outcome(code, f"a Python warning was shown: {visible[0].category.__name__}: {visible[0].message}"[:500])
     if code not in (0, 1, 2, 130):
         return Outcome(code, f"exit code {code}")
     stderr = result.stderr

@@ -57,6 +57,8 @@ def test_is_url() -> None:
 def test_masking_and_scrubbing() -> None:
     assert mask_credentials("see postgresql://u:p4ss@h/db and redis://:x@h") == "see postgresql://u:***@h/db and redis://:***@h"
     assert mask_credentials("postgresql://u@h/db, https://example.org/a:b@c") == "postgresql://u@h/db, https://example.org/a:b@c"
+    for glued in ("3postgresql://u:pw@h/db", "A_postgresql://u:pw@h/db", "x=postgres://u:pw@h"):
+        assert "pw@" not in mask_credentials(glued) and ":***@h" in mask_credentials(glued), glued
     value = {"db": "postgresql://u:p@h/d", "n": 3, "l": ["x", "postgresql://u:p@h/d"], "loc": StoreLocation.parse(
         "postgresql://u:p@h/d")}
     assert scrub_credentials(value) == {"db": "postgresql://u:***@h/d", "n": 3, "l": ["x", "postgresql://u:***@h/d"],

@@ -19,8 +19,10 @@ from duetbench.errors import DuetError
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*://")
 # user:password@ inside any URL-looking text; the password part is replaced when scrubbing. One slash
-# counts too: a URL that went through a Path (a campaign file "not found") has lost one.
-_URL_PASSWORD = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.\-]*:/{1,2}[^/\s:@]*:)([^@\s/]+)(@)")
+# counts too: a URL that went through a Path (a campaign file "not found") has lost one. No word boundary
+# before the scheme: a URL glued to other text ("3postgresql://u:pw@h", "A_postgresql://...", found by
+# bench/fuzz.py in a campaign value) must be masked too.
+_URL_PASSWORD = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*:/{1,2}[^/\s:@]*:)([^@\s/]+)(@)")
 _POSTGRES_SCHEMES = {"postgresql", "postgres"}
 #: Where files that belong beside a server database (raw run outputs) go: it has no directory of its own.
 SERVER_LOCAL_DIR = Path(".duet")
