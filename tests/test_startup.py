@@ -47,6 +47,24 @@ def test_the_compare_session_imports_statistics_and_store_on_first_use() -> None
     assert [m for m in imported if not m.startswith("rich")] == []
 
 
+def test_a_duets_report_draws_nothing_and_imports_no_bootstrap(tmp_path: Path) -> None:
+    # The report of a fixed-count comparison is on its critical path (usecases/apart.py): its t interval
+    # draws nothing, so numpy.random and the bootstrap (threadpoolctl) are not imported (~25-35 ms).
+    probe = (
+        "import sys, importlib\n"
+        "import numpy as np\n"
+        "import duetbench.usecases.conclude as c, duetbench.report.lazy_console\n"
+        "for m in c.REPORT_MODULES: importlib.import_module(m)\n"
+        "from duetbench.analyze.comparison import compare\n"
+        "rng = np.linspace(1.0, 1.1, 12)\n"
+        "for method in ('duet', 'sequential'):\n"
+        "    compare(method, rng, rng[::-1] * 1.01, random_state=7)\n"
+        "print(sorted(m for m in ('numpy.random', 'duetbench.analyze.bootstrap', 'threadpoolctl', 'scipy')\n"
+        "             if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.strip().splitlines()[-1] == "[]"
+
+
 @pytest.mark.parametrize("progress", [["--no-progress"], []])
 def test_a_compare_on_sqlite_imports_no_sqlalchemy_and_nothing_heavy_before_its_first_run(tmp_path: Path,
                                                                                          progress: list[str]) -> None:

@@ -10,7 +10,7 @@ from numpy.typing import ArrayLike
 
 from duetbench.model.method import METHODS, Method
 
-from ._inputs import RandomState, RunsLike, as_generator, as_runs, as_sample, check_confidence_level
+from ._inputs import RandomState, RunsLike, as_runs, as_sample, check_confidence_level, check_random_state
 from .interval import PRIOR_PRECISION, confidence_sequence, yuen
 from .overlap import OverlapPairs, aduet_ratio_ci, overlap_pairs, overlap_pairs_by_run
 from .ratio import (
@@ -84,7 +84,7 @@ def _anytime_sequential(a: RunsLike, b: RunsLike, cl: float) -> tuple[RatioResul
 
 
 def _duet(
-    a: RunsLike, b: RunsLike, robust: bool, cl: float, n_resamples: int, rng: np.random.Generator,
+    a: RunsLike, b: RunsLike, robust: bool, cl: float, n_resamples: int, rng: RandomState,
     interval: str,
 ) -> tuple[RatioResult, int, int, float, list[str]]:
     ra, rb, log_ratio = paired_log_ratios(a, b, names=(_A, _B))
@@ -120,7 +120,7 @@ def _aduet(
     robust: bool,
     cl: float,
     n_resamples: int,
-    rng: np.random.Generator,
+    rng: RandomState,
     interval: str,
 ) -> tuple[RatioResult, int, int, float, list[str]]:
     given = [s for s in stamps if s is not None]
@@ -244,7 +244,9 @@ def compare(
     check_interval(interval)
     if interval == "anytime" and method == "aduet":
         raise ValueError("interval='anytime' needs independent units; the async duet's overlap pairs are not")
-    rng = as_generator(random_state)
+    # Checked here, made into a Generator only by an interval that draws (a bootstrap): the t interval
+    # of a duet's report then never imports numpy.random.
+    rng = check_random_state(random_state)
     stated_cl = cl
     if interval == "t-stopped":
         # The comparison stopped once this interval was narrow enough, and such a stop favours samples

@@ -17,7 +17,6 @@ from ._inputs import (
     check_confidence_level,
     check_n_resamples,
 )
-from .bootstrap import bootstrap_distribution, percentile_interval
 from .interval import hac_t, student_t
 from .ratio import IntervalKind, RatioResult, check_interval, exp_interval
 
@@ -255,6 +254,8 @@ def aduet_ratio_ci(
         distinct = min(np.unique(pairs.a_index).size, np.unique(pairs.b_index).size)
         return _aduet_t(unit_v, unit_w, unit_wv, estimator, over_runs=run_ids is not None, cl=cl,
                         df=distinct - 1)
+    from .bootstrap import bootstrap_distribution, percentile_interval  # not needed by the t interval: ratio.py
+
     rng = as_generator(random_state)
     if estimator == "paired":
         estimate = float(unit_v.mean())

@@ -17,7 +17,6 @@ import numpy as np
 from duetbench.model.table import IterationTable
 
 from .._inputs import as_generator, check_confidence_level
-from ..bootstrap import hierarchical_mean_distribution, percentile_interval
 from ..comparison import FEW_UNITS, robust_notes
 from ..interval import student_t
 from ..pairing import aduet_pairs
@@ -71,6 +70,8 @@ def _over_runs(log_ratio: np.ndarray, run: np.ndarray, opts: AnalysisOptions, no
     run_means = np.add.reduceat(lr, offsets) / lengths
     notes = notes + robust_notes(opts.robust, int(log_ratio.size), removed)
     if opts.interval == "bootstrap":
+        from ..bootstrap import hierarchical_mean_distribution, percentile_interval  # only here: ratio.py
+
         dist = hierarchical_mean_distribution(lr, lengths, n_resamples=opts.n_resamples, rng=as_generator(opts.seed))
         low, high = percentile_interval(dist, cl)
         ratio = RatioResult(estimate=math.exp(float(run_means.mean())), low=math.exp(low), high=math.exp(high),
