@@ -257,8 +257,10 @@ def _measure(opts: CompareOptions, settings: RunSettings, method: str, options: 
             watch_for = choice
             first = pilot.next_first
             settings = dataclasses.replace(settings, method=method, warmup=0, seed=seed, first=first)
-        runner = Runner(settings, _stop_rule(opts, method, on_progress, progress.due, stop, spent, prior,
-                                             watch_for if auto and len(history) <= MAX_REDECISIONS else None),
+        fixed = not auto and opts.runs is not None  # this runner measures exactly opts.runs pairs (rounds)
+        runner = Runner(dataclasses.replace(settings, pairs_at_most=opts.runs) if fixed else settings,
+                        _stop_rule(opts, method, on_progress, progress.due, stop, spent, prior,
+                                   watch_for if auto and len(history) <= MAX_REDECISIONS else None),
                         comparison.add_invocation, on_activity=comparison.set_activity,
                         on_invocations=comparison.add_invocations)
         try:
@@ -535,6 +537,8 @@ def _store_then(wait: Callable[[], None]) -> Callable[[], None]:
     """The warm-up's task where another process reports: import the store (the first pair's), then wait
     for the reporter's imports."""
     def task() -> None:
+        import pickle  # noqa: F401 - the hand-over's (~4 ms here, not at the end)
+
         import duetbench.store.direct  # noqa: F401
 
         wait()
