@@ -126,3 +126,12 @@ def test_a_lone_surrogate_from_python_is_refused_too() -> None:
     result = CliRunner().invoke(main, ["import", "csv", "d.csv", "--map", "benchmark:a\u202eb=\ud800"])
     assert result.exit_code == 2 and "argument 5 is not UTF-8 text: " in result.output, result.output
     assert "\\ud800" in result.output and "Traceback" not in result.output, result.output
+
+
+def test_a_command_is_shown_as_given_not_as_emoji(duet, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # rich replaces :smile: with its emoji unless told not to: `echo :smile:` was reported as `echo 😄`.
+    result = duet("compare", "echo :smile:", "echo :x:", "--runs", "2", "--method", "sequential", "--no-progress")
+    assert result.returncode == 0, result.stderr
+    assert "A: echo :smile:" in result.stdout and "B: echo :x:" in result.stdout, result.stdout
+    bad = duet("compare", "true", "true", "--runs", "2", "--name", ":smile:", "--confidence", "7")
+    assert bad.returncode == 2 and "😄" not in bad.stderr, bad.stderr

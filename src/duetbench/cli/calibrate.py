@@ -34,9 +34,9 @@ def calibrate(budget: float | None, quick: bool, confidence: float, seed: int | 
     check_confidence(confidence)
     plan = plan_for(budget if budget is not None else (30.0 if quick else 180.0), quick)
     seed = choose_seed(seed)
-    console = Console(highlight=False)
+    console = Console(highlight=False, emoji=False)
     result = run_calibration(plan, seed=seed, confidence=confidence,
-                             progress=None if as_json else Console(stderr=True, highlight=False))
+                             progress=None if as_json else Console(stderr=True, highlight=False, emoji=False))
     if as_json:
         click.echo(json.dumps(result, indent=2))
         return

@@ -55,7 +55,7 @@ def doctor(as_json: bool, interval: float, fix: bool, apply: bool, reset: bool, 
     from duetbench.host.doctor import tune
     from duetbench.host.doctor.sysroot import SysRoot
 
-    console = Console(highlight=False, soft_wrap=False)
+    console = Console(highlight=False, soft_wrap=False, emoji=False)
     sysroot = SysRoot(root)
     if sum((fix or apply, reset, snapshot is not None)) > 1:
         raise DuetError("give one of --fix/--apply, --reset or --snapshot", hint="see duet doctor --help")

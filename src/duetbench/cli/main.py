@@ -51,7 +51,7 @@ def _lock_wait(value: float | None) -> None:
 def _err_console() -> Any:
     from rich.console import Console
 
-    return Console(stderr=True, highlight=False)
+    return Console(stderr=True, highlight=False, emoji=False)
 
 
 def _printable(text: str) -> str:
@@ -653,7 +653,7 @@ def run(campaign_file: Path, dry_run: bool, resume: bool, retry_failed: bool, ex
     if min_runs < 2:
         raise DuetError(f"--min-runs must be at least 2, got {min_runs}", hint="a CI needs runs to resample")
     if target_width is not None and min_runs < 10:
-        Console(stderr=True, highlight=False).print(
+        Console(stderr=True, highlight=False, emoji=False).print(
             f"[yellow]warning:[/yellow] --min-runs {min_runs} with --target-width: stopping that early inflates "
             "false alarms (a percentile CI over fewer than 10 runs is too narrow); 10 or more is safe")
     if time_budget is not None and time_budget <= 0:

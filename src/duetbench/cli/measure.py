@@ -75,7 +75,7 @@ def measure(command: str | None, runs: int | None, warmup: int, find_sample_size
     )
     from duetbench.usecases.measure import measure as run_measure
 
-    console = Console(highlight=False)
+    console = Console(highlight=False, emoji=False)
     if (command is None) == (load_path is None):
         raise DuetError("give either a COMMAND to measure or --load FILE, not both or neither",
                         hint="e.g. duet measure './prog' or duet measure --load samples.jsonl")

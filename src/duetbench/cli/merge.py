@@ -31,7 +31,7 @@ def merge(sources: tuple[Path, ...], db: Path | StoreLocation) -> None:
     from duetbench.store.db import Store
     from duetbench.store.merge import merge_databases
 
-    console = Console(highlight=False)
+    console = Console(highlight=False, emoji=False)
     dest = Store(db)
     try:
         report = merge_databases(sources, dest)

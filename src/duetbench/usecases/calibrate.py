@@ -28,7 +28,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from duetbench.errors import DuetError
-from duetbench.execute.invocation import Invocation
+from duetbench.model.invocation import Invocation
 
 if TYPE_CHECKING:  # imported with the comparison it reports
     from duetbench.report.model import ComparisonReport
@@ -115,8 +115,8 @@ def _measure(method: str, argv: list[str], seed: int, plan: Plan, stage_s: float
                      max_runs=plan.max_runs, time_budget=stage_s, target_rciw=_NEVER_PRECISE, stop_on_evidence=False,
                      seed=seed, confidence=confidence)
     reports: list[ComparisonReport] = []
-    code = run_compare(opts, db_path=db, exports=Exports(), console=Console(file=io.StringIO()), show_progress=False,
-                       on_report=reports.append)
+    code = run_compare(opts, db_path=db, exports=Exports(), console=Console(file=io.StringIO(), emoji=False),
+                       show_progress=False, on_report=reports.append)
     if code == 130:
         raise DuetError("calibration interrupted", hint="run duet calibrate again (--quick takes 30 s)", exit_code=130)
     invocations = reports[0].invocations

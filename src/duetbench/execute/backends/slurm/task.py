@@ -151,4 +151,4 @@ def _run_share(attempt: Attempt, spec: JobSpec, task: int, node: str, job: str, 
 def slurm_task(attempt_dir: Path, task: int) -> None:
     """Run one Slurm array task's share of a campaign (started by the job that `duet run --backend slurm`
     submits; not for direct use)."""
-    sys.exit(run_task(attempt_dir, task, Console(highlight=False)))
+    sys.exit(run_task(attempt_dir, task, Console(highlight=False, emoji=False)))
