@@ -75,6 +75,29 @@ def test_the_arguments_decide_whether_to_fork() -> None:
         assert not apart._worth_forking(args), args
 
 
+def test_the_reporter_imports_nothing_once_handed_over(duet_env: dict[str, str], tmp_path: Path) -> None:
+    # What the reporter imports after the hand-over is on the comparison's critical path (issue 17): the
+    # exporters, the safe-text helpers and the store's owner records were ~15 ms of it, imported late.
+    probe = (
+        "import os, sys, runpy\n"
+        "late = []\n"
+        "def hook(event, args):\n"
+        "    if event == 'pickle.find_class' and args[1] == 'Handover':\n"
+        "        late.append('handed over')\n"
+        "    elif event == 'import' and late:\n"
+        "        with open('late.txt', 'a') as out:\n"
+        "            out.write(str(args[0]) + '\\n')\n"
+        "sys.addaudithook(hook)\n"
+        "sys.argv = ['duet', 'compare', 'true', 'true', '--runs', '3', '--method', 'duet', '--no-progress']\n"
+        "try:\n    runpy.run_module('duetbench', run_name='__main__')\nexcept SystemExit as e:\n"
+        "    assert e.code in (0, None), e.code\n")
+    result = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env=duet_env, capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 0 and "duet compare #" in result.stdout, result.stderr
+    late = (tmp_path / "late.txt").read_text().split() if (tmp_path / "late.txt").exists() else []
+    assert late == [], late
+
+
 @two_cpus
 def test_a_fixed_compare_is_measured_without_numpy_and_reported_once(duet_env: dict[str, str],
                                                                     tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from duetbench import __version__
-from duetbench.execute.invocation import Invocation
+from duetbench.model.invocation import Invocation
 from duetbench.model.table import NO_TIME, IterationTable
 from duetbench.plan.campaign import PlannedRun
 from duetbench.store.campaigns import CampaignStore, RunRecord, StoredIteration

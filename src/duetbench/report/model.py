@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from duetbench.execute.invocation import Invocation
+from duetbench.model.invocation import Invocation
 
 if TYPE_CHECKING:
     # numpy: imported by whoever makes the results, not by whoever only names the type

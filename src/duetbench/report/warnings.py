@@ -7,7 +7,7 @@ from typing import Any
 
 from duetbench.analyze.comparison import ComparisonResult
 from duetbench.analyze.interference import NOTE_MARK
-from duetbench.execute.invocation import Invocation
+from duetbench.model.invocation import Invocation
 from duetbench.model.method import PAIRED_METHODS
 
 HIGH_CV = 0.05

@@ -17,7 +17,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
 from duetbench.errors import DuetError
-from duetbench.execute.invocation import Invocation
+from duetbench.model.invocation import Invocation
 from duetbench.store import schema
 from duetbench.store.connect import inserted_id, write_transaction
 from duetbench.store.db import Store, invocation_from_row, process_columns

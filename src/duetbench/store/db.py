@@ -22,7 +22,7 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import SQLAlchemyError
 
 from duetbench.errors import DuetError
-from duetbench.execute.invocation import Invocation
+from duetbench.model.invocation import Invocation
 from duetbench.store import records, schema
 from duetbench.store.connect import (
     database_errors,

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from duetbench.errors import DuetError
-from duetbench.execute.invocation import Invocation
+from duetbench.model.invocation import Invocation
 from duetbench.store import sqlite_schema
 from duetbench.store.location import is_url, scrub_credentials
 from duetbench.store.records import ComparisonRecord, invocation_from_row

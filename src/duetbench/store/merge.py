@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from duetbench.errors import DuetError
-from duetbench.execute.invocation import Invocation
+from duetbench.model.invocation import Invocation
 from duetbench.store import schema
 from duetbench.store.campaigns import CampaignRecord, CampaignStore, RunAlreadyStored, RunRecord
 from duetbench.store.connect import inserted_id, write_transaction

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from duetbench.execute.invocation import Invocation
+from duetbench.model.invocation import Invocation
 
 
 def invocation_from_row(data: dict[str, Any], cls: type[Invocation] = Invocation) -> Invocation:

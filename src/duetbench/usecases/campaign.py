@@ -53,8 +53,8 @@ from duetbench.execute.campaign_run import (
     side_argv,
 )
 from duetbench.execute.container import ContainerEngine
-from duetbench.execute.invocation import Invocation
 from duetbench.host.host import host_facts
+from duetbench.model.invocation import Invocation
 from duetbench.model.table import discard_leading
 from duetbench.plan.campaign import AUTO_CANDIDATES, METHOD_ORDER, PlannedRun, RunRequest, make_plan
 from duetbench.report.campaign import CampaignProgress, print_plan, print_summary

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 from duetbench import __version__
 from duetbench.config.compare import CompareOptions, command_argv, hook_shell
 from duetbench.errors import DuetError
-from duetbench.execute.invocation import Invocation
 from duetbench.execute.lock import MeasurementLock
 from duetbench.execute.runner import (
     ACTIVITY_EVERY_PAIR_UP_TO,
@@ -23,6 +22,7 @@ from duetbench.execute.runner import (
     run_shell,
 )
 from duetbench.host.host import host_facts, usable_cpus
+from duetbench.model.invocation import Invocation
 from duetbench.plan.schedule import choose_cpus
 from duetbench.report.exporters import Exports
 from duetbench.report.model import ComparisonReport

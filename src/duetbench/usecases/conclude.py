@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from duetbench.errors import EXIT_SLOWER, CommandFailed, DuetError
-from duetbench.execute.invocation import Invocation, usable
+from duetbench.model.invocation import Invocation, usable
 from duetbench.report.model import ComparisonReport
 
 if TYPE_CHECKING:
@@ -30,9 +30,11 @@ METRICS = ("wall", "cpu")  # = evaluation.METRICS (tests/test_startup.py)
 
 #: What the end of a comparison imports (numpy.ma: numpy.percentile imports it on first use, in the
 #: report's summary): imported beside the first warm-up unit by the orchestrator, or by the reporter
-#: process while the orchestrator starts.
+#: process while the orchestrator starts. The reporter's also: what unpickling the hand-over (the
+#: exports) and reporting need, which it otherwise imported after the last pair (~15 ms here).
 REPORT_MODULES = ("numpy.ma", "duetbench.analyze.invocations", "duetbench.report.terminal",
-                  "duetbench.report.warnings", "duetbench.store.direct")
+                  "duetbench.report.warnings", "duetbench.store.direct", "duetbench.report.exporters",
+                  "duetbench.report.safe_text", "duetbench.store.orchestrators", "duetbench.report.console")
 
 
 @dataclass

@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Any
 
 from duetbench import __version__
 from duetbench.config.compare import CompareOptions, command_argv, hook_shell
-from duetbench.execute.invocation import Invocation
 from duetbench.execute.lock import MeasurementLock
 from duetbench.execute.runner import Runner, RunSettings, ShellCommandFailed, import_modules, run_shell
 from duetbench.host.host import host_facts, usable_cpus
+from duetbench.model.invocation import Invocation
 from duetbench.plan.schedule import choose_cpus
 from duetbench.report.exporters import Exports
 from duetbench.report.model import ComparisonReport

@@ -21,7 +21,6 @@ import contextlib
 import importlib
 import os
 import stat
-import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -160,6 +159,8 @@ def write_atomically(path: Path, data: str | bytes, what: str, hint: str = "choo
         target = Path(os.path.realpath(path))
         # A new file gets the mode open() would give it; a replaced one keeps its own.
         mode = stat.S_IMODE(existing.st_mode) if existing is not None else 0o666 & ~_umask()
+        import tempfile  # here: with shutil and its compression modules ~5 ms of every report's start
+
         fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part")
         try:
             with os.fdopen(fd, "wb") as handle:

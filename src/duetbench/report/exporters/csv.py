@@ -28,7 +28,7 @@ def _table(columns: list[str], rows: Iterable[dict[str, Any]]) -> str:
 
 
 def _invocation_columns() -> list[str]:
-    from duetbench.execute.invocation import Invocation
+    from duetbench.model.invocation import Invocation
 
     return [f.name for f in fields(Invocation)]
 

@@ -1,0 +1,55 @@
+"""What one invocation measured (`Invocation`), apart from how it was launched (execute/invocation.py):
+the store, the analysis and the report read it without importing the launcher's machinery (subprocess,
+tempfile, the cgroup and /proc readers: ~15-20 ms of the report process's start on a 2-vCPU VM, on the
+path of a fixed-count comparison, issue 17)."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+
+@dataclass
+class Invocation:
+    """Everything measured about one invocation; times in seconds, timestamps in CLOCK_MONOTONIC ns."""
+
+    side: str
+    index: int
+    pair: int
+    warmup: bool
+    status: str
+    exit_code: int
+    signal: int
+    start_ns: int
+    end_ns: int
+    wall_s: float
+    cpu_s: float
+    user_s: float
+    sys_s: float
+    cgroup_cpu_s: float | None
+    maxrss_kb: int
+    nvcsw: int
+    nivcsw: int
+    minflt: int
+    majflt: int
+    cpu_requested: int
+    cpu_seen: int
+    orphans_reaped: int
+    steal_s: float | None = None
+    error: str = ""
+    stderr_tail: str = ""
+    #: JSON list of the busiest other processes on the machine during the run ({"pid","comm","cpu_ms"},
+    #: measure.activity.top_activity): what a report names when a run was slow. None if not recorded.
+    activity: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def usable(invocations: list[Invocation]) -> list[Invocation]:
+    """Measured (not warmup) invocations that completed; failures kept with --ignore-failure count too,
+    since the user asked to time them anyway. (Here, not in analyze/: counting them while measuring must
+    not import numpy.)"""
+    return [i for i in invocations if not i.warmup and i.status in ("ok", "failed") and i.wall_s > 0]
