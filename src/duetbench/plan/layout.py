@@ -15,6 +15,7 @@ matters where ASLR is off (randomize_va_space = 0, ``setarch -R``), where only t
 from __future__ import annotations
 
 import random
+from functools import lru_cache
 
 #: The variable that carries the padding, visible to the benchmarked command.
 ENV_OFFSET_VAR = "DUETBENCH_ENV_OFFSET"
@@ -25,4 +26,10 @@ PAGE = 4096
 def env_offset(key: str) -> dict[str, str]:
     """``{ENV_OFFSET_VAR: "x" * L}`` with L uniform in [0, PAGE), a function of `key` only (string
     seeding of `random.Random` hashes it with SHA-512, the same on every machine and Python run)."""
-    return {ENV_OFFSET_VAR: "x" * random.Random(f"duetbench-layout:{key}").randrange(PAGE)}
+    return {ENV_OFFSET_VAR: "x" * _length(key)}
+
+
+@lru_cache(maxsize=16)
+def _length(key: str) -> int:
+    # Cached: both sides of a duet pair ask with the same key, between two pairs (~25 µs a seeding here).
+    return random.Random(f"duetbench-layout:{key}").randrange(PAGE)
