@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +19,12 @@ ROOT = Path(__file__).resolve().parent.parent
 settings.register_profile("deterministic", derandomize=True, database=None)
 settings.register_profile("explore", derandomize=False, database=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "deterministic"))
+
+# The suite run as a background job of a shell without job control (`./scripts/test &` in a script, a CI
+# runner that does so) inherits SIGINT ignored, and so would every `duet` it starts: the tests that press
+# Ctrl-C (SIGINT) would see it ignored. They test what a terminal's Ctrl-C does: default disposition.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(scope="session", autouse=True)
