@@ -55,6 +55,12 @@ def _start(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.Popen[
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
 
 
+def _probe(script: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """`python -c script`: a `duet` run in-process with the probe's hooks installed first."""
+    return subprocess.run([sys.executable, "-c", script], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=120)
+
+
 def _wait_for(predicate, timeout: float = 30.0) -> None:  # type: ignore[no-untyped-def]
     deadline = time.monotonic() + timeout
     while not predicate():
@@ -91,8 +97,7 @@ def test_the_reporter_imports_nothing_once_handed_over(duet_env: dict[str, str],
         "sys.argv = ['duet', 'compare', 'true', 'true', '--runs', '3', '--method', 'duet', '--no-progress']\n"
         "try:\n    runpy.run_module('duetbench', run_name='__main__')\nexcept SystemExit as e:\n"
         "    assert e.code in (0, None), e.code\n")
-    result = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env=duet_env, capture_output=True,
-                            text=True, timeout=120)
+    result = _probe(probe, duet_env, tmp_path)
     assert result.returncode == 0 and "duet compare #" in result.stdout, result.stderr
     late = (tmp_path / "late.txt").read_text().split() if (tmp_path / "late.txt").exists() else []
     assert late == [], late
@@ -113,8 +118,7 @@ def test_a_fixed_compare_is_measured_without_numpy_and_reported_once(duet_env: d
         "'--export-json', 'o.json']\n"
         "try:\n    runpy.run_module('duetbench', run_name='__main__')\nexcept SystemExit as e:\n"
         "    print('exit', e.code, 'numpy at the end:', 'numpy' in sys.modules)\n")
-    result = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env=duet_env, capture_output=True,
-                            text=True, timeout=120)
+    result = _probe(probe, duet_env, tmp_path)
     assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
     lines = result.stdout.splitlines()
     # The orchestrator ran, and ended, without numpy; the report came once, from the reporter (which ends

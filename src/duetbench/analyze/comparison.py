@@ -84,7 +84,7 @@ def _anytime_sequential(a: RunsLike, b: RunsLike, cl: float) -> tuple[RatioResul
 
 
 def _duet(
-    a: RunsLike, b: RunsLike, robust: bool, cl: float, n_resamples: int, rng: RandomState,
+    a: RunsLike, b: RunsLike, robust: bool, cl: float, n_resamples: int, random_state: RandomState,
     interval: str,
 ) -> tuple[RatioResult, int, int, float, list[str]]:
     ra, rb, log_ratio = paired_log_ratios(a, b, names=(_A, _B))
@@ -106,7 +106,7 @@ def _duet(
         # A run whose every pair was dropped leaves the bootstrap rather than becoming empty.
         a_in = _filtered_runs(ra.values, ra.lengths, keep)
         b_in = _filtered_runs(rb.values, rb.lengths, keep)
-    ratio = duet_ratio_ci(a_in, b_in, confidence_level=cl, n_resamples=n_resamples, random_state=rng,
+    ratio = duet_ratio_ci(a_in, b_in, confidence_level=cl, n_resamples=n_resamples, random_state=random_state,
                           interval="t" if interval == "t" else "bootstrap")
     return ratio, int(keep.sum()), removed, ratio_cv, notes
 
@@ -120,7 +120,7 @@ def _aduet(
     robust: bool,
     cl: float,
     n_resamples: int,
-    rng: RandomState,
+    random_state: RandomState,
     interval: str,
 ) -> tuple[RatioResult, int, int, float, list[str]]:
     given = [s for s in stamps if s is not None]
@@ -171,7 +171,7 @@ def _aduet(
             run_ids=None if pair_runs is None else pair_runs[keep],
             confidence_level=cl,
             n_resamples=n_resamples,
-            random_state=rng,
+            random_state=random_state,
             interval="t" if interval == "t" else "bootstrap",
         )
     ratio_cv = describe(np.exp(log_ratio[keep])).cv
@@ -246,7 +246,7 @@ def compare(
         raise ValueError("interval='anytime' needs independent units; the async duet's overlap pairs are not")
     # Checked here, made into a Generator only by an interval that draws (a bootstrap): the t interval
     # of a duet's report then never imports numpy.random.
-    rng = check_random_state(random_state)
+    random_state = check_random_state(random_state)
     stated_cl = cl
     if interval == "t-stopped":
         # The comparison stopped once this interval was narrow enough, and such a stop favours samples
@@ -266,13 +266,13 @@ def compare(
     removed = 0
     notes: list[str] = []
     if method == "duet":
-        ratio, used, removed, ratio_cv, notes = _duet(a, b, robust, cl, n_resamples, rng,
+        ratio, used, removed, ratio_cv, notes = _duet(a, b, robust, cl, n_resamples, random_state,
                                                       "t" if interval == "anytime" else interval)
         unit = "runs" if ratio.n != used else "pairs"
     elif method == "aduet":
         ratio, used, removed, ratio_cv, notes = _aduet(
             raw_a, raw_b, (a_start, a_end, b_start, b_end), (a_run_ids, b_run_ids),
-            min_overlap_rate, robust, cl, n_resamples, rng, interval,
+            min_overlap_rate, robust, cl, n_resamples, random_state, interval,
         )
         unit = "pairs" if a_run_ids is None else "runs"
     elif interval == "anytime":
@@ -280,8 +280,8 @@ def compare(
         used = ratio.n
         unit = "rounds"
     else:
-        ratio, difference = sequential_cis(a, b, confidence_level=cl, n_resamples=n_resamples, random_state=rng,
-                                           interval=interval)
+        ratio, difference = sequential_cis(a, b, confidence_level=cl, n_resamples=n_resamples,
+                                           random_state=random_state, interval=interval)
         used = ratio.n
         unit = "runs per side"
     if interval == "anytime" and method == "duet":
