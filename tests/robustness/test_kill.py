@@ -1,6 +1,6 @@
 """Issue 16 item 3: `kill -9` of the orchestrator at random moments of a duet compare and of a campaign;
-then the next command runs. Nothing finished is lost, nothing is left in /dev/shm, no cgroup, no
-process, and the status says what happened."""
+then the next command runs. Nothing finished is lost, nothing is left in /dev/shm or the temporary
+directory, no cgroup, no process, and the status says what happened."""
 from __future__ import annotations
 
 import os
@@ -77,6 +77,9 @@ def _leftovers(pid: int, pages_before: set[str]) -> list[str]:
 def _kill_and_check(args: list[str], cwd: Path, env: dict[str, str], db: Path, marker: str, delay: float,
                     finished_sql: str, table: str, next_command: list[str]) -> None:
     pages_before = _pages()
+    scratch = cwd / "scratch"  # its own temporary directory: whatever is left in it after the next command leaked
+    scratch.mkdir()
+    env = {**env, "TMPDIR": str(scratch)}
     proc = subprocess.Popen([sys.executable, "-m", "duetbench", *args], cwd=cwd, env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     time.sleep(delay)
@@ -88,6 +91,7 @@ def _kill_and_check(args: list[str], cwd: Path, env: dict[str, str], db: Path, m
                          text=True, timeout=120)
     assert "Traceback" not in nxt.stderr, nxt.stderr
     assert _leftovers(proc.pid, pages_before) == [], f"killed after {delay:.2f} s"
+    assert list(scratch.iterdir()) == [], f"killed after {delay:.2f} s"
     deadline = time.monotonic() + 10  # the launchers end their commands on their parent's death (SIGTERM)
     while _processes_with(marker) and time.monotonic() < deadline:
         time.sleep(0.1)

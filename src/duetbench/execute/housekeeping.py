@@ -2,8 +2,9 @@
 
 A `kill -9` of the orchestrator skips its clean-up. The launchers notice (PR_SET_PDEATHSIG) and end
 the benchmarks; what is left is cleared here: barrier pages in /dev/shm whose maker is gone, the
-containers a dead orchestrator started (a killed `podman run` client leaves its container running), and
-side cgroups of dead orchestrators (once the processes in them have exited). The records it left
+containers a dead orchestrator started (a killed `podman run` client leaves its container running), its
+scratch directories (execute/scratch.py), and side cgroups of dead orchestrators (once the processes in
+them have exited). The records it left
 ``running`` are marked when a store is opened (store/orchestrators.py).
 """
 from __future__ import annotations
@@ -12,6 +13,7 @@ import time
 
 from duetbench.execute.barrier import sweep_stale_pages
 from duetbench.execute.container import sweep_stale_containers
+from duetbench.execute.scratch import sweep_stale_scratch
 from duetbench.host.cgroup import stale_cgroups, sweep_stale_cgroups
 
 #: How long to let a dead orchestrator's benchmarks finish exiting before their cgroups are removed.
@@ -21,6 +23,7 @@ SETTLE_S = 1.0
 def clear_leftovers() -> None:
     sweep_stale_pages()
     sweep_stale_containers()
+    sweep_stale_scratch()
     if not stale_cgroups():  # the common case: one look through the cgroup tree (~1 ms), not four
         return
     deadline = time.monotonic() + SETTLE_S

@@ -27,6 +27,7 @@ from duetbench.execute.invocation import (
     ServedInvocation,
     forget_cgroup_usage,
 )
+from duetbench.execute.scratch import scratch_directory
 from duetbench.host.activity import ActivityWindow, Snapshot, activity_delta, snapshot, top_activity
 from duetbench.host.cgroup import SideCgroup
 from duetbench.host.procstat import read_steal_seconds, steal_delta
@@ -226,7 +227,7 @@ class Runner:
             cgroups = {side: SideCgroup.create(f"{tag}-{side}") for side in self.s.argv}
         forget_cgroup_usage()
         try:
-            with tempfile.TemporaryDirectory(prefix="duetbench-") as tmp, _PipeSinks(Path(tmp)) as pipes:
+            with scratch_directory("run") as tmp, _PipeSinks(Path(tmp)) as pipes:
                 self._workdir = Path(tmp)
                 self._pipes = pipes
                 method = {"duet": self._run_duet, "aduet": self._run_aduet, "sequential": self._run_sequential}

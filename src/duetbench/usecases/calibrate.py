@@ -18,7 +18,6 @@ import random
 import shlex
 import statistics
 import subprocess
-import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -28,6 +27,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from duetbench.errors import DuetError
+from duetbench.execute.scratch import scratch_directory
 from duetbench.model.invocation import Invocation
 
 if TYPE_CHECKING:  # imported with the comparison it reports
@@ -153,7 +153,7 @@ def run_calibration(plan: Plan, *, seed: int, confidence: float, progress: Conso
             progress.print(f"[dim]{escape(text)}[/dim]")
 
     # The stages' comparisons are the means, not the result: kept only while calibrating.
-    with tempfile.TemporaryDirectory(prefix="duet-calibrate-") as scratch:
+    with scratch_directory("calibrate") as scratch:
         db = Path(scratch) / "calibrate.db"
         inc_rows: list[IncRow] = []
         for ms in plan.inc_ms:

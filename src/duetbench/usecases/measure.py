@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -19,6 +18,7 @@ from typing import Any
 from duetbench.errors import CommandFailed, DuetError
 from duetbench.execute.invocation import LaunchSpec, RunningInvocation
 from duetbench.execute.lock import MeasurementLock
+from duetbench.execute.scratch import scratch_directory
 from duetbench.host.activity import ProcessActivity, activity_delta, snapshot
 from duetbench.host.host import host_facts
 
@@ -97,7 +97,7 @@ def measure(header: MeasureHeader, samples_path: Path, *, timeout_s: float | Non
         # command nor get delayed by a daemon on its CPU (which would blur what the window attributes).
         os.sched_setaffinity(0, elsewhere)
     try:
-        with open(samples_path, "w") as out, tempfile.TemporaryDirectory(prefix="duetbench-measure-") as tmp:
+        with open(samples_path, "w") as out, scratch_directory("measure") as tmp:
             out.write(json.dumps(header.to_json()) + "\n")
             out.flush()
             for k in range(header.warmup + header.runs):
