@@ -59,15 +59,9 @@ def print_kept(argv: list[str]) -> bool:
     encoding = (getattr(sys.stdout, "encoding", None) or "").lower().replace("-", "").replace("_", "")
     if page is None or encoding not in ("utf8", "ascii", "usascii"):
         return False
-    try:
-        sys.stdout.buffer.write((page + "\n").encode("utf-8"))
-        sys.stdout.flush()
-    except BrokenPipeError:
-        # The reader went away (`duet --help | true`): as through click, exit 1 without a traceback, and
-        # without the interpreter's own complaint when it flushes the closed stream at exit.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        sys.exit(1)
+    from duetbench.cli.program import write_stdout
+
+    write_stdout((page + "\n").encode("utf-8"))
     return True
 
 

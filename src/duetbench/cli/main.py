@@ -235,8 +235,10 @@ def entry() -> None:
     streams are flushed; only cyclic garbage left at the very end is not collected, which the operating
     system reclaims. Not in `main`: tests call it in their own process, which goes on. (The program's
     script is `cli.program.entry`, which may fork a compare's reporter first and then calls this.)"""
+    from duetbench.cli.program import setup_process
     from duetbench.usecases import apart
 
+    setup_process()  # here too: click prints a group's --help before `main`'s body would set it up
     try:
         main()
     finally:

@@ -27,6 +27,26 @@ def setup_process() -> None:
     warnings.simplefilter("ignore", RuntimeWarning)
 
 
+def write_stdout(data: bytes) -> None:
+    """Write what a fast path prints (before click, without the guarded streams of `setup_process`): a
+    closed pipe ends it as through click (exit 1, silent); an unwritable output (a full disk, `>
+    /dev/full`) with one line, as `VisibleStream` does (exit 2). Either way standard output is pointed at
+    /dev/null first, so that the interpreter's last flush does not complain again."""
+    import os
+
+    try:
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+    except OSError as exc:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        if isinstance(exc, BrokenPipeError):
+            sys.exit(1)
+        sys.stderr.write(f"error: cannot write to standard output: {exc.strerror or exc} "
+                         "\u2014 send it where there is room\n")
+        sys.exit(2)
+
+
 def entry() -> None:
     # A terminal whose encoding lacks a character we print (an em dash of the help, a µ of a time, a
     # name) shows it escaped instead of ending in a traceback (stderr does so already, by default).
@@ -38,7 +58,7 @@ def entry() -> None:
         # the ~120 ms `duet --version` took on a 2-vCPU AMD EPYC VM.
         from duetbench import __version__
 
-        print(f"duetbench, version {__version__}")
+        write_stdout(f"duetbench, version {__version__}\n".encode())
         return
     if sys.argv[1:] in (["--help"], ["-h"]):
         # click's page too, kept per width (cli/help_page.py): ~40 ms instead of ~140 on that VM.

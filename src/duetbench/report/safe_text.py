@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
 # Bidi embeddings, overrides and isolates, marks, zero-width characters (not U+200D, the joiner inside
 # emoji sequences), word joiner and invisible operators, line and paragraph separators, BOM.
@@ -65,14 +65,51 @@ def markdown_text(text: str) -> str:
 
 class VisibleStream:
     """A text stream that writes `visible` text: wraps stdout/stderr so that no name printed by any part
-    of the CLI can reorder the terminal's line. Everything else is the wrapped stream's."""
+    of the CLI can reorder the terminal's line. Everything else is the wrapped stream's.
 
-    def __init__(self, stream: TextIO) -> None:
+    A stream that cannot be written (a full disk, `> /dev/full`, a terminal gone: EIO) ends the command
+    with one line, not a traceback: the stream is pointed at /dev/null first, so that neither that line
+    (when it is stderr that failed) nor the interpreter's last flush fails again. A closed pipe is left
+    to the console (report/console.py: quiet, 141)."""
+
+    def __init__(self, stream: TextIO, name: str = "output") -> None:
         self._stream = stream
+        self._name = name
 
     def write(self, text: str) -> int:
-        self._stream.write(visible(text))
+        if isinstance(text, str) and not text:
+            # click probes a stream with write("") and takes any exception as "binary"; a write of nothing
+            # to /dev/full fails, and must not end the command before anything was to be written.
+            return 0
+        try:
+            self._stream.write(visible(text))
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            self._unwritable(exc)
         return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            self._unwritable(exc)
+
+    def _unwritable(self, exc: OSError) -> NoReturn:
+        import os
+
+        from duetbench.errors import DuetError
+
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, self._stream.fileno())
+            os.close(devnull)
+        except (OSError, ValueError, AttributeError):
+            pass
+        raise DuetError(f"cannot write to standard {self._name}: {exc.strerror or exc}",
+                        hint="send it where there is room; anything measured is stored already (`duet show`)") from None
 
     def writelines(self, lines: Any) -> None:
         for line in lines:
@@ -87,6 +124,6 @@ def guard_standard_streams() -> None:
     import sys
 
     if not isinstance(sys.stdout, VisibleStream):
-        sys.stdout = VisibleStream(sys.stdout)
+        sys.stdout = VisibleStream(sys.stdout, "output")
     if not isinstance(sys.stderr, VisibleStream):
-        sys.stderr = VisibleStream(sys.stderr)
+        sys.stderr = VisibleStream(sys.stderr, "error")
