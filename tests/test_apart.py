@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -161,6 +162,30 @@ def test_sigterm_to_the_orchestrator_is_kept_and_reported(duet_env: dict[str, st
     proc.send_signal(signal.SIGTERM)  # as a CI job's timeout: to the process it started
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and out.count("Interrupted:") == 1, out + err
+
+
+@two_cpus
+def test_a_closed_terminal_sighup_is_kept_and_reported(duet_env: dict[str, str], tmp_path: Path) -> None:
+    proc = _start(["compare", SLOW, SLOW, "--runs", "200", *FIXED], duet_env, tmp_path)
+    _wait_for(lambda: (tmp_path / ".duet" / "results.db").exists())
+    time.sleep(0.5)
+    os.killpg(proc.pid, signal.SIGHUP)  # as a closed terminal: to every process of its session's group
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and out.count("Interrupted:") == 1, out + err
+    assert out.count("duet compare #") == 1 and "Traceback" not in err, out + err
+    with sqlite3.connect(tmp_path / ".duet" / "results.db") as conn:
+        assert conn.execute("SELECT status FROM comparisons").fetchone()[0] == "interrupted"
+
+
+@two_cpus
+def test_sighup_ignored_as_by_nohup_stays_ignored(duet_env: dict[str, str], tmp_path: Path) -> None:
+    proc = subprocess.Popen([sys.executable, "-m", "duetbench", "compare", SLOW, SLOW, "--runs", "10", *FIXED],
+                            cwd=tmp_path, env=duet_env, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN))
+    _wait_for(lambda: (tmp_path / ".duet" / "results.db").exists())
+    os.killpg(proc.pid, signal.SIGHUP)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0 and "Interrupted:" not in out and "duet compare #" in out, out + err
 
 
 @two_cpus

@@ -16,10 +16,11 @@ comparison decides for certain once they are parsed (usecases/compare.py `_repor
 the reporter when it is not wanted, before anything is measured. Only the `duet` program forks (its
 entry point calls `start`), never another program that runs duetbench in its own process.
 
-The reporter ignores SIGINT and SIGTERM: the orchestrator handles them (it stops measuring, stores what
-it has, and hands over an "interrupted" comparison). If the orchestrator dies without handing over
-(SIGKILL, a crash), the reporter sees the pipe close and exits at once, without a word. If the reporter
-is gone when the orchestrator hands over, the orchestrator reports itself (`hand_over` returns None).
+The reporter ignores SIGINT, SIGTERM and SIGHUP (a closed terminal sends it to both): the orchestrator
+handles them (it stops measuring, stores what it has, and hands over an "interrupted" comparison). If
+the orchestrator dies without handing over (SIGKILL, a crash), the reporter sees the pipe close and
+exits at once, without a word. If the reporter is gone when the orchestrator hands over, the
+orchestrator reports itself (`hand_over` returns None).
 """
 from __future__ import annotations
 
@@ -171,6 +172,7 @@ class Reporter:
         os.close(job_w)
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
         try:
             for name in modules:
                 importlib.import_module(name)

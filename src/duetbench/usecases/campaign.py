@@ -19,7 +19,6 @@ import math
 import random
 import re
 import shlex
-import signal
 import subprocess
 import time
 import uuid
@@ -65,6 +64,7 @@ from duetbench.store.location import StoreLocation
 from duetbench.store.option import db_argument
 from duetbench.store.orchestrators import claim, with_owner
 from duetbench.usecases import campaign_auto
+from duetbench.usecases.interrupts import restore, stop_like_ctrl_c
 
 if TYPE_CHECKING:
     from duetbench.report.exporters import Exports
@@ -270,10 +270,6 @@ def to_record(bench: BenchmarkSpec, execution: RunExecution) -> RunRecord:
         adaptive_warmup=execution.live.outcome() if execution.live is not None else None)
 
 
-def on_interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
-
-
 def find_resumable(campaigns: CampaignStore, campaign: Campaign, *, retry_failed: bool = False) -> CampaignRecord:
     candidates = [c for c in campaigns.campaigns(campaign.name) if c.path == str(campaign.path)]
     if not candidates:
@@ -405,15 +401,16 @@ def run_campaign(path: Path, opts: RunOptions, console: Console, *, backend: str
                           f"{len(plan)} runs ({len(job.todo)} to go), schedule {campaign.schedule}, "
                           f"seed {seed}; results in {escape(str(location))}, raw outputs in {escape(str(run_root))}",
                           highlight=False)
-            # SIGTERM (a CI timeout, a scheduler) is handled like Ctrl-C: stop the runs, keep what finished.
-            previous = signal.signal(signal.SIGTERM, on_interrupt)
+            # SIGTERM (a CI timeout, a scheduler) and SIGHUP are handled like Ctrl-C: stop the runs, keep what
+            # finished.
+            previous = stop_like_ctrl_c()
             try:
                 outcome = executor.execute(job)
             except (DuetError, KeyboardInterrupt):
                 campaigns.set_status(campaign_id, "interrupted")  # --resume continues it
                 raise
             finally:
-                signal.signal(signal.SIGTERM, previous)
+                restore(previous)
             missing = sum(1 for p in plan if p.key not in campaigns.done_keys(campaign_id))
             status = outcome.status if outcome.status != "finished" or not missing else "interrupted"
             campaigns.set_status(campaign_id, status)

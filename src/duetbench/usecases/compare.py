@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import signal
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -40,6 +39,7 @@ from duetbench.usecases.conclude import (  # noqa: F401 - METRICS, build_report,
     render,
     report_stored,
 )
+from duetbench.usecases.interrupts import restore, stop_like_ctrl_c
 
 if TYPE_CHECKING:
     import numpy as np
@@ -486,8 +486,8 @@ def _compare(opts: CompareOptions, *, db_path: Path, exports: Exports, console: 
     status = "failed"
     failure: Invocation | None = None
     shell_failure: ShellCommandFailed | None = None
-    # SIGTERM (e.g. from a CI timeout) is handled like Ctrl-C: stop, keep, report.
-    previous = signal.signal(signal.SIGTERM, _interrupt)
+    # SIGTERM (e.g. from a CI timeout) and SIGHUP are handled like Ctrl-C: stop, keep, report.
+    previous = stop_like_ctrl_c()
     try:
         with progress:
             for side, script in opts.per_side(opts.setup).items():
@@ -501,7 +501,7 @@ def _compare(opts: CompareOptions, *, db_path: Path, exports: Exports, console: 
     except ShellCommandFailed as exc:
         shell_failure = exc
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        restore(previous)
         if stop.reason:
             options["stopped_by"] = stop.reason
             if stop.reason == "evidence":
@@ -552,10 +552,6 @@ def _short(name: str, command: str, width: int = 28) -> str:
     text = f"{os.path.basename(program)} {rest}".strip()
     text = text if len(text) <= width else text[: width - 1] + "…"
     return text if name in ("A", "B") else f"{name}: {text}"
-
-
-def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
 
 
 def show(db_path: Path, comparison_id: int | None, *, exports: Exports, console: Console, limit: int = 30) -> int:

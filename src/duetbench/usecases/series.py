@@ -3,7 +3,6 @@ scan ``-P/-L`` (usecases/scan.py) run them: the one loop both share, with its su
 up to date, its exit code and its handling of Ctrl-C and SIGTERM."""
 from __future__ import annotations
 
-import signal
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,7 +14,8 @@ from duetbench.config.compare import CompareOptions
 from duetbench.report.exporters import Exports
 from duetbench.report.model import ComparisonReport, ScanEntry, ScanReport
 from duetbench.report.scan import sorted_entries
-from duetbench.usecases.compare import _interrupt, run_compare
+from duetbench.usecases.compare import run_compare
+from duetbench.usecases.interrupts import restore, stop_like_ctrl_c
 
 
 @dataclass(frozen=True)
@@ -73,7 +73,7 @@ def run_series(steps: list[Step], *, db_path: Path, export: Callable[[list[ScanE
     code = 0
     # SIGTERM (a CI job's timeout, kill) between two comparisons would otherwise end the process at once,
     # without the summary and the final export; run_compare treats it as Ctrl-C while it measures.
-    previous = signal.signal(signal.SIGTERM, _interrupt)
+    previous = stop_like_ctrl_c()
     try:
         for k, step in enumerate(steps, 1):
             console.rule(escape(f"{k}/{len(steps)}: {step.title}"))
@@ -97,4 +97,4 @@ def run_series(steps: list[Step], *, db_path: Path, export: Callable[[list[ScanE
             if exported != len(entries):
                 export_finished()
         finally:
-            signal.signal(signal.SIGTERM, previous)
+            restore(previous)

@@ -5,7 +5,6 @@ the look) is --target-width narrow, else by --runs, --max-runs or --time-budget;
 of method "single" with command A only, so `duet show` and the exports find it like any other."""
 from __future__ import annotations
 
-import signal
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -88,10 +87,10 @@ def run_single(opts: CompareOptions, *, db_path: Path, exports: Exports, console
     command raises its error after the report)."""
     from duetbench.usecases.compare import (
         _DeferredComparison,
-        _interrupt,
         _with_owner,
         report_stored,
     )
+    from duetbench.usecases.interrupts import restore, stop_like_ctrl_c
 
     argv, note = command_argv(opts.command_a, shell=opts.shell, side=opts.name_a)
     if note:
@@ -124,7 +123,7 @@ def run_single(opts: CompareOptions, *, db_path: Path, exports: Exports, console
                            input_path=opts.input, labels={"A": opts.name_a}, hook_shell=hook_shell(opts.shell),
                            during_warmup=import_modules(AFTER_MEASURING))
     status, failure, shell_failure = "failed", None, None
-    previous = signal.signal(signal.SIGTERM, _interrupt)
+    previous = stop_like_ctrl_c()
     try:
         with progress:
             setup, cleanup = opts.per_side(opts.setup)["A"], opts.per_side(opts.cleanup)["A"]
@@ -143,7 +142,7 @@ def run_single(opts: CompareOptions, *, db_path: Path, exports: Exports, console
     except ShellCommandFailed as exc:
         shell_failure = exc
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        restore(previous)
         if stopped:
             options["stopped_by"] = stopped[0]
         try:
