@@ -8,6 +8,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -141,3 +142,23 @@ def test_failing_command_stops_with_the_samples_kept(native_dir: Path, tmp_path:
     result = duet(native_dir, tmp_path, "measure", "false", "--samples", "s.jsonl", check=False)
     assert result.returncode == 1 and "status failed" in result.stderr and "s.jsonl" in result.stderr
     assert len((tmp_path / "s.jsonl").read_text().splitlines()) == 2
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_sigterm_or_sighup_keeps_the_samples_and_leaves_nothing(native_dir: Path, tmp_path: Path, signum: int) -> None:
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    proc = subprocess.Popen([sys.executable, "-m", "duetbench", "measure", "sleep 0.05", "--runs", "200", "--samples",
+                             "s.jsonl"], cwd=tmp_path, env={**cli_env(native_dir), "TMPDIR": str(scratch)},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    samples = tmp_path / "s.jsonl"
+    deadline = time.monotonic() + 60
+    while (not samples.exists() or samples.read_text().count("\n") < 4) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signum)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, out + err
+    assert "interrupted; the samples measured so far" in out and "Traceback" not in err, out + err
+    assert list(scratch.iterdir()) == []
+    again = duet(native_dir, tmp_path, "measure", "--load", "s.jsonl")
+    assert "samples analysed" in again.stdout

@@ -21,6 +21,7 @@ from duetbench.execute.lock import MeasurementLock
 from duetbench.execute.scratch import scratch_directory
 from duetbench.host.activity import ProcessActivity, activity_delta, snapshot
 from duetbench.host.host import host_facts
+from duetbench.usecases.interrupts import restore, stop_like_ctrl_c
 
 FORMAT = "duetbench-measure"
 VERSION = 1
@@ -96,6 +97,7 @@ def measure(header: MeasureHeader, samples_path: Path, *, timeout_s: float | Non
         # Our snapshots and the launcher's bookkeeping run on another CPU: they neither disturb the
         # command nor get delayed by a daemon on its CPU (which would blur what the window attributes).
         os.sched_setaffinity(0, elsewhere)
+    previous = stop_like_ctrl_c()  # a SIGTERM or SIGHUP ends it as Ctrl-C does: the samples so far are kept
     try:
         with open(samples_path, "w") as out, scratch_directory("measure") as tmp:
             out.write(json.dumps(header.to_json()) + "\n")
@@ -113,6 +115,7 @@ def measure(header: MeasureHeader, samples_path: Path, *, timeout_s: float | Non
                         f"(exit code {sample.exit_code})",
                         hint=f"the samples so far are in {samples_path}; fix the command and measure again")
     finally:
+        restore(previous)
         os.sched_setaffinity(0, own_affinity)
         lock.release()
     return samples
