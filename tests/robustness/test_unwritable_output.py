@@ -1,6 +1,7 @@
-"""Standard output that cannot be written (a full disk; here /dev/full) ends a command with one line on
-stderr and exit code 2, never a traceback, on every path that prints: the fast `--version` and `--help`,
-click's pages, a report; a comparison whose report could not be printed is stored all the same."""
+"""Standard streams that cannot be written or are closed. Unwritable (a full disk; here /dev/full): every
+path that prints ends with one line on stderr and exit code 2, never a traceback (the fast `--version` and
+`--help`, click's pages, a report), and a comparison whose report could not be printed is stored all the
+same. Closed (`>&-`): the comparison runs as usual."""
 from __future__ import annotations
 
 import os
@@ -48,3 +49,17 @@ def test_a_comparison_whose_report_cannot_be_printed_is_stored(duet_env: dict[st
         status, = conn.execute("SELECT status FROM comparisons").fetchone()
         measured, = conn.execute("SELECT count(*) FROM invocations WHERE warmup = 0").fetchone()
     assert status == "complete" and measured == 6
+
+
+@pytest.mark.parametrize("closed", ["<&- >&- 2>&-", ">&-", "2>&-"])
+def test_closed_standard_streams_measure_as_usual(closed: str, duet_env: dict[str, str], tmp_path: Path) -> None:
+    """Started with stdin, stdout or stderr closed, nothing lands in the wrong file (the next file opened
+    would take the closed descriptor) and the launchers' commands run (they inherit /dev/null)."""
+    compare = [sys.executable, "-m", "duetbench", "compare", "true", "true", "--runs", "3", "--method", "duet", "--db",
+               "r.db"]
+    done = subprocess.run(["sh", "-c", f'exec "$@" {closed}', "sh", *compare], env=duet_env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done
+    with sqlite3.connect(tmp_path / "r.db") as conn:
+        assert conn.execute("SELECT status FROM comparisons").fetchone()[0] == "complete"
+        assert conn.execute("SELECT count(*) FROM invocations WHERE warmup = 0 AND status = 'ok'").fetchone()[0] == 6

@@ -47,7 +47,30 @@ def write_stdout(data: bytes) -> None:
         sys.exit(2)
 
 
+def _open_closed_standard_descriptors() -> None:
+    """A program started with stdin, stdout or stderr closed (`duet compare … >&-`) would have its next
+    file take that descriptor, and whatever it prints would land in it (an export, a launcher's pipe), and
+    Python makes that stream None (an AttributeError on first use; exit code 120 when it flushes at the
+    end). Each closed one is opened on /dev/null first, as C programs that care do, so what would have
+    been printed there is dropped."""
+    import os
+
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+            os.set_inheritable(fd, True)  # os.open's are not: the launchers and commands need it too
+    for name, fd, mode in (("stdin", 0, "r"), ("stdout", 1, "w"), ("stderr", 2, "w")):
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(fd, mode, closefd=False, errors="backslashreplace"))
+
+
 def entry() -> None:
+    _open_closed_standard_descriptors()
     # A terminal whose encoding lacks a character we print (an em dash of the help, a µ of a time, a
     # name) shows it escaped instead of ending in a traceback (stderr does so already, by default).
     reconfigure = getattr(sys.stdout, "reconfigure", None)
