@@ -34,7 +34,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from duetbench.analyze.ratio import ratio_of_means_ci
-from duetbench.analyze.verdict import verdict
+from duetbench.analyze.verdicts import verdict
 from duetbench.execute.native import native_binary
 
 RESULTS = Path(__file__).resolve().parent / "results"

@@ -15,7 +15,7 @@ import numpy as np
 
 from duetbench.analyze.comparison import compare
 from duetbench.analyze.ratio import difference_of_means_ci, duet_ratio_ci, ratio_of_means_ci
-from duetbench.analyze.verdict import verdict
+from duetbench.analyze.verdicts import verdict
 
 B = 2000
 

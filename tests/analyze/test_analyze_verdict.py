@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from duetbench.analyze.ratio import RatioResult
-from duetbench.analyze.verdict import describe_change, exceeds_threshold, verdict
+from duetbench.analyze.verdicts import describe_change, exceeds_threshold, verdict
 
 
 def _r(estimate: float, low: float, high: float, cl: float = 0.99) -> RatioResult:

@@ -3,7 +3,7 @@
 Modules: `summary` (descriptive statistics), `bootstrap` (vectorized percentile bootstrap),
 `ratio` (duet ratio, ratio and difference of means, robust pair filter), `filter`
 (warm-up, winsorization), `overlap` (async duet pairing and ratio), `tests` (Mann–Whitney U),
-`verdict` (verdicts and plain words), `comparison` (`compare`, on arrays), `estimators` (what an interval
+`verdicts` (`verdict`, and plain words), `comparison` (`compare`, on arrays), `estimators` (what an interval
 resamples, by name), `api` (`analyze`: the one way in from invocations and iteration tables, which
 `invocations` and `tables` adapt).
 Ratios are B/A: > 1 means B (candidate) is slower than A (baseline).
@@ -29,9 +29,10 @@ if TYPE_CHECKING:
     )
     from .summary import Summary, describe, relative_ci_width
     from .tests import UTestResult, mann_whitney_u
-    from .verdict import describe_change, exceeds_threshold, verdict
+    from .verdicts import describe_change, exceeds_threshold, verdict
 
-#: Where each name of `__all__` lives. The package imports none of them until asked (PEP 562): importing
+#: Where each name of `__all__` lives (no name may be a module's: once that module is imported, the package's
+#: attribute is the module, as `verdict` was). The package imports none of them until asked (PEP 562): importing
 #: `duetbench.analyze.X` runs this file first, and `bootstrap` (numpy.random, threadpoolctl: ~25-35 ms on
 #: a 2-vCPU VM) is not needed by a duet's report (issue 17).
 _WHERE = {
@@ -45,7 +46,7 @@ _WHERE = {
     "sequential_cis": "ratio",
     "Summary": "summary", "describe": "summary", "relative_ci_width": "summary",
     "UTestResult": "tests", "mann_whitney_u": "tests",
-    "describe_change": "verdict", "exceeds_threshold": "verdict", "verdict": "verdict",
+    "describe_change": "verdicts", "exceeds_threshold": "verdicts", "verdict": "verdicts",
 }
 
 

@@ -29,7 +29,7 @@ from .estimators import estimator_for
 from .filter import winsorize_run
 from .summary import describe, relative_ci_width
 from .tests import mann_whitney_u
-from .verdict import verdict
+from .verdicts import verdict
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from .ratio import (
 )
 from .summary import Summary, describe, relative_ci_width
 from .tests import mann_whitney_u
-from .verdict import verdict
+from .verdicts import verdict
 
 #: Below this many bootstrap units a percentile interval is noticeably too narrow.
 FEW_UNITS = 10

@@ -15,7 +15,7 @@ import numpy as np
 from duetbench.analyze.api import AnalysisOptions, analyze
 from duetbench.analyze.comparison import ComparisonResult
 from duetbench.analyze.interference import NOTE_MARK, one_sided_pairs, too_few_clean
-from duetbench.analyze.verdict import verdict
+from duetbench.analyze.verdicts import verdict
 from duetbench.model.invocation import Invocation, usable
 from duetbench.model.method import check_method
 from duetbench.model.table import IterationTable

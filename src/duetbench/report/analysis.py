@@ -9,7 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from duetbench.analyze.api import AnalysisRow
-from duetbench.analyze.verdict import describe_change
+from duetbench.analyze.verdicts import describe_change
 from duetbench.report.wide import print_table
 
 COLUMNS = ("benchmark", "method", "runs", "iterations_a", "iterations_b", "median_a_s", "median_b_s", "mean_a_s",

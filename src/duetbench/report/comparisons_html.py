@@ -22,7 +22,7 @@ import numpy as np
 
 from duetbench.analyze.invocations import samples, usable
 from duetbench.analyze.overlap import overlap_pairs
-from duetbench.analyze.verdict import describe_change
+from duetbench.analyze.verdicts import describe_change
 from duetbench.model.method import METHODS
 from duetbench.report.distribution import shared_histogram
 from duetbench.report.exporters.json import clean_json

@@ -30,7 +30,7 @@ import numpy as np
 from duetbench.analyze.comparison import ComparisonResult
 from duetbench.analyze.overlap import overlap_pairs, overlap_pairs_by_run
 from duetbench.analyze.ratio import ratio_of_means_ci
-from duetbench.analyze.verdict import describe_change
+from duetbench.analyze.verdicts import describe_change
 from duetbench.model.method import METHODS
 from duetbench.model.table import IterationTable
 from duetbench.report.campaign import duration

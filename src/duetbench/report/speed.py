@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from duetbench.analyze.ratio import RatioResult, ratio_of_ratios
-from duetbench.analyze.verdict import verdict
+from duetbench.analyze.verdicts import verdict
 from duetbench.report.model import ScanEntry
 
 #: hyperfine's --sort (its choices: cli/main.py): "auto" orders the summary by time (and tables as the

@@ -6,7 +6,7 @@ import statistics
 from rich.console import Console
 from rich.table import Table
 
-from duetbench.analyze.verdict import describe_change
+from duetbench.analyze.verdicts import describe_change
 from duetbench.report.model import ComparisonReport
 from duetbench.report.units import fmt_time
 from duetbench.report.wide import print_table

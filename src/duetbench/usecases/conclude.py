@@ -103,7 +103,7 @@ measured_runs = _RunCounter()
 
 
 def exceeds_threshold(*args: Any, **kwargs: Any) -> Any:
-    from duetbench.analyze.verdict import exceeds_threshold as exceeds_threshold_
+    from duetbench.analyze.verdicts import exceeds_threshold as exceeds_threshold_
 
     return exceeds_threshold_(*args, **kwargs)
 

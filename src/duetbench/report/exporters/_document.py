@@ -195,7 +195,7 @@ def single_document(report: ComparisonReport) -> Document:
 
 def comparison_document(report: ComparisonReport) -> Document:
     """A short table for a pull-request comment: the verdict, then per metric the means, B/A, CI and verdict."""
-    from duetbench.analyze.verdict import describe_change
+    from duetbench.analyze.verdicts import describe_change
 
     if report.method == "single":
         return single_document(report)
@@ -301,7 +301,7 @@ def _single_scan_document(scan: ScanReport) -> Document:
 def campaign_document(campaign: CampaignReport) -> Document:
     """A table for a pull-request comment or $GITHUB_STEP_SUMMARY: per benchmark and method, the change in
     words, the verdict, the CI width; the duet's synchronization; the --fail-if-slower outcome."""
-    from duetbench.analyze.verdict import describe_change
+    from duetbench.analyze.verdicts import describe_change
     from duetbench.report.analysis import slower_than
     from duetbench.report.campaign import duration
 

@@ -30,7 +30,7 @@ def clean_json(value: Any) -> Any:
 
 
 def _comparison_dict(report: ComparisonReport, result: ComparisonResult) -> dict[str, Any]:
-    from duetbench.analyze.verdict import describe_change
+    from duetbench.analyze.verdicts import describe_change
 
     return {
         "method": result.method,
