@@ -123,6 +123,13 @@ def test_export_problems_come_before_measuring(duet, tmp_path: Path) -> None:
     assert not (tmp_path / ".duet").exists()  # nothing was measured
     listing = duet("show", "--export-json", "x.json")
     assert listing.returncode == 2 and "needs the id of the comparison" in listing.stderr
+    # A target that could not be written at the end: refused before anything is measured.
+    (tmp_path / "a-file").write_text("")
+    for target, said in (("no/such/dir/r.json", "the directory no/such/dir does not exist"),
+                         ("a-file/r.json", "the directory a-file does not exist")):
+        refused = duet("compare", "true", "true", "--runs", "3", *FAST, "--export-json", target)
+        assert refused.returncode == 2 and said in refused.stderr, refused.stderr
+        assert not (tmp_path / ".duet").exists()
 
 
 @pytest.fixture()

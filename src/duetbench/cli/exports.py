@@ -2,6 +2,8 @@
 a command gets the option of every format that can write what it produces."""
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -13,6 +15,27 @@ from duetbench.report.exporters import formats_for, option_name
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+def _writable_target(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
+    """Refuse, before anything is measured, a path the export could not be written to at the end (it is
+    written beside its target first and renamed over it; a device or a pipe is written straight through)."""
+    if value is None:
+        return value
+    try:
+        existing = os.stat(value)
+    except OSError:
+        existing = None
+    if existing is not None and not stat.S_ISREG(existing.st_mode) and not stat.S_ISDIR(existing.st_mode):
+        if not os.access(value, os.W_OK):
+            raise click.BadParameter(f"{value} cannot be written")
+        return value
+    directory = value.parent
+    if not directory.is_dir():
+        raise click.BadParameter(f"the directory {directory} does not exist", ctx=ctx, param=param)
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise click.BadParameter(f"the directory {directory} cannot be written", ctx=ctx, param=param)
+    return value
+
+
 def export_options(*kinds: str) -> Callable[[F], F]:
     """Decorate a click command with --export-FORMAT for every format writing one of `kinds`
     ("comparison", "scan", "campaign"). The command receives them as keyword arguments export_FORMAT;
@@ -22,6 +45,7 @@ def export_options(*kinds: str) -> Callable[[F], F]:
         for fmt in reversed(formats_for(*kinds)):  # the table only: no exporter module is imported
             func = click.option(f"--export-{fmt.name}", option_name(fmt.name),
                                 type=click.Path(dir_okay=False, path_type=Path), metavar="PATH",
+                                callback=_writable_target,
                                 help=f"{fmt.help} Replaces PATH if it exists.")(func)
         return func
 
