@@ -130,6 +130,8 @@ def test_export_problems_come_before_measuring(duet, tmp_path: Path) -> None:
         refused = duet("compare", "true", "true", "--runs", "3", *FAST, "--export-json", target)
         assert refused.returncode == 2 and said in refused.stderr, refused.stderr
         assert not (tmp_path / ".duet").exists()
+    html = duet("report", "-o", "no/such/dir/r.html")
+    assert html.returncode == 2 and "the directory no/such/dir does not exist" in html.stderr, html.stderr
 
 
 @pytest.fixture()

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from duetbench.analyze.estimators import ESTIMATOR_NAMES
-from duetbench.cli.exports import export_options
+from duetbench.cli.exports import export_options, writable_target
 from duetbench.errors import DuetError
 from duetbench.model.method import METHODS
 from duetbench.report.console import OutputConsole
@@ -273,7 +273,7 @@ def _studies(table: IterationTable, analysis: _Analysis, *, aa: bool) -> Campaig
 @click.option("--limit", type=click.IntRange(1, 10**4), default=30, show_default=True,
               help="Without --comparison or a campaign: how many of the latest comparisons to report.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=Path("report.html"),
-              show_default=True, help="The HTML file to write.")
+              show_default=True, callback=writable_target, help="The HTML file to write.")
 @click.option("--no-studies", is_flag=True, help="Leave out the method studies (faster on huge campaigns).")
 @click.option("--aa", is_flag=True, help="The campaign compares A with itself: add the A/A studies.")
 def report(analysis: _Analysis, output: Path, no_studies: bool, aa: bool, comparison_ids: tuple[int, ...],

@@ -15,7 +15,7 @@ from duetbench.report.exporters import formats_for, option_name
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def _writable_target(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
+def writable_target(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
     """Refuse, before anything is measured, a path the export could not be written to at the end (it is
     written beside its target first and renamed over it; a device or a pipe is written straight through)."""
     if value is None:
@@ -45,7 +45,7 @@ def export_options(*kinds: str) -> Callable[[F], F]:
         for fmt in reversed(formats_for(*kinds)):  # the table only: no exporter module is imported
             func = click.option(f"--export-{fmt.name}", option_name(fmt.name),
                                 type=click.Path(dir_okay=False, path_type=Path), metavar="PATH",
-                                callback=_writable_target,
+                                callback=writable_target,
                                 help=f"{fmt.help} Replaces PATH if it exists.")(func)
         return func
 
