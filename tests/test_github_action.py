@@ -35,12 +35,14 @@ def _action(tmp_path: Path, duet_env: dict[str, str], **inputs: str) -> tuple[su
 
 def test_a_regression_fails_the_step(native_dir: Path, duet_env: dict[str, str], tmp_path: Path) -> None:
     work = native_dir / "duet-workload"
+    # B does twice A's work: 8 pairs must show it beyond 5 % even on a loaded machine (at 1.3x, a CI run
+    # sharing the machine with other work read CVs of 7-9 % and a 99 % interval from 1.045: no regression).
     result, out, summary = _action(tmp_path, duet_env, command_a=f"{work} integer --ops {OPS}",
-                                   command_b=f"{work} integer --ops {OPS} --scale 1.3", fail_if_slower="5",
+                                   command_b=f"{work} integer --ops {OPS} --scale 2", fail_if_slower="5",
                                    args="--runs 8 --method duet --metric cpu --name-a base --name-b pr")
     assert result.returncode == 3, result.stdout + result.stderr
     assert out["regression"] == "true" and out["verdict"] == "slower" and out["exit-code"] == "3", out
-    assert 1.2 < float(out["ratio"]) < 1.4 and float(out["ci-low"]) > 1.05 and out["slower"] == "1"
+    assert 1.6 < float(out["ratio"]) < 2.5 and float(out["ci-low"]) > 1.05 and out["slower"] == "1"
     assert summary.startswith("## an earlier step's summary")  # appended, not overwritten
     assert "duetbench" in summary and "| cpu |" in summary
     assert "::error::duetbench: B is slower than A by more than 5%" in result.stdout
@@ -54,10 +56,11 @@ def test_a_to_a_passes(native_dir: Path, duet_env: dict[str, str], tmp_path: Pat
                                    args="--runs 8 --method duet --metric cpu")
     assert result.returncode == 0, result.stdout + result.stderr
     assert out["regression"] == "false" and out["exit-code"] == "0", out
-    # How narrow 8 pairs make the interval depends on the VM: single pairs of these commands differ by 3-6 %
-    # in CPU time now and then (vCPUs of unequal speed for a moment), which took a 99 % t interval's upper
-    # end to 1.066 once in a full test run (to 1.043 at most in 30 runs apart).
-    assert float(out["ci-high"]) < 1.10, out
+    # How narrow 8 pairs make the interval depends on the VM and on what else runs: single pairs of these
+    # commands differ by 3-6 % in CPU time now and then (vCPUs of unequal speed for a moment), which took a
+    # 99 % t interval's upper end to 1.066 once in a full test run (to 1.043 at most in 30 runs apart); a
+    # loaded machine (CVs of 7-9 %) widens it to ~±12 %.
+    assert float(out["ci-high"]) < 1.25, out
     assert "duetbench" in summary and "::error::" not in result.stdout
 
 
