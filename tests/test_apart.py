@@ -133,7 +133,7 @@ def test_a_fixed_compare_is_measured_without_numpy_and_reported_once(duet_env: d
 @two_cpus
 def test_the_reporter_gives_the_exit_code_and_the_error(duet, native_dir: Path) -> None:  # type: ignore[no-untyped-def]
     work = f"{native_dir}/duet-workload integer --ops 2000"
-    slower = duet("compare", work, f"{work} --scale 1.5", "--runs", "5", *FIXED, "--metric", "cpu",
+    slower = duet("compare", work, f"{work} --scale 2", "--runs", "5", *FIXED, "--metric", "cpu",
                   "--fail-if-slower", "5")
     assert slower.returncode == 3, slower.stdout + slower.stderr
     assert slower.stdout.count("duet compare #") == 1 and "--fail-if-slower" in slower.stdout
