@@ -123,15 +123,22 @@ def test_export_problems_come_before_measuring(duet, tmp_path: Path) -> None:
     assert not (tmp_path / ".duet").exists()  # nothing was measured
     listing = duet("show", "--export-json", "x.json")
     assert listing.returncode == 2 and "needs the id of the comparison" in listing.stderr
-    # A target that could not be written at the end: refused before anything is measured.
+    # A target that could not be written at the end (under a file): refused before anything is measured.
     (tmp_path / "a-file").write_text("")
-    for target, said in (("no/such/dir/r.json", "the directory no/such/dir does not exist"),
-                         ("a-file/r.json", "the directory a-file does not exist")):
+    for target in ("a-file/r.json", "a-file/deeper/r.json"):
         refused = duet("compare", "true", "true", "--runs", "3", *FAST, "--export-json", target)
-        assert refused.returncode == 2 and said in refused.stderr, refused.stderr
+        assert refused.returncode == 2 and "a-file is not a directory" in refused.stderr, refused.stderr
         assert not (tmp_path / ".duet").exists()
-    html = duet("report", "-o", "no/such/dir/r.html")
-    assert html.returncode == 2 and "the directory no/such/dir does not exist" in html.stderr, html.stderr
+    html = duet("report", "-o", "a-file/r.html")
+    assert html.returncode == 2 and "a-file is not a directory" in html.stderr, html.stderr
+
+
+def test_an_export_makes_its_missing_directories(duet, tmp_path: Path) -> None:
+    """`--export-markdown .duet/r.md` before anything made `.duet` (as scripts/demo does), or deeper."""
+    result = duet("compare", "true", "true", "--runs", "3", *FAST, "--export-markdown", ".duet/r.md",
+                  "--export-json", "out/run1/r.json")
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / ".duet" / "r.md").is_file() and (tmp_path / "out" / "run1" / "r.json").is_file()
 
 
 @pytest.fixture()

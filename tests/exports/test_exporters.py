@@ -109,8 +109,14 @@ def test_a_device_is_written_through_not_replaced() -> None:
 
 
 def test_unwritable_place_is_one_clear_error(tmp_path: Path) -> None:
-    with pytest.raises(DuetError, match=r"cannot write the JSON export to .*missing/r\.json: No such file"):
-        write_atomically(tmp_path / "missing" / "r.json", "{}", "JSON export")
+    (tmp_path / "a-file").write_text("")
+    with pytest.raises(DuetError, match=r"cannot write the JSON export to .*a-file/r\.json: "):
+        write_atomically(tmp_path / "a-file" / "r.json", "{}", "JSON export")
+
+
+def test_missing_directories_are_made(tmp_path: Path) -> None:
+    write_atomically(tmp_path / "missing" / "deeper" / "r.json", "{}", "JSON export")
+    assert (tmp_path / "missing" / "deeper" / "r.json").read_text() == "{}"
 
 
 def test_two_exports_to_one_file_are_refused(tmp_path: Path) -> None:

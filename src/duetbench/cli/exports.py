@@ -16,8 +16,10 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def writable_target(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
-    """Refuse, before anything is measured, a path the export could not be written to at the end (it is
-    written beside its target first and renamed over it; a device or a pipe is written straight through)."""
+    """Refuse, before anything is measured, a path the export could not be written to at the end: one
+    under a file, or in a directory that cannot be written. Directories that do not exist yet are made
+    when it is written (`--export-json .duet/r.json` before the first comparison has made `.duet`); a
+    device or a pipe is written straight through."""
     if value is None:
         return value
     try:
@@ -26,11 +28,13 @@ def writable_target(ctx: click.Context, param: click.Parameter, value: Path | No
         existing = None
     if existing is not None and not stat.S_ISREG(existing.st_mode) and not stat.S_ISDIR(existing.st_mode):
         if not os.access(value, os.W_OK):
-            raise click.BadParameter(f"{value} cannot be written")
+            raise click.BadParameter(f"{value} cannot be written", ctx=ctx, param=param)
         return value
     directory = value.parent
+    while not directory.exists() and directory != directory.parent:
+        directory = directory.parent
     if not directory.is_dir():
-        raise click.BadParameter(f"the directory {directory} does not exist", ctx=ctx, param=param)
+        raise click.BadParameter(f"{directory} is not a directory", ctx=ctx, param=param)
     if not os.access(directory, os.W_OK | os.X_OK):
         raise click.BadParameter(f"the directory {directory} cannot be written", ctx=ctx, param=param)
     return value

@@ -144,8 +144,9 @@ def _umask() -> int:
 
 def write_atomically(path: Path, data: str | bytes, what: str, hint: str = "choose a writable path") -> None:
     """Replace `path` with `data` (text is UTF-8) all at once: a temporary file beside it, flushed to disk,
-    renamed over it. A symbolic link's target is replaced (the link stays); something that is not a
-    regular file (/dev/stdout, a pipe) cannot be replaced and is written straight through."""
+    renamed over it; missing directories are made first. A symbolic link's target is replaced (the link
+    stays); something that is not a regular file (/dev/stdout, a pipe) cannot be replaced and is written
+    straight through."""
     payload = data.encode("utf-8") if isinstance(data, str) else data
     try:
         try:
@@ -161,6 +162,7 @@ def write_atomically(path: Path, data: str | bytes, what: str, hint: str = "choo
         mode = stat.S_IMODE(existing.st_mode) if existing is not None else 0o666 & ~_umask()
         import tempfile  # here: with shutil and its compression modules ~5 ms of every report's start
 
+        target.parent.mkdir(parents=True, exist_ok=True)
         fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part")
         try:
             with os.fdopen(fd, "wb") as handle:
