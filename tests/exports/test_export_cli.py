@@ -95,7 +95,11 @@ def test_two_commands_export_their_means_in_the_time_unit(duet, tmp_path: Path) 
     shown = duet("show", "1", "--export-markdown", "t.md")
     assert shown.returncode == 0, shown.stderr
     again = _cells((tmp_path / "t.md").read_text())[2]
-    assert again[1] == f"{a / 1000:.2f} ms" and again[2] == f"{b / 1000:.2f} ms"
+    # The same means: µs printed to one decimal, then ms to two, each rounded from the exact mean
+    # (22225.4 µs and 22.23 ms, where 22225.4 / 1000 formats as 22.22).
+    assert again[1].endswith(" ms") and again[2].endswith(" ms")
+    assert abs(float(again[1].removesuffix(" ms")) - a / 1000) <= 0.0051
+    assert abs(float(again[2].removesuffix(" ms")) - b / 1000) <= 0.0051
 
 
 def test_n_commands_export_a_row_per_command_and_replace_the_file(duet, tmp_path: Path) -> None:
@@ -221,6 +225,31 @@ benchmarks:
     assert rows["duet"]["runs"] == 2 and rows["duet"]["ratio"] > 1.3
     assert "| twice | duet | 2 |" in (tmp_path / "r.md").read_text()
     assert (tmp_path / "r.html").read_text().startswith("<!DOCTYPE html>")
+
+
+def test_ctrl_c_between_two_runs_exports_what_finished(duet_env: dict[str, str], tmp_path: Path) -> None:
+    """Ctrl-C outside any run (the loop storing one, say) ends the campaign as one inside a run does: 130,
+    interrupted, and the exports of what finished (they were skipped, now and then, in the test below)."""
+    shutil.copy(HARNESS, tmp_path / "harness.py")
+    (tmp_path / "campaign.yml").write_text(f"""campaign: between
+seed: 5
+methods: {{sequential: 3}}
+parser: {{name: regex, pattern: 'iteration \\d+: (?P<value>[0-9.]+) s'}}
+benchmarks:
+  b:
+    command: {sys.executable} harness.py --iterations 4 --work 3000
+""")
+    probe = ("import sys\nfrom duetbench.execute.backends.local import LocalBackend\n"
+             "ran = LocalBackend.execute\n"
+             "def execute(self, job):\n    ran(self, job)\n    raise KeyboardInterrupt\n"
+             "LocalBackend.execute = execute\n"
+             "from duetbench.cli.main import main\n"
+             "main(['run', 'campaign.yml', '--no-progress', '--export-json', 'r.json'], prog_name='duet')\n")
+    done = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env=duet_env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 130 and "Traceback" not in done.stderr, done.stdout + done.stderr
+    assert "interrupted" in done.stdout
+    assert json.loads((tmp_path / "r.json").read_text())["rows"]
 
 
 def test_an_interrupted_run_exports_what_finished(duet_env: dict[str, str], tmp_path: Path) -> None:

@@ -39,7 +39,7 @@ from duetbench.analyze.sync import run_sync_statuses
 from duetbench.analyze.tables import analyze_table
 from duetbench.config.campaign_model import BenchmarkSpec, Campaign
 from duetbench.errors import DuetError
-from duetbench.execute.backends.base import Backend, CampaignJob, RunLoop
+from duetbench.execute.backends.base import Backend, CampaignJob, Outcome, RunLoop
 from duetbench.execute.backends.registry import create_backend
 from duetbench.execute.barrier import ABORT_EXITED, ABORT_TIMEOUT
 from duetbench.execute.campaign_run import (
@@ -406,7 +406,11 @@ def run_campaign(path: Path, opts: RunOptions, console: Console, *, backend: str
             previous = stop_like_ctrl_c()
             try:
                 outcome = executor.execute(job)
-            except (DuetError, KeyboardInterrupt):
+            except KeyboardInterrupt:
+                # Ctrl-C between two runs (storing one, judging a stop rule) rather than inside one, which
+                # the run loop turns into "interrupted" itself: the same ending, exports of what finished too.
+                outcome = Outcome("interrupted")
+            except DuetError:
                 campaigns.set_status(campaign_id, "interrupted")  # --resume continues it
                 raise
             finally:
