@@ -180,3 +180,48 @@ def test_help_in_any_encoding_and_to_a_closed_pipe_ends_without_a_traceback(enco
     err = proc.stderr.read()
     proc.wait(timeout=60)
     assert proc.returncode in (0, 1) and b"Traceback" not in err, err
+
+
+_COUNT_DATACLASSES = (
+    "import dataclasses, sys\n"
+    "made = []\n"
+    "process = dataclasses._process_class\n"
+    "def counted(cls, *args, **kwargs):\n"
+    "    if cls.__module__.startswith('duetbench'):\n"
+    "        made.append(f'{cls.__module__}.{cls.__qualname__}')\n"
+    "    return process(cls, *args, **kwargs)\n"
+    "dataclasses._process_class = counted\n")
+
+
+def test_no_dataclass_is_made_before_a_compares_first_run_nor_among_the_reporters_imports(tmp_path: Path) -> None:
+    """Making a dataclass costs ~1-1.4 ms on a 2-vCPU AMD EPYC VM (six `exec`s of generated code), a
+    msgspec Struct ~0.04 ms: the ~25 classes on these two paths were ~30 ms of each (issue 17, the ninth
+    pass of docs/notes/overhead.md). A class they need is a Struct; this fails when a dataclass comes back."""
+    parent = (
+        _COUNT_DATACLASSES +
+        "import runpy\n"
+        "import duetbench.execute.runner as r\n"
+        "run, seen = r.Runner.run, []\n"
+        "def first(self, *a, **k):\n"
+        "    seen.append(list(made))\n"
+        "    return run(self, *a, **k)\n"
+        "r.Runner.run = first\n"
+        f"sys.argv = ['duet', 'compare', 'true', 'true', '--runs', '2', '--method', 'duet', '--no-progress', "
+        f"'--db', {str(tmp_path / 'r.db')!r}]\n"
+        "try:\n    runpy.run_module('duetbench', run_name='__main__')\nexcept SystemExit as e:\n"
+        "    assert e.code in (0, None), e.code\n"
+        "import json; print(json.dumps(seen[0]))\n")
+    # What the reporter imports (usecases/apart.py `start`): its modules and, once handed over, REPORT_MODULES.
+    reporter = (
+        _COUNT_DATACLASSES +
+        "import importlib, json\n"
+        "import duetbench.cli.program\n"
+        "for name in ('duetbench.usecases.conclude', 'duetbench.report.lazy_console'):\n"
+        "    importlib.import_module(name)\n"
+        "from duetbench.usecases.conclude import REPORT_MODULES\n"
+        "for name in REPORT_MODULES:\n"
+        "    importlib.import_module(name)\n"
+        "print(json.dumps(made))\n")
+    for probe in (parent, reporter):
+        out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+        assert json.loads(out.strip().splitlines()[-1]) == []

@@ -12,6 +12,7 @@ import math
 from pathlib import Path
 from types import SimpleNamespace
 
+import msgspec
 import numpy as np
 import pytest
 from click.testing import CliRunner
@@ -224,7 +225,7 @@ def _with_outlier(table: IterationTable) -> IterationTable:
     for method in ("sequential", "duet", "aduet"):
         k = np.flatnonzero((table.method == method) & (table.side == "B") & (table.run == 0) & (table.index == 0))
         value[k] *= 5.0
-    return IterationTable(**{**table.__dict__, "value": value})
+    return msgspec.structs.replace(table, value=value)
 
 
 def _winsorized_by_hand(table: IterationTable) -> IterationTable:
@@ -233,7 +234,7 @@ def _winsorized_by_hand(table: IterationTable) -> IterationTable:
         k = np.flatnonzero((table.method == key[0]) & (table.run == key[1]) & (table.side == key[2]))
         k = k[np.argsort(table.index[k])]
         value[k] = winsorize_run(value[k])
-    return IterationTable(**{**table.__dict__, "value": value})
+    return msgspec.structs.replace(table, value=value)
 
 
 @pytest.mark.parametrize("estimator", ["auto", "run-means", "hierarchical", "merged"])
@@ -243,7 +244,7 @@ def test_winsorize_reaches_every_duet_estimator(method: str, estimator: str) -> 
     under every estimator (only the A/B summaries were winsorized): the CI must be that of the winsorized data."""
     table = _with_outlier(simulated(seed=4, runs=8, iterations=10, aduet_runs=8))
     opts = AnalysisOptions(estimator=estimator, methods=(method,), n_resamples=RESAMPLES, robust=False)
-    [asked] = analyze_table(table, AnalysisOptions(**{**opts.__dict__, "winsorize": True}))
+    [asked] = analyze_table(table, msgspec.structs.replace(opts, winsorize=True))
     [by_hand] = analyze_table(_winsorized_by_hand(table), opts)
     [raw] = analyze_table(table, opts)
     assert asked.result is not None and by_hand.result is not None and raw.result is not None
@@ -258,7 +259,7 @@ def test_the_hierarchical_duet_reports_its_filter_and_ratio_cv(method: str) -> N
     value = table.value.copy()
     hit = np.flatnonzero((table.method == method) & (table.side == "B") & (table.index == 3))
     value[hit] *= 1.5  # one-sided interference on one pair of every run: 8 of 160 pairs
-    table = IterationTable(**{**table.__dict__, "value": value})
+    table = msgspec.structs.replace(table, value=value)
     [row] = analyze_table(table, AnalysisOptions(estimator="hierarchical", methods=(method,), n_resamples=RESAMPLES))
     r = row.result
     assert r is not None
@@ -278,8 +279,8 @@ def test_a_stopped_hierarchical_duet_is_made_at_half_alpha() -> None:
     hierarchical duet; it is the t interval at 1 − α/2, labelled as stated."""
     table = simulated(seed=7, runs=8, iterations=10, aduet_runs=8)
     opts = AnalysisOptions(estimator="hierarchical", methods=("duet",), n_resamples=RESAMPLES)
-    [stopped] = analyze_table(table, AnalysisOptions(**{**opts.__dict__, "interval": "t-stopped"}))
-    [wider] = analyze_table(table, AnalysisOptions(**{**opts.__dict__, "confidence_level": 0.995}))
+    [stopped] = analyze_table(table, msgspec.structs.replace(opts, interval="t-stopped"))
+    [wider] = analyze_table(table, msgspec.structs.replace(opts, confidence_level=0.995))
     assert stopped.result is not None and wider.result is not None
     assert stopped.result.ratio.interval == "t-stopped" and stopped.result.ratio.confidence_level == 0.99
     assert _same(_ci(stopped.result), _ci(wider.result))

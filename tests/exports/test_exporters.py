@@ -380,10 +380,10 @@ def test_each_table_format_is_its_markup_through_the_registry(name: str, module:
 def test_outlier_pairs_set_aside_are_counted_beside_the_runs() -> None:
     """`--runs 10` with one pair set aside by the robust filter read "9 runs" in the step summary, as if a
     run were lost: the headline counts what was measured and says how many pairs were set aside."""
-    import dataclasses
+    import msgspec
 
     report = _pair([0.009, 0.010, 0.011], [0.010, 0.011, 0.012])
-    wall = dataclasses.replace(report.results["wall"], runs=2, outliers_removed=1)
-    report = dataclasses.replace(report, results={"wall": wall})
+    wall = msgspec.structs.replace(report.results["wall"], runs=2, outliers_removed=1)
+    report = msgspec.structs.replace(report, results={"wall": wall})
     text = registry()["markdown"].render(report)  # type: ignore[attr-defined]
     assert "— wall time, 3 runs (1 outlier pair set aside)." in text

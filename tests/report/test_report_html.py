@@ -7,6 +7,7 @@ import re
 import time
 from pathlib import Path
 
+import msgspec
 import numpy as np
 import pytest
 
@@ -237,7 +238,7 @@ def test_large_campaign_is_downsampled(make_table) -> None:
 
 def test_problem_rows_and_missing_timestamps(make_table, make_results) -> None:
     table = make_table(["x"], methods=("aduet",), runs=3, iterations=8)
-    no_time = type(table)(**{**table.__dict__, "start_ns": np.full(len(table), -1), "end_ns": np.full(len(table), -1)})
+    no_time = msgspec.structs.replace(table, start_ns=np.full(len(table), -1), end_ns=np.full(len(table), -1))
     results = [("x", "aduet", None, "the async duet pairs iterations by time, but 3 run(s) have no timestamps")]
     page = render_html_report(title="t", table=no_time, results=results, environment={})
     data = _data_block(page)

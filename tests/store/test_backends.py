@@ -5,6 +5,7 @@ import dataclasses
 import json
 import uuid
 
+import msgspec
 import numpy as np
 import pytest
 from sqlalchemy import select, text
@@ -150,16 +151,17 @@ def test_schema_is_migrated_once(db_location: str) -> None:
 
 def _invocation_class(with_activity: bool) -> type:
     """Invocation as it is with or without its `activity` field, whichever the real one has now."""
-    base = [(f.name, f.type, f) for f in dataclasses.fields(Invocation) if f.name != "activity"]
-    extra = [("activity", "str | None", dataclasses.field(default=None))] if with_activity else []
-    return dataclasses.make_dataclass("Invocation", base + extra)
+    info = msgspec.structs.fields(Invocation)
+    base = [(f.name, f.type) if f.required else (f.name, f.type, f.default) for f in info if f.name != "activity"]
+    extra = [("activity", str | None, None)] if with_activity else []
+    return msgspec.defstruct("Invocation", base + extra)
 
 
 def test_activity_is_stored_when_the_invocation_has_it(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The tables have `activity`; the store must work whether the Invocation dataclass has the field."""
+    """The tables have `activity`; the store must work whether the Invocation Struct has the field."""
     import duetbench.store.db as db_module
 
-    plain = {k: v for k, v in dataclasses.asdict(invocation()).items() if k != "activity"}
+    plain = {k: v for k, v in invocation().to_dict().items() if k != "activity"}
     with_activity, without = _invocation_class(True), _invocation_class(False)
     monkeypatch.setattr(db_module, "Invocation", with_activity)
     cid = store.begin_comparison(method="duet", name_a="a", name_b="b", command_a="x", command_b="y", seed=1,
@@ -168,7 +170,7 @@ def test_activity_is_stored_when_the_invocation_has_it(store: Store, monkeypatch
     campaigns = CampaignStore(store)
     camp = begin_campaign(campaigns)
     r = run("fib/duet/0")
-    r.sides = {s: with_activity(**{**dataclasses.asdict(inv), "activity": f'{{"side": "{s}"}}'})
+    r.sides = {s: with_activity(**{**inv.to_dict(), "activity": f'{{"side": "{s}"}}'})
                for s, inv in r.sides.items()}
     campaigns.add_run(camp, r)
     assert store.invocations(cid)[0].activity == '{"kworker": 0.01}'

@@ -2,7 +2,7 @@
 the same schema (generated from the metadata), the same rows, the same errors."""
 from __future__ import annotations
 
-import dataclasses
+import msgspec
 import json
 import sqlite3
 import subprocess
@@ -73,7 +73,7 @@ def test_rows_written_directly_read_the_same_through_sqlalchemy_and_back(tmp_pat
     direct.add_invocations(cid, written[:2])
     for inv in written[2:]:
         direct.add_invocation(cid, inv)
-    marked = [dataclasses.replace(inv, activity=json.dumps({"k": inv.index})) for inv in written[2:]]
+    marked = [msgspec.structs.replace(inv, activity=json.dumps({"k": inv.index})) for inv in written[2:]]
     direct.set_activity(cid, marked)
     direct.finish_comparison(cid, "complete", options={"runs": 3, "stopped_by": "x"}, method="sequential")
     other = _begin(direct, uid="given")
@@ -162,7 +162,7 @@ def test_failures_are_the_same_one_line_errors(tmp_path: Path, monkeypatch: pyte
 def test_a_dead_orchestrators_comparison_is_marked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "r.db"
     gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
-    dead = dataclasses.replace(Owner.me(), pid=int(gone.stdout))
+    dead = msgspec.structs.replace(Owner.me(), pid=int(gone.stdout))
     store = DirectStore.open(path)
     assert store is not None
     cid = _begin(store, options={"orchestrator": dead.to_json()})

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, TypeAlias
 
+import msgspec
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
@@ -87,8 +87,7 @@ def _check_values(arr: FloatArray, name: str, positive: bool, *, where: str = ""
             )
 
 
-@dataclass(frozen=True, eq=False)
-class Runs:
+class Runs(msgspec.Struct, frozen=True, eq=False):
     """Observations of one side, run after run. A flat sample is R runs of one observation."""
 
     values: FloatArray

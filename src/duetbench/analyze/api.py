@@ -16,8 +16,8 @@ and the metric's name. The estimators (`analyze.estimators`) only make the CI; "
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
 
+import msgspec
 import numpy as np
 
 from duetbench.model.method import check_method
@@ -32,8 +32,7 @@ from .tests import mann_whitney_u
 from .verdicts import verdict
 
 
-@dataclass(frozen=True)
-class AnalysisOptions:
+class AnalysisOptions(msgspec.Struct, frozen=True):
     """How to judge: the same options for every entry point (the command line's names in parentheses)."""
 
     confidence_level: float = 0.99  # --confidence
@@ -55,8 +54,7 @@ class AnalysisOptions:
     u_test: bool = True  # False skips the Mann–Whitney U test (u_test_p nan): live estimates and simulations
 
 
-@dataclass
-class AnalysisRow:
+class AnalysisRow(msgspec.Struct):
     """One benchmark × method of a campaign's analysis: its comparison, or why there is none (`problem`).
     `duet analyze`'s rows, `duet run`'s closing summary and the studies' comparisons."""
 
@@ -67,7 +65,7 @@ class AnalysisRow:
     iterations_b: int
     result: ComparisonResult | None
     problem: str = ""
-    notes: list[str] = field(default_factory=list)
+    notes: list[str] = msgspec.field(default_factory=list)
     #: Sync duet rows analysed with the runs' recorded synchronization: "sync" (by iteration index),
     #: "overlap" (by time overlap, as the aduet) or "refused"; "" otherwise. `sync` is the stated line.
     pairing: str = ""
@@ -96,7 +94,7 @@ def winsorized(rows: IterationTable) -> IterationTable:
     for idx in np.split(order, cuts):
         if idx.size >= 3:
             value[idx] = winsorize_run(value[idx])
-    return replace(rows, value=value)
+    return msgspec.structs.replace(rows, value=value)
 
 
 def analyze(method: str, samples: IterationTable, opts: AnalysisOptions) -> ComparisonResult:

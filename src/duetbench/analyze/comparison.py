@@ -2,9 +2,7 @@
 is the way in from invocations and iteration tables)."""
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass
-
+import msgspec
 import numpy as np
 from numpy.typing import ArrayLike
 
@@ -37,8 +35,7 @@ _A = "A (baseline)"
 _B = "B (candidate)"
 
 
-@dataclass(frozen=True)
-class ComparisonResult:
+class ComparisonResult(msgspec.Struct, frozen=True):
     """Everything the report shows about one A/B comparison."""
 
     method: str  # "duet" | "aduet" | "sequential"
@@ -294,9 +291,9 @@ def compare(
                      f"confidence sequence over all {ratio.n} {unit} (valid at a stop chosen by looking at the data; "
                      "wider than a fixed-n interval)")
     if cl != stated_cl:
-        ratio = dataclasses.replace(ratio, confidence_level=stated_cl, interval="t-stopped")
+        ratio = msgspec.structs.replace(ratio, confidence_level=stated_cl, interval="t-stopped")
         if difference is not None:
-            difference = dataclasses.replace(difference, confidence_level=stated_cl)
+            difference = msgspec.structs.replace(difference, confidence_level=stated_cl)
         notes.append(f"stopped once the CI was narrow enough: the {stated_cl:.0%} CI is made at {cl:.1%} "
                      "to stay true despite stopping when the spread looked small")
     if interval == "bootstrap" and ratio.n < FEW_UNITS:

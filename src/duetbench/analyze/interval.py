@@ -13,16 +13,15 @@ callers (`_inputs.as_sample`); these functions only check what is specific to th
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
+import msgspec
 import numpy as np
 
 from ._inputs import FloatArray
 from .tdist import t_isf
 
 
-@dataclass(frozen=True)
-class Interval:
+class Interval(msgspec.Struct, frozen=True):
     """An estimate with its two-sided interval; `df` the degrees of freedom of the t quantile used
     (inf for a normal one), `se` the standard error it was scaled by (nan where none applies)."""
 

@@ -5,11 +5,10 @@ Kept apart from the array statistics and from the runner, because the live progr
 """
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
-from dataclasses import dataclass
 
+import msgspec
 import numpy as np
 
 from duetbench.analyze.api import AnalysisOptions, analyze
@@ -23,8 +22,7 @@ from duetbench.model.table import IterationTable
 METRICS = ("wall", "cpu")
 
 
-@dataclass(frozen=True)
-class Samples:
+class Samples(msgspec.Struct, frozen=True):
     a: np.ndarray
     b: np.ndarray
     a_start: np.ndarray | None = None
@@ -118,9 +116,9 @@ def evaluate(method: str, invocations: list[Invocation], metric: str, *, confide
     what = (f"{int(hit.sum())} of {len(pairs)} pairs {NOTE_MARK} while another process ran (more time off the "
             "CPU than its partner, and other processes' CPU time to match): interference a duet does not cancel")
     if not too_few_clean(hit):
-        return dataclasses.replace(result, notes=(*result.notes, f"{what}; few enough to keep"))
-    ratio = dataclasses.replace(result.ratio, low=0.0, high=math.inf)
-    return dataclasses.replace(
+        return msgspec.structs.replace(result, notes=(*result.notes, f"{what}; few enough to keep"))
+    ratio = msgspec.structs.replace(result.ratio, low=0.0, high=math.inf)
+    return msgspec.structs.replace(
         result, ratio=ratio, verdict=verdict(ratio.low, ratio.high), relative_ci_width=math.inf,
         notes=(*result.notes, f"{what}; with so few clean pairs the wall-time ratio is not bounded at all — "
                "measure with --method sequential (or auto), more pairs, or --metric cpu for CPU-bound commands"))

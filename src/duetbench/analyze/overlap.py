@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Literal
 
+import msgspec
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
@@ -21,8 +21,7 @@ from .interval import hac_t, student_t
 from .ratio import IntervalKind, RatioResult, check_interval, exp_interval
 
 
-@dataclass(frozen=True, eq=False)
-class OverlapPairs:
+class OverlapPairs(msgspec.Struct, frozen=True, eq=False):
     """Pairs of overlapping iterations, indices into the caller's A and B arrays, sorted by
     (a_index, b_index). `overlap_ns` has the dtype of the timestamps (int64 for ns)."""
 

@@ -3,8 +3,7 @@ async duet by time overlap within a run (docs/methods.md). Used by the estimator
 shuffle analysis and the slowdown study, which must pair exactly as the comparison does."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+import msgspec
 import numpy as np
 
 from duetbench.model.table import IterationTable
@@ -25,8 +24,7 @@ def paired_runs(measured: IterationTable) -> tuple[list[np.ndarray], list[np.nda
     return np.split(a.value[ia], cuts), np.split(b.value[ib], cuts)
 
 
-@dataclass(frozen=True, eq=False)
-class AduetPairs:
+class AduetPairs(msgspec.Struct, frozen=True, eq=False):
     """Overlap pairs of an async duet over all runs at once, with the paired values."""
 
     a_value: np.ndarray

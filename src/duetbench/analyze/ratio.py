@@ -11,9 +11,9 @@ from __future__ import annotations
 # EPYC VM) is imported where a bootstrap is drawn: a duet's report uses the t interval and needs none
 # (issue 17: the report's imports are on the path of a fixed-count comparison).
 import math
-from dataclasses import dataclass
 from typing import Literal
 
+import msgspec
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
@@ -44,8 +44,7 @@ INTERVALS: tuple[str, ...] = ("t", "bootstrap", "anytime", "t-stopped")
 MAD_TO_SIGMA = 1.4826
 
 
-@dataclass(frozen=True)
-class RatioResult:
+class RatioResult(msgspec.Struct, frozen=True):
     """A B/A ratio with its CI; `n` is the number of units the interval is over (runs, or pairs when
     each pair is its own run; min(n_a, n_b) runs for the sequential method); `interval` says how it
     was made: "t" (Student-t family, `analyze.interval`), "bootstrap" (percentile bootstrap),
@@ -60,8 +59,7 @@ class RatioResult:
     interval: str = "bootstrap"
 
 
-@dataclass(frozen=True)
-class DifferenceResult:
+class DifferenceResult(msgspec.Struct, frozen=True):
     """mean(B) − mean(A) with its CI, absolute and relative to mean(A)."""
 
     estimate: float

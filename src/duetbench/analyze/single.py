@@ -3,8 +3,8 @@ comparison of it with itself could resolve a difference. Sources: docs/methods.m
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
+import msgspec
 import numpy as np
 from numpy.typing import ArrayLike
 
@@ -13,8 +13,7 @@ from .interval import student_t, t_quantile
 from .summary import describe
 
 
-@dataclass(frozen=True)
-class Benchmark:
+class Benchmark(msgspec.Struct, frozen=True):
     """One command's timing runs (seconds). `low`/`high`: the t interval of the mean at `confidence`;
     `aa_resolution`: half-width, as a fraction, of the ratio CI an A/A comparison of this command with
     itself would have after as many runs per side (nan below two runs)."""

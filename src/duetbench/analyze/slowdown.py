@@ -9,8 +9,9 @@ the share still judged "equal" (thesis Figure 5.8/5.9).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass
 
+import msgspec
 import numpy as np
 from numpy.typing import ArrayLike
 
@@ -59,9 +60,7 @@ def slow_down(table: IterationTable, factor: float) -> IterationTable:
         shift = before - np.repeat(before[group_first], sizes)
         start[order] = table.start_ns[order] + shift
         end[order] = start[order] + new_dur
-    out = {f.name: getattr(table, f.name) for f in fields(table)}
-    out.update(value=value, start_ns=start, end_ns=end)
-    return IterationTable(**out)
+    return msgspec.structs.replace(table, value=value, start_ns=start, end_ns=end)
 
 
 @dataclass(frozen=True)
@@ -185,7 +184,7 @@ def minimal_detectable_slowdown(
 
     def ci(table: IterationTable) -> RatioResult:
         # Every s with the same random numbers (common random numbers).
-        row = analyze_group(table, method, replace(opts, seed=np.random.default_rng(seed)))
+        row = analyze_group(table, method, msgspec.structs.replace(opts, seed=np.random.default_rng(seed)))
         assert row.result is not None  # analyze_group raises instead
         return row.result.ratio
 

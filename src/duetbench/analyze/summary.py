@@ -2,16 +2,15 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
+import msgspec
 import numpy as np
 from numpy.typing import ArrayLike
 
 from ._inputs import as_sample
 
 
-@dataclass(frozen=True)
-class Summary:
+class Summary(msgspec.Struct, frozen=True):
     """Descriptive statistics of one sample (quartiles by linear interpolation, numpy's default)."""
 
     n: int

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Mapping
-from dataclasses import replace
 
+import msgspec
 import numpy as np
 
 from duetbench.analyze.api import AnalysisOptions, AnalysisRow, analyze, counted_row
@@ -21,7 +21,7 @@ from duetbench.model.table import IterationTable, discard_leading
 
 
 def _as_aduet(rows: IterationTable) -> IterationTable:
-    return replace(rows, method=np.full(len(rows), "aduet", dtype=object))
+    return msgspec.structs.replace(rows, method=np.full(len(rows), "aduet", dtype=object))
 
 
 def _duet_pairing(bench: str, measured: IterationTable,

@@ -6,8 +6,8 @@ Named `tests.py` as the design asks; pytest does not collect it (its default pat
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
+import msgspec
 import numpy as np
 from numpy.typing import ArrayLike
 
@@ -17,8 +17,7 @@ from ._inputs import as_sample
 EXACT_MAX = 8
 
 
-@dataclass(frozen=True)
-class UTestResult:
+class UTestResult(msgspec.Struct, frozen=True):
     """Mann–Whitney U statistic (of A, scipy's convention) and its two-sided p-value."""
 
     statistic: float

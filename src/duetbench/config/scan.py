@@ -10,8 +10,9 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
+
+import msgspec
 
 from duetbench.errors import DuetError
 
@@ -21,8 +22,7 @@ MAX_COMPARISONS = 1000
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-@dataclass(frozen=True)
-class Parameter:
+class Parameter(msgspec.Struct, frozen=True):
     name: str
     values: tuple[str, ...]
 

@@ -16,8 +16,9 @@ import re
 import resource
 import shutil
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 from duetbench.errors import DuetError
 from duetbench.execute.owner import page_tag, tag_is_dead
@@ -26,8 +27,7 @@ from duetbench.host.cgroup import SideCgroup
 ENGINES = ("podman", "docker")
 
 
-@dataclass(frozen=True)
-class ContainerEngine:
+class ContainerEngine(msgspec.Struct, frozen=True):
     name: str  # "podman" | "docker"
     binary: str
     runtime: str | None = None

@@ -7,8 +7,9 @@ import signal
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass, field
 from pathlib import Path
+
+import msgspec
 
 from duetbench.execute.native import native_binary
 from duetbench.host.cgroup import SideCgroup
@@ -21,8 +22,7 @@ from duetbench.model.invocation import usable as usable
 STDERR_TAIL_LINES = 20
 
 
-@dataclass
-class LaunchSpec:
+class LaunchSpec(msgspec.Struct):
     argv: list[str]
     side: str
     index: int
@@ -34,7 +34,7 @@ class LaunchSpec:
     timeout_s: float | None = None
     cgroup: SideCgroup | None = None
     show_output: bool = False
-    env: dict[str, str] = field(default_factory=dict)
+    env: dict[str, str] = msgspec.field(default_factory=dict)
     cwd: Path | None = None
     #: Keep the command's output in these files (campaigns parse it) instead of discarding stdout.
     stdout_path: Path | None = None

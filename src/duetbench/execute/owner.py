@@ -10,10 +10,11 @@ PostgreSQL database, a Slurm node) is left as it is.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 
 def process_start(pid: int) -> int | None:
@@ -38,8 +39,7 @@ def boot_id() -> str:
         return ""
 
 
-@dataclass(frozen=True)
-class Owner:
+class Owner(msgspec.Struct, frozen=True):
     pid: int
     start: int
     host: str

@@ -15,8 +15,9 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
+
+import msgspec
 
 from duetbench.execute.barrier import ABORT_USER, BarrierPage
 from duetbench.execute.invocation import (
@@ -57,8 +58,7 @@ ACTIVITY_MAX_PER_PAIR_S = 0.00015
 ACTIVITY_EVERY_PAIR_UP_TO = 10
 
 
-@dataclass
-class RunSettings:
+class RunSettings(msgspec.Struct):
     method: str
     argv: dict[str, list[str]]
     cpus: tuple[int, int]
@@ -66,8 +66,8 @@ class RunSettings:
     warmup: int = 0
     timeout_s: float | None = None
     barrier_timeout_s: float = 10.0
-    prepare: dict[str, str | None] = field(default_factory=lambda: {"A": None, "B": None})
-    conclude: dict[str, str | None] = field(default_factory=lambda: {"A": None, "B": None})
+    prepare: dict[str, str | None] = msgspec.field(default_factory=lambda: {"A": None, "B": None})
+    conclude: dict[str, str | None] = msgspec.field(default_factory=lambda: {"A": None, "B": None})
     ignore_failure: bool = False
     show_output: bool = False
     use_cgroups: bool = True
@@ -81,11 +81,11 @@ class RunSettings:
     first: int = 0
     # Per side, where its standard output goes (--output): "null", "pipe" (read and discarded), "inherit"
     # (shown, labelled with the side's name) or a file; a side not named here: "null".
-    output: dict[str, str] = field(default_factory=dict)
+    output: dict[str, str] = msgspec.field(default_factory=dict)
     # The commands' standard input (--input); None: /dev/null.
     input_path: str | None = None
     # Names shown before the lines of --show-output / --output=inherit.
-    labels: dict[str, str] = field(default_factory=lambda: {"A": "A", "B": "B"})
+    labels: dict[str, str] = msgspec.field(default_factory=lambda: {"A": "A", "B": "B"})
     # Record other processes' activity around every pair (invocation), whatever it costs: what a short
     # comparison's analysis needs to tell one-sided interference (analyze/interference.py).
     activity_every_pair: bool = False
@@ -99,11 +99,10 @@ class RunSettings:
     pairs_at_most: int | None = None
 
 
-@dataclass
-class RunOutcome:
+class RunOutcome(msgspec.Struct):
     status: str  # "complete" | "interrupted" | "failed"
     failure: Invocation | None = None
-    measured: list[Invocation] = field(default_factory=list)
+    measured: list[Invocation] = msgspec.field(default_factory=list)
     elapsed_s: float = 0.0
 
 
@@ -460,8 +459,7 @@ class Runner:
             segment += 1
 
 
-@dataclass
-class _HeldPair:
+class _HeldPair(msgspec.Struct):
     """A duet pair's placement and its sides' requests, sent and held at the gate, in launch order."""
 
     placement: PairPlacement

@@ -21,21 +21,20 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
+
+import msgspec
 
 _TICK_NS = 1e9 / os.sysconf("SC_CLK_TCK")
 
 
-@dataclass(frozen=True)
-class ThreadReading:
+class ThreadReading(msgspec.Struct, frozen=True):
     run_ns: int
     wait_ns: int
     timeslices: int
 
 
-@dataclass(frozen=True)
-class ProcessReading:
+class ProcessReading(msgspec.Struct, frozen=True):
     pid: int
     comm: str
     ppid: int
@@ -45,8 +44,7 @@ class ProcessReading:
     threads: Mapping[int, ThreadReading]
 
 
-@dataclass(frozen=True)
-class Snapshot:
+class Snapshot(msgspec.Struct, frozen=True):
     taken_ns: int  # CLOCK_MONOTONIC
     processes: Mapping[int, ProcessReading]
     #: CPU time this process spent reading /proc for the snapshot.
@@ -54,8 +52,7 @@ class Snapshot:
     excluded: frozenset[int] = frozenset()
 
 
-@dataclass
-class ProcessActivity:
+class ProcessActivity(msgspec.Struct):
     """What one other process did between two snapshots."""
 
     pid: int
@@ -76,11 +73,11 @@ class ProcessActivity:
         return self.cpu_ns / 1e6
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return msgspec.structs.asdict(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ProcessActivity:
-        return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})
+        return cls(**{k: data[k] for k in cls.__struct_fields__ if k in data})
 
 
 # -- reading /proc ---------------------------------------------------------------------------------
@@ -259,13 +256,12 @@ def top_activity(activity: Iterable[ProcessActivity], limit: int = 10) -> list[d
     return [{"pid": a.pid, "comm": a.comm, "cpu_ms": round(a.cpu_ns / 1e6, 3)} for a in busy[:limit]]
 
 
-@dataclass
-class ActivityWindow:
+class ActivityWindow(msgspec.Struct):
     """A before-snapshot waiting for its after-snapshot: ``start()`` before a run, ``stop()`` after."""
 
     exclude_pids: tuple[int, ...] = ()
     before: Snapshot | None = None
-    cost_ns: int = field(default=0)
+    cost_ns: int = 0
 
     def start(self) -> None:
         self.before = snapshot(self.exclude_pids)

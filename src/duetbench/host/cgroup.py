@@ -12,9 +12,10 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+
+import msgspec
 
 _CANDIDATE_ROOTS = (Path("/sys/fs/cgroup/unified"), Path("/sys/fs/cgroup"))
 #: Our cgroups (and podman's for our containers) carry the orchestrator's pid: duetbench-<pid>-…
@@ -93,8 +94,7 @@ def find_cgroup2_root() -> Path | None:
     return None
 
 
-@dataclass
-class SideCgroup:
+class SideCgroup(msgspec.Struct):
     """A cgroup for one side of a comparison; cpu.stat is cumulative, so we keep deltas."""
 
     path: Path

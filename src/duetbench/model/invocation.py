@@ -4,11 +4,10 @@ tempfile, the cgroup and /proc readers: ~15-20 ms of the report process's start 
 path of a fixed-count comparison, issue 17)."""
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+import msgspec
 
 
-@dataclass
-class Invocation:
+class Invocation(msgspec.Struct):
     """Everything measured about one invocation; times in seconds, timestamps in CLOCK_MONOTONIC ns."""
 
     side: str
@@ -45,7 +44,7 @@ class Invocation:
         return self.status == "ok"
 
     def to_dict(self) -> dict[str, object]:
-        return asdict(self)
+        return msgspec.structs.asdict(self)
 
 
 def usable(invocations: list[Invocation]) -> list[Invocation]:

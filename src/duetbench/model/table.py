@@ -12,8 +12,8 @@ run of repetition r share the run number r too (they are independent launches, n
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, fields
 
+import msgspec
 import numpy as np
 
 from duetbench.model.method import METHODS
@@ -23,8 +23,7 @@ __all__ = ["METHODS", "NO_TIME", "IterationTable", "discard_leading", "discard_p
 NO_TIME = np.int64(-1)
 
 
-@dataclass(frozen=True)
-class IterationTable:
+class IterationTable(msgspec.Struct, frozen=True):
     benchmark: np.ndarray  # object (str)
     method: np.ndarray  # object (str): sequential | duet | aduet
     run: np.ndarray  # int64, run number within (benchmark, method), from 0
@@ -37,10 +36,10 @@ class IterationTable:
 
     def __post_init__(self) -> None:
         n = len(self.value)
-        for f in fields(self):
-            column = getattr(self, f.name)
+        for name in self.__struct_fields__:
+            column = getattr(self, name)
             if not isinstance(column, np.ndarray) or column.shape != (n,):
-                raise ValueError(f"column {f.name!r} must be a 1-D array of length {n}")
+                raise ValueError(f"column {name!r} must be a 1-D array of length {n}")
 
     def __len__(self) -> int:
         return int(self.value.size)
@@ -63,7 +62,7 @@ class IterationTable:
         return cls(**out)
 
     def where(self, mask: np.ndarray) -> IterationTable:
-        return IterationTable(**{f.name: getattr(self, f.name)[mask] for f in fields(self)})
+        return IterationTable(**{name: getattr(self, name)[mask] for name in self.__struct_fields__})
 
     def measured(self) -> IterationTable:
         return self.where(~self.warmup)
@@ -112,7 +111,7 @@ def discard_leading(table: IterationTable, count: int = 0, fraction: float = 0.0
                      else np.maximum(count, np.floor(sizes * fraction).astype(np.int64)))
         drop = np.repeat(per_group, sizes)
         warm[order[position < drop]] = True
-    return IterationTable(**{**{f.name: getattr(table, f.name) for f in fields(table)}, "warmup": warm})
+    return msgspec.structs.replace(table, warmup=warm)
 
 
 def discard_per_benchmark(table: IterationTable, rules: Mapping[str, Callable[[int], int]]) -> IterationTable:
@@ -126,4 +125,4 @@ def discard_per_benchmark(table: IterationTable, rules: Mapping[str, Callable[[i
         mask = (names == name) | np.char.startswith(names, name + "/")
         if mask.any():
             warm[np.flatnonzero(mask)] = discard_leading(table.where(mask), rule=rule).warmup
-    return IterationTable(**{**{f.name: getattr(table, f.name) for f in fields(table)}, "warmup": warm})
+    return msgspec.structs.replace(table, warmup=warm)

@@ -14,7 +14,8 @@ against the second, the pairs where the sides swap CPUs must be as frequent as t
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+
+import msgspec
 
 SIDES = ("A", "B")
 
@@ -28,6 +29,7 @@ SIDES = ("A", "B")
 #: pairs, and two real A/A comparisons beside a hog stopped at 5 pairs with B/A 1.51 and 0.63.)
 CPU_BLOCKS: tuple[tuple[bool, bool, bool, bool], ...] = (
     (True, True, False, False), (False, False, True, True), (True, False, False, True), (False, True, True, False))
+
 
 
 def placement_balance(flips: list[bool]) -> tuple[int, int]:
@@ -46,8 +48,7 @@ def placement_balance(flips: list[bool]) -> tuple[int, int]:
     return worst_fixed, worst_following
 
 
-@dataclass(frozen=True)
-class PairPlacement:
+class PairPlacement(msgspec.Struct, frozen=True):
     cpu: dict[str, int]
     order: tuple[str, str]
 

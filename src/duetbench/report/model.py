@@ -2,8 +2,9 @@
 one comparison, a parameter scan's comparisons, or a campaign's analysis."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from duetbench.model.invocation import Invocation
 
@@ -15,8 +16,7 @@ if TYPE_CHECKING:
     from duetbench.model.table import IterationTable
 
 
-@dataclass
-class ComparisonReport:
+class ComparisonReport(msgspec.Struct):
     id: int
     status: str  # "complete" | "interrupted" | "failed" | "running"
     method: str
@@ -29,7 +29,7 @@ class ComparisonReport:
     primary_metric: str
     results: dict[str, ComparisonResult]
     invocations: list[Invocation]
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[str] = msgspec.field(default_factory=list)
     analysis_error: str | None = None
     #: One command benchmarked on its own (method "single"): its statistics; then `results` is empty.
     benchmark: Benchmark | None = None
@@ -49,16 +49,14 @@ class ComparisonReport:
         return f"{self.names['B']} vs {self.names['A']}"
 
 
-@dataclass(frozen=True)
-class ScanEntry:
+class ScanEntry(msgspec.Struct, frozen=True):
     """One comparison of a parameter scan, with the values its placeholders took."""
 
     parameters: dict[str, str]
     report: ComparisonReport
 
 
-@dataclass
-class ScanReport:
+class ScanReport(msgspec.Struct):
     """A parameter scan's comparisons, in the order they ran (those that finished)."""
 
     entries: list[ScanEntry]
@@ -68,8 +66,7 @@ class ScanReport:
         return list(self.entries[0].parameters) if self.entries else []
 
 
-@dataclass
-class CampaignReport:
+class CampaignReport(msgspec.Struct):
     """A campaign's analysis, as `duet analyze` and `duet run` show it: one row per benchmark and method.
 
     `table` (the iteration table) is what the HTML export plots; `studies` the method studies as a dict
@@ -83,11 +80,11 @@ class CampaignReport:
     #: --fail-if-slower, stated under the Markdown table.
     threshold_pct: float | None = None
     table: IterationTable | None = None
-    environment: dict[str, Any] = field(default_factory=dict)
+    environment: dict[str, Any] = msgspec.field(default_factory=dict)
     studies: dict[str, Any] | None = None
     studies_result: Any = None
     #: For the HTML report (report/campaign_context.py): what identifies the campaign, each benchmark's
     #: commands per side, and the campaign file as it was run.
-    facts: dict[str, str] = field(default_factory=dict)
-    commands: dict[str, dict[str, str]] = field(default_factory=dict)
+    facts: dict[str, str] = msgspec.field(default_factory=dict)
+    commands: dict[str, dict[str, str]] = msgspec.field(default_factory=dict)
     source: str = ""

@@ -14,10 +14,10 @@ import time
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
+import msgspec
 from sqlalchemy import func, select
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -41,10 +41,10 @@ DEFAULT_DB = Path(".duet/results.db")
 
 
 def process_columns() -> list[str]:
-    """The Invocation fields that the process tables store: every field the dataclass has and the
+    """The Invocation fields that the process tables store: every field the Struct has and the
     tables know, so a field added on either side first (e.g. `activity`) does not break the other."""
     stored = set(schema.invocations.c.keys())
-    return [f.name for f in fields(Invocation) if f.name in stored]
+    return [name for name in Invocation.__struct_fields__ if name in stored]
 
 
 def invocation_from_row(data: dict[str, Any]) -> Invocation:
@@ -252,7 +252,7 @@ class _SqliteInserts:
         fields_ = self._order
         rows = []
         for k, inv in enumerate(invocations):
-            values = {"comparison_id": comparison_id, "seq": seq + k, **vars(inv)}
+            values = {"comparison_id": comparison_id, "seq": seq + k, **msgspec.structs.asdict(inv)}
             # A field the table knows but this Invocation lacks is stored NULL, as the INSERT leaving it out did.
             rows.append([values.get(c) for c in fields_])
         with immediate_transaction(self._conn) as conn:

@@ -29,9 +29,10 @@ import time
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from duetbench.errors import DuetError
 from duetbench.model.invocation import Invocation
@@ -70,7 +71,7 @@ def _select(table: str, columns: Sequence[str], where: str, order: str = "") -> 
 _COMPARISON = sqlite_schema.COLUMNS["comparisons"]
 _INVOCATION = sqlite_schema.COLUMNS["invocations"]
 #: The Invocation fields the invocations table stores (= store.db.process_columns()).
-PROCESS_COLUMNS = [f.name for f in fields(Invocation) if f.name in _INVOCATION]
+PROCESS_COLUMNS = [name for name in Invocation.__struct_fields__ if name in _INVOCATION]
 _BEGUN = [c for c in _COMPARISON if c not in ("id", "finished")]
 _INSERTED = ["comparison_id", "seq", *PROCESS_COLUMNS]
 _BATCH = 500  # `index IN (…)` per statement: within SQLite's limit on bound parameters
@@ -193,7 +194,7 @@ class DirectStore:
             if seq is None:
                 seq = int(conn.execute(SQL["count"], (comparison_id,)).fetchone()[0] or 0)
             for k, inv in enumerate(invocations):
-                values = {"comparison_id": comparison_id, "seq": seq + k, **vars(inv)}
+                values = {"comparison_id": comparison_id, "seq": seq + k, **msgspec.structs.asdict(inv)}
                 rows.append([values.get(c) for c in _INSERTED])
             conn.executemany(SQL["insert"], rows)
         self._seq[comparison_id] = seq + len(invocations)

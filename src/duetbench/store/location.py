@@ -8,9 +8,10 @@ takes them from ``PGPASSWORD``/``~/.pgpass``/``PGHOST``… as any PostgreSQL cli
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import URL
@@ -52,8 +53,7 @@ def scrub_credentials(value: Any) -> Any:
     return value
 
 
-@dataclass(frozen=True, eq=False)
-class StoreLocation:
+class StoreLocation(msgspec.Struct, frozen=True, eq=False):
     """A parsed results-database location. Construct with `StoreLocation.parse`."""
 
     kind: str  # "sqlite" | "postgresql"

@@ -1,8 +1,9 @@
 """What the store hands back, apart from the database code that reads it (store/db.py, store/direct.py)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from duetbench.model.invocation import Invocation
 
@@ -12,8 +13,7 @@ def invocation_from_row(data: dict[str, Any], cls: type[Invocation] = Invocation
     return cls(**data)
 
 
-@dataclass
-class ComparisonRecord:
+class ComparisonRecord(msgspec.Struct):
     id: int
     created: float
     finished: float | None

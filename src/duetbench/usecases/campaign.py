@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 import numpy as np
 from rich.console import Console
 from rich.markup import escape
@@ -706,7 +707,7 @@ def summarize(campaigns: CampaignStore, campaign_id: int, by_name: Mapping[str, 
                 # The duet's synchronization is stated with every result (a refusal states it as its problem);
                 # the estimator's notes are `duet analyze`'s, not the closing summary's.
                 said = [row.sync] if row.sync and row.sync != row.problem else []
-                rows.append(replace(row, notes=said, runs_ok=ok, runs_failed=failed))
+                rows.append(msgspec.structs.replace(row, notes=said, runs_ok=ok, runs_failed=failed))
     name_noise(rows, runs)  # these rows are also the exported ones, as duet analyze's
     return rows
 

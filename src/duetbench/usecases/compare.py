@@ -1,12 +1,13 @@
 """``duet compare`` end to end: config → plan → execute → store → analyze → report."""
 from __future__ import annotations
 
-import dataclasses
 import os
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from duetbench import __version__
 from duetbench.config.compare import CompareOptions, command_argv, hook_shell
@@ -237,7 +238,7 @@ def _measure(opts: CompareOptions, settings: RunSettings, method: str, options: 
     while True:
         if method == "auto" or stop.reason == "conditions":
             stop.reason = ""
-            pilot = Pilot(dataclasses.replace(settings, seed=seed, warmup=settings.warmup if not history else 0,
+            pilot = Pilot(msgspec.structs.replace(settings, seed=seed, warmup=settings.warmup if not history else 0,
                                               first=first), comparison.add_invocation, opts.metric)
             progress.update(done=measured_runs(method, prior) if prior else 0, total=max(opts.min_runs, 1),
                             description="auto: trying duet and sequential", ci="")
@@ -256,9 +257,9 @@ def _measure(opts: CompareOptions, settings: RunSettings, method: str, options: 
             options["auto"] = {**choice.to_dict(), "history": history}
             watch_for = choice
             first = pilot.next_first
-            settings = dataclasses.replace(settings, method=method, warmup=0, seed=seed, first=first)
+            settings = msgspec.structs.replace(settings, method=method, warmup=0, seed=seed, first=first)
         fixed = not auto and opts.runs is not None  # this runner measures exactly opts.runs pairs (rounds)
-        runner = Runner(dataclasses.replace(settings, pairs_at_most=opts.runs) if fixed else settings,
+        runner = Runner(msgspec.structs.replace(settings, pairs_at_most=opts.runs) if fixed else settings,
                         _stop_rule(opts, method, on_progress, progress.due, stop, spent, prior,
                                    watch_for if auto and len(history) <= MAX_REDECISIONS else None),
                         comparison.add_invocation, on_activity=comparison.set_activity,
@@ -301,7 +302,7 @@ class Pilot:
         # Stored as a warm-up (never in the final interval); the runner's own copy stays measured, so
         # its count of measured pairs still ends the block.
         t0 = time.monotonic()
-        self.on_invocation(dataclasses.replace(inv, warmup=True))
+        self.on_invocation(msgspec.structs.replace(inv, warmup=True))
         self.storing_s += time.monotonic() - t0
         self.next_first = max(self.next_first, inv.pair + 1)
         if not inv.warmup:
@@ -321,7 +322,7 @@ class Pilot:
         try:
             for block in range(self.BLOCKS):
                 for k, method in enumerate(("duet", "sequential")):
-                    settings = dataclasses.replace(
+                    settings = msgspec.structs.replace(
                         self.settings, method=method, seed=self.settings.seed + 2 * block + k,
                         warmup=self.settings.warmup if block == 0 else 0, first=self.next_first)
                     units = self.UNITS_PER_BLOCK

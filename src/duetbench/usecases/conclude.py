@@ -8,9 +8,10 @@ a 2-vCPU AMD EPYC VM). numpy, the statistics and the report's rendering are impo
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from duetbench.errors import EXIT_SLOWER, CommandFailed, DuetError
 from duetbench.model.invocation import Invocation, usable
@@ -37,8 +38,7 @@ REPORT_MODULES = ("numpy.ma", "duetbench.analyze.invocations", "duetbench.report
                   "duetbench.report.safe_text", "duetbench.store.orchestrators", "duetbench.report.console")
 
 
-@dataclass
-class ShellFailure:
+class ShellFailure(msgspec.Struct):
     """A --setup/--cleanup command that failed (execute.runner.ShellCommandFailed, as plain values)."""
 
     what: str
@@ -47,8 +47,7 @@ class ShellFailure:
     stderr: str
 
 
-@dataclass
-class Ending:
+class Ending(msgspec.Struct):
     """How a measured comparison ended, and what of its options its end needs."""
 
     status: str

@@ -3,9 +3,9 @@
 the winsorization, the A/B summaries, the U test and the verdict are `analyze.api.analyze`'s, the same for all."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+import msgspec
 import numpy as np
 
 from duetbench.model.table import IterationTable
@@ -18,8 +18,7 @@ if TYPE_CHECKING:
     from ..api import AnalysisOptions
 
 
-@dataclass(frozen=True)
-class Estimate:
+class Estimate(msgspec.Struct, frozen=True):
     """The CI of B/A an estimator made, with what it used: the part of a `ComparisonResult` that depends on
     the estimator."""
 

@@ -22,10 +22,11 @@ import importlib
 import os
 import stat
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypedDict
+
+import msgspec
 
 from duetbench.errors import DuetError
 
@@ -38,8 +39,7 @@ if TYPE_CHECKING:
 KINDS = ("comparison", "scan", "campaign")
 
 
-@dataclass(frozen=True)
-class Format:
+class Format(msgspec.Struct, frozen=True):
     """A format as the command line needs it, without importing its module: its option and help."""
 
     #: ``--export-<name>``, and the module ``duetbench.report.exporters.<name>`` defining ``EXPORTER``.
@@ -179,8 +179,7 @@ def write_atomically(path: Path, data: str | bytes, what: str, hint: str = "choo
         raise DuetError(f"cannot write the {what} to {path}: {exc.strerror or exc}", hint=hint) from None
 
 
-@dataclass(frozen=True)
-class TextExporter:
+class TextExporter(msgspec.Struct, frozen=True):
     """An `Exporter` that renders each kind it writes to one text (or bytes) and writes it atomically.
     A format without a renderer for a kind does not offer its option on the commands exporting that kind."""
 

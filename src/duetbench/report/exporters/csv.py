@@ -6,7 +6,6 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Iterable
-from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,7 +29,7 @@ def _table(columns: list[str], rows: Iterable[dict[str, Any]]) -> str:
 def _invocation_columns() -> list[str]:
     from duetbench.model.invocation import Invocation
 
-    return [f.name for f in fields(Invocation)]
+    return list(Invocation.__struct_fields__)
 
 
 def comparison_csv(report: ComparisonReport) -> str:
@@ -66,8 +65,7 @@ def studies_path(path: Path) -> Path:
     return path.with_name(path.stem + ".studies.csv")
 
 
-@dataclass(frozen=True)
-class CsvExporter(TextExporter):
+class CsvExporter(TextExporter, frozen=True):
     def write(self, subject: Subject, path: Path) -> None:
         super().write(subject, path)
         studies = getattr(subject, "studies_result", None)

@@ -4,8 +4,9 @@ A comparison or a scan: the comparisons' report (report/comparisons_html.py); a 
 ``duet report`` writes (report/html.py), with the method studies when they were computed."""
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from duetbench.errors import DuetError
 from duetbench.report.exporters import TextExporter, described
@@ -38,7 +39,8 @@ def campaign_html(campaign: CampaignReport) -> str:
     if campaign.table is None:
         raise DuetError("the HTML export of a campaign needs its iterations, which were not loaded")
     # The row's notes (the duet's synchronization first) in place of the estimator's own, which they include.
-    results = [(r.benchmark, r.method, replace(r.result, notes=tuple(r.notes)) if r.result else None, r.problem)
+    results = [(r.benchmark, r.method,
+                msgspec.structs.replace(r.result, notes=tuple(r.notes)) if r.result else None, r.problem)
                for r in campaign.rows]
     return render_html_report(title=f"duetbench · campaign {campaign.name} (#{campaign.campaign_id})",
                               table=campaign.table, results=results, environment=campaign.environment,

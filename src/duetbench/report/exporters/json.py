@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from duetbench import __version__
 from duetbench.report.exporters import TextExporter, described
@@ -44,10 +45,10 @@ def _comparison_dict(report: ComparisonReport, result: ComparisonResult) -> dict
         "relative_ci_width": result.relative_ci_width,
         "ratio_cv": result.ratio_cv,
         "outliers_removed": result.outliers_removed,
-        "difference": asdict(result.difference) if result.difference is not None else None,
+        "difference": msgspec.structs.asdict(result.difference) if result.difference is not None else None,
         "notes": list(result.notes),
-        "a": {"name": report.names["A"], "command": report.commands["A"], **asdict(result.a)},
-        "b": {"name": report.names["B"], "command": report.commands["B"], **asdict(result.b)},
+        "a": {"name": report.names["A"], "command": report.commands["A"], **msgspec.structs.asdict(result.a)},
+        "b": {"name": report.names["B"], "command": report.commands["B"], **msgspec.structs.asdict(result.b)},
     }
 
 
@@ -62,7 +63,7 @@ def _benchmark(report: ComparisonReport) -> dict[str, Any] | None:
     """One command benchmarked on its own (method "single"): its name, command and statistics."""
     if report.benchmark is None:
         return None
-    return {"name": report.names["A"], "command": report.commands["A"], **asdict(report.benchmark)}
+    return {"name": report.names["A"], "command": report.commands["A"], **msgspec.structs.asdict(report.benchmark)}
 
 
 def to_json_dict(report: ComparisonReport) -> dict[str, Any]:
