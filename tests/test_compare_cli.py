@@ -28,7 +28,10 @@ def one_line_error(result: subprocess.CompletedProcess[str]) -> str:
 @two_cpus
 @pytest.mark.parametrize("method", ["duet", "aduet", "sequential"])
 def test_detects_a_known_slowdown_with_every_method(duet, tmp_path: Path, method: str) -> None:
-    result = duet("compare", "sleep 0.02", "sleep 0.03", "--method", method, "--runs", "8", "--export-json",
+    # B sleeps twice as long as A: beside two CPU hogs 8 runs of a 1.5x pair (20 vs 30 ms) gave estimates of
+    # 1.36-1.48 and intervals from 1.15, near the bounds below; start-up and wake-up delays added to both
+    # sides pull a sleep ratio towards 1.
+    result = duet("compare", "sleep 0.02", "sleep 0.04", "--method", method, "--runs", "8", "--export-json",
                   "out.json", "--export-csv", "out.csv", "--export-markdown", "out.md", *FAST)
     assert result.returncode == 0, result.stderr
     data = json.loads((tmp_path / "out.json").read_text())
@@ -36,10 +39,30 @@ def test_detects_a_known_slowdown_with_every_method(duet, tmp_path: Path, method
     by_metric = {c["metric"]: c for c in data["comparisons"]}
     assert set(by_metric) == {"wall", "cpu"}
     wall = by_metric["wall"]
+    ratio = wall["ratio"]
     assert wall["method"] == method
-    assert wall["verdict"] == "slower"
-    # 8 pairs, t interval (wider than the old percentile bootstrap's, honestly so), on a machine that may be busy.
-    assert 1.1 < wall["ratio"]["low"] <= wall["ratio"]["estimate"] <= wall["ratio"]["high"] < 2.0
+    assert 1.1 < ratio["estimate"] < 3.0, wall
+    if method == "duet" and ratio["high"] is None:
+        # A busy machine: another process beside a pair of sleeps of unequal length makes their off-CPU
+        # times differ while it runs, which is how a duet tells a side held off its CPU (it cannot tell
+        # sleeping from waiting: analyze/interference.py), so with most pairs hit it leaves the wall-time
+        # interval unbounded and says why. A neighbour on one CPU does that to every pair (seen beside
+        # another test run: 8 of 8). Never a bounded wrong answer; and the machine must really have been
+        # busy: other processes' CPU time recorded beside at least half the pairs (kernel threads alone: ~0.3 ms).
+        assert wall["verdict"] == "no difference" and ratio["low"] == 0, wall
+        assert any("had one side held off its CPU" in note for note in wall["notes"]), wall["notes"]
+        assert "had one side held off its CPU" in " ".join(result.stdout.split())
+        others: dict[int, float] = {}
+        for inv in data["invocations"]:
+            if not inv["warmup"] and inv["activity"]:
+                ms = sum(p["cpu_ms"] for p in json.loads(inv["activity"]))
+                others[inv["pair"]] = max(others.get(inv["pair"], 0.0), ms)
+        assert others and sum(ms >= 1.0 for ms in others.values()) >= len(others) / 2, others
+    else:
+        assert wall["verdict"] == "slower", wall
+        # 8 pairs, t interval (wider than the old percentile bootstrap's, honestly so), on a machine that may
+        # be busy.
+        assert 1.1 < ratio["low"] <= ratio["estimate"] <= ratio["high"] < 3.0, wall
     assert wall["ratio"]["interval"] == "t"
     assert wall["ratio"]["confidence"] == 0.99
     assert wall["runs"] >= 8 if method != "aduet" else wall["runs"] >= 4
@@ -49,8 +72,8 @@ def test_detects_a_known_slowdown_with_every_method(duet, tmp_path: Path, method
     assert len(measured) >= 16
     csv_rows = (tmp_path / "out.csv").read_text().strip().splitlines()
     assert len(csv_rows) == len(data["invocations"]) + 1
-    assert "slower" in (tmp_path / "out.md").read_text()
-    assert "slower" in result.stdout
+    assert wall["verdict"] in (tmp_path / "out.md").read_text()  # "slower", or the busy duet's "no difference"
+    assert wall["verdict"] in result.stdout
 
 
 def test_usage_errors_exit_2_with_one_line(duet) -> None:
@@ -101,9 +124,14 @@ def test_hung_command_is_killed_by_timeout(duet) -> None:
 
 
 def test_fail_if_slower_sets_the_exit_code(duet) -> None:
-    slower = ("compare", "sleep 0.01", "sleep 0.02", "--runs", "5", *FAST)
+    # B sleeps 4x as long as A, measured one after the other: tripping 20 % needs the interval's lower end
+    # above 1.2, which 5 runs of a 2x pair did not always give on a busy machine (intervals from 1.13 beside
+    # two CPU hogs). Not `auto`: beside a process using a CPU it picks a duet, whose wall-time interval for
+    # sleeps of unequal length is then left unbounded (analyze/interference.py), and nothing trips (3 of 4
+    # runs beside another test run).
+    slower = ("compare", "sleep 0.01", "sleep 0.04", "--method", "sequential", "--runs", "5", *FAST)
     assert duet(*slower, "--fail-if-slower", "20").returncode == 3  # apart from 1, a failing command
-    assert duet(*slower, "--fail-if-slower", "300").returncode == 0
+    assert duet(*slower, "--fail-if-slower", "900").returncode == 0
 
 
 def _start(env: dict[str, str], cwd: Path, *args: str) -> subprocess.Popen[str]:
@@ -210,7 +238,8 @@ def test_auto_decides_again_when_conditions_change(duet, tmp_path: Path) -> None
 
 
 def test_show_lists_and_reprints(duet, tmp_path: Path) -> None:
-    first = duet("compare", "sleep 0.01", "sleep 0.02", "--runs", "4", "--seed", "7", "--name-a", "old",
+    # 4x the sleep, so that 4 runs give "slower" on a busy machine too (at 2x: intervals from 1.13)
+    first = duet("compare", "sleep 0.01", "sleep 0.04", "--runs", "4", "--seed", "7", "--name-a", "old",
                  "--name-b", "new", "--method", "sequential", *FAST)
     assert first.returncode == 0, first.stderr
     listing = duet("show")
@@ -306,16 +335,21 @@ def test_teaching_warning_for_very_short_commands(duet, tmp_path: Path) -> None:
 
 
 def test_workload_ground_truth_through_compare(duet, workload: Path, tmp_path: Path) -> None:
-    """A known 10% slowdown of the built-in workload is found, with the truth inside the CI (CPU time, which
-    the other tests' load on this machine disturbs least)."""
+    """A known slowdown of the built-in workload is found, and measured at about its size (CPU time, which
+    the other tests' load on this machine disturbs least).
+
+    B does 1.5x A's work, and the estimate must lie within 10 % of that (process start-up's share of the CPU
+    time makes it ~1.47). It was 1.1x within 1.06-1.12: on a 2-vCPU VM whose per-process speed for the same
+    work varies up to ~1.6x, single pairs differ by 3-6 % now and then and a loaded machine reads CVs of 7-9 %
+    (tests/test_github_action.py), so 15 pairs could miss a band of ±3 %."""
     ops = subprocess.run([str(workload), "integer", "--calibrate", "20"], capture_output=True, text=True,
                          check=True).stdout.strip()
-    result = duet("compare", f"{workload} integer --ops {ops}", f"{workload} integer --ops {ops} --scale 1.10",
+    result = duet("compare", f"{workload} integer --ops {ops}", f"{workload} integer --ops {ops} --scale 1.5",
                   "--runs", "15", "--metric", "cpu", "--export-json", "o.json", *FAST)
     assert result.returncode == 0, result.stderr
     cpu = next(c for c in json.loads((tmp_path / "o.json").read_text())["comparisons"] if c["metric"] == "cpu")
-    assert cpu["verdict"] == "slower"
-    assert 1.06 < cpu["ratio"]["estimate"] < 1.12
+    assert cpu["verdict"] == "slower", cpu
+    assert 1.35 < cpu["ratio"]["estimate"] < 1.65, cpu
 
 
 def test_adaptive_stopping_respects_budget_and_bounds(duet, tmp_path: Path) -> None:
@@ -337,7 +371,9 @@ def test_precision_target_stops_early(duet, workload: Path, tmp_path: Path) -> N
                   "--metric", "cpu", "--target-width", "0.5", "--min-runs", "4", "--export-json", "o.json", *FAST)
     assert result.returncode == 0, result.stderr
     cpu = next(c for c in json.loads((tmp_path / "o.json").read_text())["comparisons"] if c["metric"] == "cpu")
-    assert cpu["runs"] < 20 and cpu["relative_ci_width"] <= 0.5
+    # Early: well before --max-runs (300). 4-6 runs here; ~1 ms of work a side makes the runs' spread mostly
+    # start-up's, and a host whose per-process speed varies up to ~1.6x can need 3-4x as many.
+    assert cpu["runs"] < 50 and cpu["relative_ci_width"] <= 0.5, cpu
 
 
 def test_one_cpu_falls_back_to_sequential_with_a_warning(duet_env: dict[str, str], tmp_path: Path) -> None:
@@ -366,25 +402,28 @@ def test_run_criterion_stops_once_runs_are_stable(duet, tmp_path: Path) -> None:
 
 def test_parameter_scan_makes_one_stored_comparison_per_value(duet, tmp_path: Path) -> None:
     """hyperfine's -L and -P/-D: every combination is a comparison of its own, stored, tabled and exported."""
-    result = duet("compare", "sleep 0.0{a}", "sleep 0.0{b}", "-P", "a", "1", "2", "-L", "b", "2", "--method",
-                  "sequential", "--runs", "4", "--name-b", "B{b}", "--export-json", "scan.json", "--export-csv",
-                  "scan.csv", "--export-markdown", "scan.md", *FAST)
+    # a = 1, 4: B sleeps 4x as long as A in the first comparison (at 2x, 4 runs beside CPU hogs gave
+    # estimates from 1.66 and intervals from 1.13: sleeps of any length pick up the same start-up delays),
+    # and as long in the second.
+    result = duet("compare", "sleep 0.0{a}", "sleep 0.0{b}", "-P", "a", "1", "4", "-D", "3", "-L", "b", "4",
+                  "--method", "sequential", "--runs", "4", "--name-b", "B{b}", "--export-json", "scan.json",
+                  "--export-csv", "scan.csv", "--export-markdown", "scan.md", *FAST)
     assert result.returncode == 0, result.stderr
     data = json.loads((tmp_path / "scan.json").read_text())
     assert data["parameters"] == ["a", "b"]
-    assert [e["parameters"] for e in data["scan"]] == [{"a": "1", "b": "2"}, {"a": "2", "b": "2"}]
+    assert [e["parameters"] for e in data["scan"]] == [{"a": "1", "b": "4"}, {"a": "4", "b": "4"}]
     first, second = ({c["metric"]: c for c in e["comparisons"]}["wall"] for e in data["scan"])
-    assert first["a"]["command"] == "sleep 0.01" and first["b"]["command"] == "sleep 0.02"
-    assert first["b"]["name"] == "B2"
-    assert first["verdict"] == "slower" and 1.6 < first["ratio"]["estimate"] < 2.2
-    assert second["a"]["command"] == second["b"]["command"] == "sleep 0.02"
-    assert 0.9 < second["ratio"]["estimate"] < 1.1
-    assert [e["options"]["parameters"] for e in data["scan"]] == [{"a": "1", "b": "2"}, {"a": "2", "b": "2"}]
+    assert first["a"]["command"] == "sleep 0.01" and first["b"]["command"] == "sleep 0.04"
+    assert first["b"]["name"] == "B4"
+    assert first["verdict"] == "slower" and 2.0 < first["ratio"]["estimate"] < 5.0, first
+    assert second["a"]["command"] == second["b"]["command"] == "sleep 0.04"
+    assert 0.8 < second["ratio"]["estimate"] < 1.25, second
+    assert [e["options"]["parameters"] for e in data["scan"]] == [{"a": "1", "b": "4"}, {"a": "4", "b": "4"}]
     assert len({e["id"] for e in data["scan"]}) == 2
     rows = (tmp_path / "scan.csv").read_text().strip().splitlines()
     assert rows[0].startswith("a,b,comparison_id,") and len(rows) == 1 + 2 * 8
     md = (tmp_path / "scan.md").read_text()
-    assert "| a | b | B/A |" in md and "| 1 | 2 | " in md and "slower" in md
+    assert "| a | b | B/A |" in md and "| 1 | 4 | " in md and "slower" in md
     assert "parameter scan: 2 of 2 comparisons" in result.stdout
     shown = duet("show")
     assert "#1" in shown.stdout and "#2" in shown.stdout
@@ -406,7 +445,8 @@ def test_parameter_scan_errors_come_before_any_measurement(duet, tmp_path: Path)
 
 
 def test_parameter_scan_fail_if_slower_counts_every_comparison(duet) -> None:
-    result = duet("compare", "sleep 0.02", "sleep 0.0{n}", "-L", "n", "2,3", "--method", "sequential", "--runs", "4",
+    # n = 6: B sleeps 3x as long as A (at 1.5x, 4 runs on a busy machine need not put the interval above 1.1)
+    result = duet("compare", "sleep 0.02", "sleep 0.0{n}", "-L", "n", "2,6", "--method", "sequential", "--runs", "4",
                   "--fail-if-slower", "10", *FAST)
     assert result.returncode == 3, result.stderr
     assert "more than 10% slower" in result.stdout
@@ -427,7 +467,9 @@ def test_hyperfine_json_export_has_hyperfines_keys_and_reads_back(duet, tmp_path
     assert a["command"] == "sleep 0.01" and b["command"] == "sleep 0.02"
     assert a["times"] == a_times and len(b["times"]) == 4 and a["exit_codes"] == [0] * 4
     assert a["min"] <= a["median"] <= a["max"] and abs(a["mean"] - sum(a_times) / 4) < 1e-12
-    assert 1.6 < b["mean"] / a["mean"] < 2.2
+    # B's mean is B's: about twice A's (a wide band: start-up delays on a busy machine pull a sleep ratio
+    # towards 1, to 1.66 for 4 runs beside CPU hogs)
+    assert 1.3 < b["mean"] / a["mean"] < 3.0, (a["mean"], b["mean"])
     if shutil.which("hyperfine"):
         subprocess.run(["hyperfine", "-N", "--runs", "2", "--export-json", str(tmp_path / "real.json"), "sleep 0.01"],
                        check=True, capture_output=True, cwd=tmp_path)

@@ -106,7 +106,8 @@ def test_one_command_parameter_scan(duet, tmp_path: Path) -> None:
 # -- several commands ---------------------------------------------------------------------------------
 
 def test_three_commands_each_against_the_first(duet, tmp_path: Path) -> None:
-    result = duet("compare", "sleep 0.02", "sleep 0.04", "sleep 0.005", "-n", "mid", "-n", "slow", "-n", "quick",
+    # slow sleeps 4x as long as mid: 5 runs of a 2x pair on a busy machine can leave the interval near 1
+    result = duet("compare", "sleep 0.02", "sleep 0.08", "sleep 0.005", "-n", "mid", "-n", "slow", "-n", "quick",
                   "--runs", "5", "--export-json", "m.json", *SEQ)
     assert result.returncode == 0, result.stderr
     doc = json.loads((tmp_path / "m.json").read_text())
@@ -128,11 +129,12 @@ def test_reference_by_index_and_by_command(duet, tmp_path: Path) -> None:
     assert [(e["comparisons"][0]["a"]["command"], e["comparisons"][0]["b"]["command"]) for e in scan] == [
         ("sleep 0.02", "sleep 0.01"), ("sleep 0.02", "sleep 0.03")]
     # a reference command of its own, as hyperfine's: with one command given, a comparison of two
-    result = duet("compare", "sleep 0.02", "--reference", "sleep 0.01", "--runs", "4", "--export-json", "o.json",
+    # 4x the reference's sleep, so that 4 runs say "slower" on a busy machine too (at 2x: intervals from 1.13)
+    result = duet("compare", "sleep 0.04", "--reference", "sleep 0.01", "--runs", "4", "--export-json", "o.json",
                   *SEQ)
     assert result.returncode == 0, result.stderr
     wall = next(c for c in json.loads((tmp_path / "o.json").read_text())["comparisons"] if c["metric"] == "wall")
-    assert wall["a"]["command"] == "sleep 0.01" and wall["verdict"] == "slower"
+    assert wall["a"]["command"] == "sleep 0.01" and wall["verdict"] == "slower", wall
     assert "from 1 to 3" in one_line_error(duet("compare", "true", "true", "true", "--reference", "7", *SEQ))
 
 

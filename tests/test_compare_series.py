@@ -16,8 +16,11 @@ from pathlib import Path
 import pytest
 
 SEQ = ["--no-progress", "--warmup", "0", "--method", "sequential"]
-# given order: mid, slow, quick, fair; by time: quick (5 ms) < fair (10 ms) < mid (20 ms) < slow (40 ms)
-FOUR = ["sleep 0.02", "sleep 0.04", "sleep 0.005", "sleep 0.01", "-n", "mid", "-n", "slow", "-n", "quick",
+# given order: mid, slow, quick, fair; by time: quick (5 ms) < fair (15 ms) < mid (30 ms) < slow (60 ms).
+# Each at least twice the one before, not 5 / 10 / 20 / 40 ms: a busy machine adds its start-up and wake-up
+# delays to every sleep, most to the shortest in proportion (beside a CPU hog quick took 10.4 ms on average
+# and fair 12.9, and the factor between them, derived from two comparisons, held 1 in its interval).
+FOUR = ["sleep 0.03", "sleep 0.06", "sleep 0.005", "sleep 0.015", "-n", "mid", "-n", "slow", "-n", "quick",
         "-n", "fair"]
 
 
@@ -46,6 +49,8 @@ def test_the_summary_names_the_fastest_and_derives_the_other_factors(duet, tmp_p
     # by time (--sort auto); mid is the reference: quick's factor against it is measured, the others derived
     assert summary_rows(out) == [("faster", "fair", "via"), ("faster", "mid", ""), ("faster", "slow", "via")]
     factors = [float(f) for f in re.findall(r"([\d.]+) times faster than", out[out.index("Summary"):])]
+    # slow against quick is derived (slow/mid × mid/quick): nominally 12, ~9 measured (each sleep's start-up,
+    # ~2 ms, weighs most on quick's 5 ms), less on a busy machine; above slow/mid's 2 in any case
     assert 1.3 < factors[0] < factors[1] < factors[2] and factors[2] > 4, factors
     assert "via mid: every command was measured against mid" in out
     # measured pairwise against mid, stored and exported in the order they ran, tables as given (auto)
@@ -72,22 +77,24 @@ def test_an_explicit_reference_heads_the_summary_and_sort_mean_time_orders_the_t
 
 
 def test_sort_command_and_reference_name(duet, tmp_path: Path) -> None:
-    result = duet("compare", "sleep 0.04", "sleep 0.01", "sleep 0.005", "--reference-name", "slow", "--sort",
+    # B sleeps 4x as long as C (at 2x, the factor between them, derived through slow, once held 1 in its
+    # interval beside a CPU hog: C's 5 ms sleep took 10 ms there)
+    result = duet("compare", "sleep 0.04", "sleep 0.02", "sleep 0.005", "--reference-name", "slow", "--sort",
                   "command", "--runs", "10", "--export-json", "c.json", *SEQ)
     assert result.returncode == 0, result.stderr
     assert "C was the fastest" in result.stdout
     assert summary_rows(result.stdout) == [("faster", "slow", ""), ("faster", "B", "via")]  # as given
     scan = json.loads((tmp_path / "c.json").read_text())["scan"]
     assert {e["comparisons"][0]["a"]["name"] for e in scan} == {"slow"}
-    # a reference command of its own, named, with the others named by -n
-    result = duet("compare", "sleep 0.005", "sleep 0.02", "--reference", "sleep 0.01", "--reference-name", "base",
+    # a reference command of its own, named, with the others named by -n (each ~2.5x from the reference)
+    result = duet("compare", "sleep 0.005", "sleep 0.04", "--reference", "sleep 0.015", "--reference-name", "base",
                   "-n", "quick", "-n", "mid", "--runs", "10", "--export-json", "r.json", *SEQ)
     assert result.returncode == 0, result.stderr
     assert "against the reference base" in result.stdout
     assert summary_rows(result.stdout) == [("slower", "quick", ""), ("faster", "mid", "")]
     scan = json.loads((tmp_path / "r.json").read_text())["scan"]
     assert [(e["comparisons"][0]["a"]["name"], e["comparisons"][0]["a"]["command"], e["parameters"]["command"])
-            for e in scan] == [("base", "sleep 0.01", "quick"), ("base", "sleep 0.01", "mid")]
+            for e in scan] == [("base", "sleep 0.015", "quick"), ("base", "sleep 0.015", "mid")]
 
 
 def test_sort_mean_time_orders_a_parameter_scans_tables(duet, tmp_path: Path) -> None:

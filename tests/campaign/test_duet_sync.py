@@ -78,9 +78,9 @@ def test_plain_loop_without_hook_is_refused_not_paired_by_index(duet, tmp_path: 
 
 def test_plain_loop_with_own_timestamps_is_paired_by_overlap(duet, tmp_path: Path) -> None:
     """No hook, but the harness prints each iteration's start and end: the duet falls back to overlap
-    pairing, says so everywhere, and still sees that B does 1.5x the work. Iterations of tens of ms, so that
-    the sides' different start-up times (Python's, ~20 ms apart) leave most iterations overlapping, and a
-    time slice lost to another process on a busy machine changes one by a fraction, not twice over."""
+    pairing, says so everywhere, and still sees that B does more work (1.5x). Iterations of tens of ms, so
+    that the sides' different start-up times (Python's, ~20 ms apart) leave most iterations overlapping, and
+    a time slice lost to another process on a busy machine changes one by a fraction, not twice over."""
     campaign(tmp_path, "--no-hook --stamps --iterations 10 --work 1500000",
              "--no-hook --stamps --iterations 10 --work 2250000", pattern=STAMPED)
     result = duet("run", "campaign.yml", "--no-progress", timeout=300)
@@ -89,7 +89,12 @@ def test_plain_loop_with_own_timestamps_is_paired_by_overlap(duet, tmp_path: Pat
     assert statement in result.stdout, result.stdout
     row, csv_row, md, out = exported(duet, tmp_path)
     assert row["pairing"] == "overlap" and row["sync"] == statement and row["notes"][0] == statement
-    assert row["ratio"] > 1.15, row
+    # The direction only. Each iteration's time is its wall time, and a process busy on one CPU through a run
+    # slows the side pinned there by up to 2x: with A slowed in one of the 2 runs, 1.5x reads ~1.06 (seen
+    # beside another test run: 1.11, 1.13 and 1.14 in 9; the bound was 1.15). A larger contrast is not open to
+    # this test: iterations twice as long as the other side's overlap too little to be paired (rate > 0.4),
+    # and 2x gave no ratio at all once in 6.
+    assert row["ratio"] is not None and row["ratio"] > 1.0, row
     assert any("overlap pairs" in n for n in row["notes"]), row["notes"]  # the aduet analysis did the pairing
     assert csv_row["pairing"] == "overlap" and csv_row["sync"] == statement
     assert statement in md and statement in out
@@ -112,8 +117,11 @@ def test_differing_iteration_counts_are_paired_by_overlap(duet, tmp_path: Path) 
 
 def test_synchronized_duet_stays_a_sync_duet(duet, tmp_path: Path) -> None:
     """The control: both sides call the hook around every iteration and run as many. Paired by
-    iteration, and it says how it knows. B does 1.5x the work, in iterations of tens of ms (see above)."""
-    campaign(tmp_path, "--iterations 6 --work 1500000", "--iterations 6 --work 2250000")
+    iteration, and it says how it knows. B does 3x the work, in iterations of tens of ms (see above): each
+    iteration's time is its wall time, and a process busy on one CPU through one of the 2 runs slows the
+    side pinned there by up to 2x, so 1.5x read 1.075 beside another test run; at 3x such a run
+    leaves ~2.1, and a CPython process ~1.65x faster than the others on top of it ~1.65."""
+    campaign(tmp_path, "--iterations 6 --work 1500000", "--iterations 6 --work 4500000")
     result = duet("run", "campaign.yml", "--no-progress", timeout=300)
     assert result.returncode == 0, result.stderr
     statement = "duet: 2 of 2 runs synchronized (barrier passed for every iteration) — paired by iteration"

@@ -91,7 +91,10 @@ def test_clean_run_keeps_nearly_all_samples(native_dir: Path, tmp_path: Path, op
     # machine shared with other test runs may lose more, but not most
     assert data["pt"]["after"]["n"] >= 24
     assert data["et"]["after"]["n"] >= 18
-    assert data["pt"]["before"]["relative_error"] < 0.05
+    # PT's spread (std/mean) is the machine's, though: a 2-vCPU VM that runs the same work up to ~1.6x
+    # slower from one process to the next read CVs of 7-9 % of this workload's CPU time when loaded
+    # (tests/test_github_action.py), and one such process in 30 alone makes ~0.11. Small, not tiny.
+    assert data["pt"]["before"]["relative_error"] < 0.15, data["pt"]["before"]
     assert "After removal" in result.stdout and "Before removal" in result.stdout
     # the analysis can be re-run from the samples file alone
     again = duet(native_dir, tmp_path, "measure", "--load", "s.jsonl", "--export-json", "again.json")

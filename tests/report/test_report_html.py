@@ -343,11 +343,15 @@ def test_hundred_benchmarks_stay_small_and_fast(make_table) -> None:
     names = [f"bench-{i:03d}" for i in range(100)]
     table = make_table(names, runs=10, iterations=40, seed=3)  # 240,000 iterations
     results = [(b, m, None, "not analysed in this test") for b, m, _ in table.groups()]
-    start = time.perf_counter()
+    # The renderer's own CPU time (time off the CPU, another process's, does not count), against a budget
+    # that allows this host's slow phases and slow processes: 7.5 s here quiet and 10.4 s beside another test
+    # run, and the same work runs up to ~1.6x slower from one process to the next (17 s, where the budget was
+    # 20 s of wall time). What it catches is a renderer that grows worse than linearly.
+    start = time.process_time()
     page = render_html_report(title="t", table=table, results=results, environment={})
-    elapsed = time.perf_counter() - start
+    elapsed = time.process_time() - start
     size = len(page.encode())
     # 2.4 MB before the iteration times and pair ratios of every run joined the page (about 0.9 MB of them)
     assert size < 3_500_000, size
-    assert elapsed < 20, elapsed
+    assert elapsed < 40, elapsed
     assert len(_data_block(page)["benchmarks"]) == 100
