@@ -32,14 +32,13 @@ def write_stdout(data: bytes) -> None:
     closed pipe ends it as through click (exit 1, silent); an unwritable output (a full disk, `>
     /dev/full`) with one line, as `VisibleStream` does (exit 2). Either way standard output is pointed at
     /dev/null first, so that the interpreter's last flush does not complain again."""
-    import os
-
     try:
         sys.stdout.buffer.write(data)
         sys.stdout.flush()
     except OSError as exc:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        from duetbench.report.streams import discard_further_output
+
+        discard_further_output(sys.stdout)
         if isinstance(exc, BrokenPipeError):
             sys.exit(1)
         sys.stderr.write(f"error: cannot write to standard output: {exc.strerror or exc} "

@@ -1,11 +1,12 @@
 """The console reports print to standard output with."""
 from __future__ import annotations
 
-import os
 import sys
 from typing import Any
 
 from rich.console import Console
+
+from duetbench.report.streams import discard_further_output
 
 #: 128 + SIGPIPE: the shell's code for a process whose reader closed the pipe.
 EXIT_BROKEN_PIPE = 141
@@ -24,8 +25,5 @@ class OutputConsole(Console):
 
     def on_broken_pipe(self) -> None:
         self.quiet = True
-        try:
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        except (OSError, ValueError):
-            pass
+        discard_further_output(sys.stdout)
         raise SystemExit(EXIT_BROKEN_PIPE)

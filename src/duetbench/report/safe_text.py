@@ -98,16 +98,10 @@ class VisibleStream:
             self._unwritable(exc)
 
     def _unwritable(self, exc: OSError) -> NoReturn:
-        import os
-
         from duetbench.errors import DuetError
+        from duetbench.report.streams import discard_further_output
 
-        try:
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, self._stream.fileno())
-            os.close(devnull)
-        except (OSError, ValueError, AttributeError):
-            pass
+        discard_further_output(self._stream)
         raise DuetError(f"cannot write to standard {self._name}: {exc.strerror or exc}",
                         hint="send it where there is room; anything measured is stored already (`duet show`)") from None
 
