@@ -297,6 +297,26 @@ static long long cgroup_usage_usec(const char *dir)
     return errno == 0 && end != line + 11 && usage >= 0 ? usage : -1;
 }
 
+/* How long the cgroup's tasks were runnable but waiting for a CPU so far, in us: the "some" total of
+ * its cpu.pressure (pressure stall information, Linux 4.20+ with PSI on), -1 if unknown. Sleeping or
+ * waiting for I/O does not count, which is what wall minus CPU time cannot tell apart
+ * (analyze/interference.py). Read here with cpu.stat, for the same reason. */
+static long long cgroup_wait_usec(const char *dir)
+{
+    char path[PATH_MAX], text[256];
+    snprintf(path, sizeof path, "%s/cpu.pressure", dir);
+    if (read_text(path, text, sizeof text) != 0 || strncmp(text, "some ", 5) != 0)
+        return -1;
+    const char *total = strstr(text, " total=");
+    const char *eol = strchr(text, '\n');
+    if (!total || (eol && total > eol))
+        return -1;
+    char *end;
+    errno = 0;
+    long long wait = strtoll(total + 7, &end, 10);
+    return errno == 0 && end != total + 7 && wait >= 0 ? wait : -1;
+}
+
 /* Steal time of `cpu` so far in clock ticks (the 8th value of its /proc/stat line), -1 if unknown. Read
  * here once the command is reaped, for the same reason as cgroup_usage_usec: a read by the orchestrator
  * after both results cost ~115 us of the gap between pairs. */
@@ -642,6 +662,7 @@ static char *run_invocation(const struct request *rq, int redirect_stdin, int go
             kill_cgroup(rq->cgroup_dir);
     }
     long long cgroup_usage = rq->cgroup_dir ? cgroup_usage_usec(rq->cgroup_dir) : -1;
+    long long cgroup_wait = rq->cgroup_dir ? cgroup_wait_usec(rq->cgroup_dir) : -1;
     long long steal = steal_ticks(rq->cpu);
 
     int exit_code = -1, term_signal = 0;
@@ -669,12 +690,14 @@ static char *run_invocation(const struct request *rq, int redirect_stdin, int go
     fprintf(out, "{\"status\":\"%s\",\"exit_code\":%d,\"signal\":%d,\"start_ns\":%lld,\"end_ns\":%lld,"
                  "\"utime_us\":%lld,\"stime_us\":%lld,\"maxrss_kb\":%ld,\"nvcsw\":%ld,\"nivcsw\":%ld,"
                  "\"minflt\":%ld,\"majflt\":%ld,\"cpu_seen\":%d,\"cpu_requested\":%d,\"orphans_reaped\":%d,"
-                 "\"launcher_pid\":%d,\"pre_exec_cpu_ns\":%lld,\"cgroup_usage_usec\":%lld,\"steal_ticks\":%lld,\"error\":",
+                 "\"launcher_pid\":%d,\"pre_exec_cpu_ns\":%lld,\"cgroup_usage_usec\":%lld,\"cgroup_wait_usec\":%lld,\"steal_ticks\":%lld,"
+                 "\"error\":",
             status, exit_code, term_signal, (long long)started.start_ns, (long long)end_ns, utime_us, stime_us,
             maxrss, ru_main.ru_nvcsw + ru_orphans.ru_nvcsw, ru_main.ru_nivcsw + ru_orphans.ru_nivcsw,
             ru_main.ru_minflt + ru_orphans.ru_minflt, ru_main.ru_majflt + ru_orphans.ru_majflt,
             started.kind == MSG_STARTED ? started.cpu : -1, rq->cpu, orphans, (int)getpid(),
-            (long long)(started.kind == MSG_STARTED ? started.pre_exec_cpu_ns : 0), cgroup_usage, steal);
+            (long long)(started.kind == MSG_STARTED ? started.pre_exec_cpu_ns : 0), cgroup_usage, cgroup_wait,
+            steal);
     json_escape(out, error);
     fprintf(out, "}");
     fclose(out);

@@ -75,3 +75,40 @@ def test_evaluate_leaves_a_hog_s_short_duet_unbounded_and_says_why() -> None:
     # Nobody else ran (the command waited for itself): nothing is set aside.
     alone = [i for k in range(5) for i in _pair(k, "A", 0.1)]
     assert evaluate("duet", alone, "wall", judge_one_sided=True, **kw).verdict == "faster"
+
+
+def test_a_recorded_run_queue_wait_tells_waiting_from_sleeping() -> None:
+    # Both pairs: A 9 ms longer off the CPU than B while another process ran 9 ms. Pair 1: A waited for its
+    # CPU all that time (its cgroup's cpu.pressure); pair 2: A slept or waited for I/O (no wait).
+    wall_a, cpu_a = np.array([0.030, 0.030]), np.array([0.021, 0.021])
+    wall_b, cpu_b = np.array([0.021, 0.021]), np.array([0.021, 0.021])
+    others = np.array([0.009, 0.009])
+    wait_a, wait_b = np.array([0.009, 0.0]), np.array([0.0, 0.0])
+    assert one_sided_pairs(wall_a, cpu_a, wall_b, cpu_b, others, wait_a, wait_b).tolist() == [True, False]
+    # Without the wait (not recorded, on either side), wall − CPU is all there is: both count.
+    assert one_sided_pairs(wall_a, cpu_a, wall_b, cpu_b, others).tolist() == [True, True]
+    assert one_sided_pairs(wall_a, cpu_a, wall_b, cpu_b, others, wait_a,
+                           np.array([math.nan, math.nan])).tolist() == [True, True]
+    # The wait counts at most as wall − CPU: what the launcher waited before the command started (in the
+    # cgroup's wait, not in the command's wall time) never makes a pair hit.
+    assert not one_sided_pairs(np.array([0.021]), np.array([0.021]), np.array([0.021]), np.array([0.021]),
+                               np.array([0.009]), np.array([0.005]), np.array([0.0])).any()
+    # B waited for its CPU while A slept just as long: one side held off, which wall − CPU could not see.
+    assert one_sided_pairs(np.array([0.030]), np.array([0.021]), np.array([0.030]), np.array([0.021]),
+                           np.array([0.009]), np.array([0.0]), np.array([0.009])).tolist() == [True]
+
+
+def test_evaluate_reads_the_run_queue_wait_an_invocation_recorded() -> None:
+    import msgspec
+
+    from duetbench.analyze.invocations import evaluate
+
+    # The pairs of the test above, but A's 9 ms off the CPU were sleep (no run-queue wait): a real answer.
+    slept = [msgspec.structs.replace(i, cgroup_wait_s=0.0) for k in range(5) for i in _pair(k, "A", 9.0)]
+    kw = dict(confidence_level=0.99, n_resamples=1000, seed=1)
+    judged = evaluate("duet", slept, "wall", judge_one_sided=True, **kw)
+    assert judged.verdict == "faster" and judged.ratio.high < math.inf  # B/A ~0.7: A slept longer
+    assert not any("held off its CPU" in n for n in judged.notes)
+    waited = [msgspec.structs.replace(i, cgroup_wait_s=0.009 if i.side == "A" else 0.0)
+              for k in range(5) for i in _pair(k, "A", 9.0)]
+    assert evaluate("duet", waited, "wall", judge_one_sided=True, **kw).ratio.high == math.inf

@@ -70,8 +70,9 @@ def following_hog(n: int, ratio: float, sigma: float, slowdown: float, rng: np.r
     base_b = ratio * np.exp(sigma * rng.standard_normal(n))
     a, b = base_a * np.exp(hit * (slowed > 0)), base_b * np.exp(hit * (slowed < 0))
     # What the runner records with each pair: the slowed side waited (its CPU time is its unslowed time),
-    # and the hog used the CPU meanwhile.
-    records = (a, base_a, b, base_b, np.maximum(a - base_a, b - base_b))
+    # and the hog used the CPU meanwhile; where the kernel keeps pressure stall information, each side's
+    # run-queue wait is recorded too, which for a CPU-bound command is that same wait.
+    records = (a, base_a, b, base_b, np.maximum(a - base_a, b - base_b), a - base_a, b - base_b)
     return Sample(a, b, records=records)
 
 
@@ -139,7 +140,7 @@ class Sample:
     b: np.ndarray
     stamps: dict[str, np.ndarray] | None = None
     #: Per duet pair, what `interference.one_sided_pairs` reads (each side's wall and CPU time, other
-    #: processes' CPU time), where the model knows it.
+    #: processes' CPU time, each side's run-queue wait), where the model knows it.
     records: tuple[np.ndarray, ...] | None = None
 
 

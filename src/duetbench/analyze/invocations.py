@@ -125,13 +125,15 @@ def evaluate(method: str, invocations: list[Invocation], metric: str, *, confide
 
 
 def _pair_records(pairs: list[dict[str, Invocation]]) -> tuple[np.ndarray, ...]:
-    """Per complete pair: A's and B's wall and CPU time, and the CPU time other processes used meanwhile
-    (the pair's activity record; nan when none was recorded)."""
+    """Per complete pair: A's and B's wall and CPU time, the CPU time other processes used meanwhile (the
+    pair's activity record), and A's and B's run-queue wait (`one_sided_pairs`' arguments; nan where not
+    recorded)."""
     def column(side: str, attr: str) -> np.ndarray:
-        return np.array([float(getattr(p[side], attr)) for p in pairs])
+        return np.array([math.nan if (v := getattr(p[side], attr)) is None else float(v) for p in pairs])
 
     others = np.array([_others_s(p["A"].activity) for p in pairs])
-    return column("A", "wall_s"), column("A", "cpu_s"), column("B", "wall_s"), column("B", "cpu_s"), others
+    return (column("A", "wall_s"), column("A", "cpu_s"), column("B", "wall_s"), column("B", "cpu_s"), others,
+            column("A", "cgroup_wait_s"), column("B", "cgroup_wait_s"))
 
 
 def _others_s(activity: str | None) -> float:

@@ -69,7 +69,7 @@ class RunningInvocation:
         env = dict(os.environ)
         env.update(spec.env)
         env.update({"DUET_SIDE": spec.side, "DUET_ITERATION": str(spec.index)})
-        self._cgroup_before = spec.cgroup.usage_usec() if spec.cgroup else None
+        self._cgroup_before = (spec.cgroup.usage_usec(), spec.cgroup.wait_usec()) if spec.cgroup else None
         with open(self.stderr_path, "wb") as err, open(spec.stdout_path or os.devnull, "wb") as out, \
                 open(spec.stdin_path or os.devnull, "rb") as stdin:
             # A new session: Ctrl-C reaches only the orchestrator, which then stops the launchers in order.
@@ -107,11 +107,7 @@ class RunningInvocation:
         except (OSError, ValueError):
             raw = {"status": "launch_error", "error": f"the launcher exited with {self.process.returncode} "
                    "without writing a result"}
-        cgroup_cpu = None
-        if spec.cgroup is not None and self._cgroup_before is not None:
-            after = _cgroup_usage_after(spec.cgroup, raw)
-            if after is not None:
-                cgroup_cpu = (after - self._cgroup_before) / 1e6
+        cgroup_cpu, cgroup_wait = _cgroup_deltas(spec.cgroup, self._cgroup_before, raw)
         tail = ""
         try:
             # Only the end of the file: a command's stderr may be gigabytes.
@@ -122,11 +118,11 @@ class RunningInvocation:
         except OSError:
             pass
         self.discard()
-        return invocation_from_result(spec, raw, cgroup_cpu, tail)
+        return invocation_from_result(spec, raw, cgroup_cpu, tail, cgroup_wait)
 
 
 def invocation_from_result(spec: LaunchSpec, raw: dict[str, object], cgroup_cpu: float | None,
-                           stderr_tail: str) -> Invocation:
+                           stderr_tail: str, cgroup_wait: float | None = None) -> Invocation:
     """An Invocation from the launcher's JSON result (either launcher mode writes the same object)."""
     user = float(raw.get("utime_us", 0)) / 1e6  # type: ignore[arg-type]
     system = float(raw.get("stime_us", 0)) / 1e6  # type: ignore[arg-type]
@@ -143,6 +139,7 @@ def invocation_from_result(spec: LaunchSpec, raw: dict[str, object], cgroup_cpu:
         wall_s=max(0, end - start) / 1e9 if start else 0.0,
         cpu_s=max(0.0, user + system - pre_exec), user_s=user, sys_s=system,
         cgroup_cpu_s=cgroup_cpu,
+        cgroup_wait_s=cgroup_wait,
         maxrss_kb=int(raw.get("maxrss_kb", 0)),  # type: ignore[call-overload]
         nvcsw=int(raw.get("nvcsw", 0)),  # type: ignore[call-overload]
         nivcsw=int(raw.get("nivcsw", 0)),  # type: ignore[call-overload]
@@ -178,12 +175,15 @@ def _stderr_tail(path: Path) -> str:
     return "\n".join(lines[-STDERR_TAIL_LINES:])
 
 
-#: The usage of each side's cgroup when its last invocation ended: (directory inode, usec), as the
-#: launcher read it once it had reaped the command (~11 µs there; read by the orchestrator after both
-#: answers it was ~0.2 ms of the gap between pairs: a read flushes per-CPU statistics). Only that side's
-#: invocations run in it, so it is also the next one's starting point. A cgroup made again (another
-#: inode) is read afresh.
-_CGROUP_USAGE: dict[str, tuple[int, int]] = {}
+#: Each side's cgroup counters when its last invocation ended: (directory inode, usage µs, wait µs), as
+#: the launcher read them once it had reaped the command (~11 µs there; read by the orchestrator after
+#: both answers it was ~0.2 ms of the gap between pairs: a read flushes per-CPU statistics). Only that
+#: side's invocations run in it, so they are also the next one's starting point. A cgroup made again
+#: (another inode) is read afresh.
+_CGROUP_USAGE: dict[str, tuple[int, int | None, int | None]] = {}
+
+#: A cgroup's counters (µs): CPU usage (cpu.stat) and run-queue wait (cpu.pressure), each None if unknown.
+CgroupCounters = tuple[int | None, int | None]
 
 
 def forget_cgroup_usage() -> None:
@@ -191,29 +191,41 @@ def forget_cgroup_usage() -> None:
     _CGROUP_USAGE.clear()
 
 
-def _cgroup_usage_before(group: SideCgroup) -> int | None:
+def _cgroup_counters_before(group: SideCgroup) -> CgroupCounters:
     try:
         inode = os.stat(group.path).st_ino
     except OSError:
-        return None
+        return None, None
     cached = _CGROUP_USAGE.get(str(group.path))
     if cached is not None and cached[0] == inode:
-        return cached[1]
-    return group.usage_usec()
+        return cached[1], cached[2]
+    return group.usage_usec(), group.wait_usec()
 
 
-def _cgroup_usage_after(group: SideCgroup, raw: dict[str, object]) -> int | None:
-    """The cgroup's usage once the invocation ended: as the launcher read it after reaping the command
-    (off the orchestrator's path between pairs), or read here if it could not."""
+def _cgroup_counters_after(group: SideCgroup, raw: dict[str, object]) -> CgroupCounters:
+    """The cgroup's counters once the invocation ended: as the launcher read them after reaping the
+    command (off the orchestrator's path between pairs), or read here where it could not."""
     reported = raw.get("cgroup_usage_usec")
     usage = reported if isinstance(reported, int) and reported >= 0 else group.usage_usec()
+    reported = raw.get("cgroup_wait_usec")
+    wait = reported if isinstance(reported, int) and reported >= 0 else group.wait_usec()
     try:
         inode = os.stat(group.path).st_ino
     except OSError:
-        return usage
-    if usage is not None:
-        _CGROUP_USAGE[str(group.path)] = (inode, usage)
-    return usage
+        return usage, wait
+    _CGROUP_USAGE[str(group.path)] = (inode, usage, wait)
+    return usage, wait
+
+
+def _cgroup_deltas(group: SideCgroup | None, before: CgroupCounters | None,
+                   raw: dict[str, object]) -> tuple[float | None, float | None]:
+    """An invocation's CPU time and run-queue wait in its side's cgroup (s), each None where unknown."""
+    if group is None or before is None:
+        return None, None
+    after = _cgroup_counters_after(group, raw)
+    cpu, wait = ((a - b) / 1e6 if a is not None and b is not None and a >= b else None
+                 for a, b in zip(after, before, strict=True))
+    return cpu, wait
 
 
 class ReleaseGate:
@@ -305,7 +317,7 @@ class LauncherServer:
             entries.append("hold=1")
         payload = ("\0".join(entries) + "\0").encode()
         served = ServedInvocation(self, spec, stderr_path if not (discard_output or spec.show_output) else None,
-                                  _cgroup_usage_before(spec.cgroup) if spec.cgroup else None)
+                                  _cgroup_counters_before(spec.cgroup) if spec.cgroup else None)
         message = b"%08x\n" % len(payload) + payload
         try:
             view = memoryview(message)
@@ -359,7 +371,7 @@ class ServedInvocation:
     """An invocation running in a ``LauncherServer``; ``wait`` reads its result (blocking until then)."""
 
     def __init__(self, server: LauncherServer, spec: LaunchSpec, stderr_path: Path | None,
-                 cgroup_before: int | None) -> None:
+                 cgroup_before: CgroupCounters | None) -> None:
         self.server = server
         self.spec = spec
         self._stderr_path = stderr_path
@@ -382,15 +394,11 @@ class ServedInvocation:
         steal = steal_seconds_from_ticks(raw.get("steal_ticks"))
         if steal is not None and self.spec.cpu is not None:
             self.steal_at_end = (self.spec.cpu, steal)
-        cgroup_cpu = None
-        if self.spec.cgroup is not None and self._cgroup_before is not None:
-            after = _cgroup_usage_after(self.spec.cgroup, raw)
-            if after is not None:
-                cgroup_cpu = (after - self._cgroup_before) / 1e6
+        cgroup_cpu, cgroup_wait = _cgroup_deltas(self.spec.cgroup, self._cgroup_before, raw)
         if self.spec.label is not None:
             echo_output(self.spec.label, self.spec.stdout_path, self._stderr_path)
         tail = _stderr_tail(self._stderr_path) if self._stderr_path is not None else ""
-        return invocation_from_result(self.spec, raw, cgroup_cpu, tail)
+        return invocation_from_result(self.spec, raw, cgroup_cpu, tail, cgroup_wait)
 
 
 def echo_output(label: str, stdout_path: Path | None, stderr_path: Path | None) -> None:

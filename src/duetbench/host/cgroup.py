@@ -138,6 +138,24 @@ class SideCgroup(msgspec.Struct):
             return None
         return None
 
+    def wait_usec(self) -> int | None:
+        """How long the cgroup's tasks were runnable but waiting for a CPU so far (µs): the "some" total
+        of its cpu.pressure (pressure stall information); None where the kernel has none (no PSI, or
+        cgroup v1 only). Sleeping and waiting for I/O are not counted."""
+        try:
+            with open(self.path / "cpu.pressure") as f:
+                first = f.readline()
+        except OSError:
+            return None
+        kind, _, fields = first.partition(" ")
+        if kind != "some":
+            return None
+        for field in fields.split():
+            key, _, value = field.partition("=")
+            if key == "total" and value.isdigit():
+                return int(value)
+        return None
+
     def remove(self) -> None:
         try:
             kill = self.path / "cgroup.kill"

@@ -38,6 +38,10 @@ class Invocation(msgspec.Struct):
     #: JSON list of the busiest other processes on the machine during the run ({"pid","comm","cpu_ms"},
     #: measure.activity.top_activity): what a report names when a run was slow. None if not recorded.
     activity: str | None = None
+    #: Seconds the side's whole process tree was runnable but waiting for a CPU (its cgroup's cpu.pressure,
+    #: pressure stall information): what tells waiting from sleeping (analyze/interference.py). None where
+    #: the side ran without a cgroup or the kernel has no PSI.
+    cgroup_wait_s: float | None = None
 
     @property
     def ok(self) -> bool:

@@ -68,6 +68,7 @@ MIGRATIONS: list[Migration] = [
               _create(schema.campaigns, schema.runs, schema.run_sides, schema.iterations)),
     Migration(3, "uids of campaigns and comparisons; activity of invocations and run sides", _add_uids_and_activity),
     Migration(4, "adaptive-warmup outcome of campaign runs", lambda conn: _add_columns(conn, 4)),
+    Migration(5, "run-queue wait of invocations and run sides", lambda conn: _add_columns(conn, 5)),
 ]
 HEAD = MIGRATIONS[-1].version
 

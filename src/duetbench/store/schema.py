@@ -27,8 +27,8 @@ metadata = MetaData()
 
 
 def _process_columns(*, side_is_key: bool) -> list[Column[Any]]:
-    """What one process measured: the fields of `execute.invocation.Invocation`, plus `activity`
-    (per-run noise attribution as JSON; nullable, filled by newer writers)."""
+    """What one process measured: the fields of `model.invocation.Invocation`, with `activity` (per-run
+    noise attribution as JSON) and `cgroup_wait_s` (run-queue wait) nullable: filled by newer writers."""
     return [
         Column("side", Text, primary_key=side_is_key, nullable=False), Column("index", Integer, nullable=False),
         Column("pair", Integer, nullable=False), Column("warmup", Boolean, nullable=False),
@@ -39,6 +39,7 @@ def _process_columns(*, side_is_key: bool) -> list[Column[Any]]:
         Column("minflt", BigInteger), Column("majflt", BigInteger), Column("cpu_requested", Integer),
         Column("cpu_seen", Integer), Column("orphans_reaped", Integer), Column("steal_s", Float),
         Column("error", Text), Column("stderr_tail", Text), Column("activity", Text),
+        Column("cgroup_wait_s", Float),
     ]
 
 
@@ -123,4 +124,5 @@ iterations = Table(
 ADDED_COLUMNS: dict[int, list[tuple[Table, str]]] = {
     3: [(campaigns, "uid"), (comparisons, "uid"), (invocations, "activity"), (run_sides, "activity")],
     4: [(runs, "adaptive_warmup")],
+    5: [(invocations, "cgroup_wait_s"), (run_sides, "cgroup_wait_s")],
 }

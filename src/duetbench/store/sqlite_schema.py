@@ -5,7 +5,7 @@ Generated from the SQLAlchemy metadata (store/schema.py) and the migrations (sto
 when it differs from what they generate."""
 
 #: The schema version of the last migration (migrations.HEAD).
-HEAD = 4
+HEAD = 5
 
 #: (version, name) of every migration, as `schema_migrations` records them.
 MIGRATIONS: tuple[tuple[int, str], ...] = (
@@ -13,6 +13,7 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
     (2, 'campaigns, runs, run sides, iterations'),
     (3, 'uids of campaigns and comparisons; activity of invocations and run sides'),
     (4, 'adaptive-warmup outcome of campaign runs'),
+    (5, 'run-queue wait of invocations and run sides'),
 )
 
 #: Every table's columns, in order.
@@ -32,6 +33,7 @@ COLUMNS: dict[str, tuple[str, ...]] = {
         'comparison_id', 'seq', 'side', 'index', 'pair', 'warmup', 'status', 'exit_code', 'signal', 'start_ns',
         'end_ns', 'wall_s', 'cpu_s', 'user_s', 'sys_s', 'cgroup_cpu_s', 'maxrss_kb', 'nvcsw', 'nivcsw', 'minflt',
         'majflt', 'cpu_requested', 'cpu_seen', 'orphans_reaped', 'steal_s', 'error', 'stderr_tail', 'activity',
+        'cgroup_wait_s',
     ),
     'runs': (
         'id', 'campaign_id', 'key', 'position', 'benchmark', 'method', 'repetition', 'launch_order', 'status',
@@ -44,6 +46,7 @@ COLUMNS: dict[str, tuple[str, ...]] = {
         'run_id', 'side', 'index', 'pair', 'warmup', 'status', 'exit_code', 'signal', 'start_ns', 'end_ns',
         'wall_s', 'cpu_s', 'user_s', 'sys_s', 'cgroup_cpu_s', 'maxrss_kb', 'nvcsw', 'nivcsw', 'minflt', 'majflt',
         'cpu_requested', 'cpu_seen', 'orphans_reaped', 'steal_s', 'error', 'stderr_tail', 'activity',
+        'cgroup_wait_s',
     ),
 }
 
@@ -132,6 +135,7 @@ DDL: tuple[str, ...] = (
         '\terror TEXT, \n'
         '\tstderr_tail TEXT, \n'
         '\tactivity TEXT, \n'
+        '\tcgroup_wait_s FLOAT, \n'
         '\tPRIMARY KEY (comparison_id, seq), \n'
         '\tFOREIGN KEY(comparison_id) REFERENCES comparisons (id)\n'
         ')'
@@ -204,6 +208,7 @@ DDL: tuple[str, ...] = (
         '\terror TEXT, \n'
         '\tstderr_tail TEXT, \n'
         '\tactivity TEXT, \n'
+        '\tcgroup_wait_s FLOAT, \n'
         '\tPRIMARY KEY (run_id, side), \n'
         '\tFOREIGN KEY(run_id) REFERENCES runs (id)\n'
         ')'

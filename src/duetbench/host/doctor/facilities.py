@@ -47,6 +47,11 @@ def check_cgroups(root: SysRoot) -> Check:
         has_stat = root.exists(f"{mount}/cpu.stat")
         evidence.append(f"v2 at {mount}: controllers {ctrl or 'none'}; cpu.stat "
                         + ("present (whole-tree CPU time is measured)" if has_stat else "missing"))
+        pressure = root.exists(f"{mount}/cpu.pressure")
+        evidence.append("cpu.pressure " + ("present (each side's run-queue wait is measured: a duet tells a side held "
+                                           "off its CPU from one that sleeps)" if pressure else
+                                           "missing (no PSI: a duet tells a side held off its CPU by wall - CPU time, "
+                                           "which sleeping and I/O fill too)"))
         leftovers = [n for n in root.listdir(mount) if n.startswith("duetbench-")]
         if leftovers:
             evidence.append(f"{len(leftovers)} leftover duetbench-* cgroups under {mount} (from interrupted runs)")

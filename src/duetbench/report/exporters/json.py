@@ -14,6 +14,10 @@ if TYPE_CHECKING:
     from duetbench.analyze.comparison import ComparisonResult
     from duetbench.report.model import CampaignReport, ComparisonReport, ScanReport
 
+#: The export's format. Its history (a reader that knows version N reads every file of it; fields are
+#: only ever added within a version, never changed or removed):
+#:   1 — the comparison, scan and campaign documents; invocations carry every field of
+#:       `model.invocation.Invocation` (`cgroup_wait_s`, the side's run-queue wait, added 2026-11-27).
 JSON_FORMAT_VERSION = 1
 
 

@@ -1,0 +1,69 @@
+"""A duet records each side's run-queue wait (its cgroup's cpu.pressure) and judges one-sided
+interference by it: a command that sleeps is not taken for one held off its CPU (analyze/interference.py)."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from duetbench.host.cgroup import SideCgroup
+
+two_cpus = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs to run a duet")
+
+
+def _pressure_per_cgroup() -> str | None:
+    """Why a side's run-queue wait cannot be read here, or None if it can."""
+    group = SideCgroup.create(f"duetbench-{os.getpid()}-psi-probe")
+    if group is None:
+        return "no writable cgroup v2 hierarchy for a side's cgroup"
+    try:
+        return None if group.wait_usec() is not None else "the kernel keeps no pressure stall information (PSI)"
+    finally:
+        group.remove()
+
+
+def _measured(data: dict) -> list[dict]:
+    return [i for i in data["invocations"] if not i["warmup"]]
+
+
+@two_cpus
+def test_every_invocation_records_its_run_queue_wait(duet, tmp_path: Path) -> None:
+    reason = _pressure_per_cgroup()
+    if reason:
+        pytest.skip(reason)
+    result = duet("compare", "sleep 0.01", "sleep 0.01", "--method", "duet", "--runs", "4", "--no-progress",
+                  "--export-json", "o.json")
+    assert result.returncode == 0, result.stderr
+    waits = [i["cgroup_wait_s"] for i in _measured(json.loads((tmp_path / "o.json").read_text()))]
+    assert len(waits) == 8 and all(w is not None and 0 <= w < 0.01 for w in waits), waits  # sleeping: ~no wait
+
+
+@two_cpus
+def test_a_duet_of_sleeps_beside_a_cpu_hog_gets_an_answer(duet, tmp_path: Path) -> None:
+    """Sleeps of 20 and 40 ms beside a process that keeps a CPU busy: wall − CPU time differs by 20 ms in
+    every pair, and with the hog's CPU time beside it that read as one side held off its CPU in every
+    pair (the wall interval left unbounded: "no difference"). Their run-queue wait tells it was sleep."""
+    reason = _pressure_per_cgroup()
+    if reason:
+        pytest.skip(reason)
+    hog = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        time.sleep(0.2)  # the hog is running before the first pair
+        result = duet("compare", "sleep 0.02", "sleep 0.04", "--method", "duet", "--runs", "8", "--no-progress",
+                      "--export-json", "o.json")
+    finally:
+        hog.kill()
+        hog.wait()
+    assert result.returncode == 0, result.stderr
+    data = json.loads((tmp_path / "o.json").read_text())
+    wall = next(c for c in data["comparisons"] if c["metric"] == "wall")
+    # The hog was there: other processes' CPU time beside the pairs (what the old rule counted against them).
+    others = [sum(p["cpu_ms"] for p in json.loads(i["activity"])) for i in _measured(data) if i["activity"]]
+    assert others and max(others) >= 10, others
+    assert wall["ratio"]["high"] is not None, wall  # bounded: not every pair was taken for interference
+    assert wall["verdict"] == "slower" and 1.3 < wall["ratio"]["estimate"] < 2.5, wall
