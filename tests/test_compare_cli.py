@@ -44,8 +44,9 @@ def test_detects_a_known_slowdown_with_every_method(duet, tmp_path: Path, method
     assert 1.1 < ratio["estimate"] < 3.0, wall
     if method == "duet" and ratio["high"] is None:
         # A busy machine: another process beside a pair of sleeps of unequal length makes their off-CPU
-        # times differ while it runs, which is how a duet tells a side held off its CPU (it cannot tell
-        # sleeping from waiting: analyze/interference.py), so with most pairs hit it leaves the wall-time
+        # times differ while it runs, which is how a duet tells a side held off its CPU (where the kernel keeps
+        # no run-queue wait per cgroup, PSI, it cannot tell sleeping from waiting: analyze/interference.py;
+        # tests/emp/test_run_queue_wait.py where it can), so with most pairs hit it leaves the wall-time
         # interval unbounded and says why. A neighbour on one CPU does that to every pair (seen beside
         # another test run: 8 of 8). Never a bounded wrong answer; and the machine must really have been
         # busy: other processes' CPU time recorded beside at least half the pairs (kernel threads alone: ~0.3 ms).
