@@ -150,8 +150,8 @@ def test_failures_are_the_same_one_line_errors(tmp_path: Path, monkeypatch: pyte
     locker.execute("BEGIN EXCLUSIVE")
     assert _message(lambda inv: direct.add_invocation(cid, inv), invocation("A", 0)) == \
         _message(lambda inv: store.add_invocation(cid, inv), invocation("A", 0)) == \
-        f"cannot use the results database {path}: database is locked — choose a writable location with --db PATH" \
-        " | choose a writable location with --db PATH"
+        f"cannot use the results database {path}: database is locked — another process is writing to it: try again once it is done, or give another file with --db PATH" \
+        " | another process is writing to it: try again once it is done, or give another file with --db PATH"
     locker.execute("ROLLBACK")
     direct.add_invocation(cid, invocation("A", 0))  # the failed transaction was rolled back
     assert len(direct.invocations(cid)) == 1

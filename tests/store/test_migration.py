@@ -172,3 +172,5 @@ def test_an_unusable_file_is_one_clear_error(tmp_path: Path) -> None:
     with pytest.raises(DuetError, match="cannot use the results database") as info:
         Store(bad)
     assert info.value.hint and "--db" in info.value.hint
+    # Not "choose a writable location": the file is writable, it is just not a results database.
+    assert "results file duet wrote" in info.value.hint and "writable" not in info.value.hint

@@ -21,7 +21,7 @@ from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
 from duetbench.errors import DuetError
 from duetbench.store.location import StoreLocation, mask_credentials
-from duetbench.store.sqlite_file import SQLITE_HINT, configure, read_only_file, reason
+from duetbench.store.sqlite_file import configure, read_only_file, reason, sqlite_hint
 
 #: Execution option marking a connection whose next transaction writes (see `write_transaction`).
 WRITE = "duet_write"
@@ -94,7 +94,7 @@ def describe(exc: BaseException, location: StoreLocation) -> tuple[str, str]:
     text = mask_credentials(re.sub(r"^connection failed: ", "", text))
     lower = text.lower()
     if location.kind == "sqlite":
-        hint = SQLITE_HINT
+        hint = sqlite_hint(text)
     elif "password authentication failed" in lower or "no password supplied" in lower:
         hint = "check the password in the URL, or in PGPASSWORD or ~/.pgpass"
     elif "database" in lower and "does not exist" in lower:

@@ -39,7 +39,7 @@ from duetbench.model.invocation import Invocation
 from duetbench.store import sqlite_schema
 from duetbench.store.location import is_url, scrub_credentials
 from duetbench.store.records import ComparisonRecord, invocation_from_row
-from duetbench.store.sqlite_file import SQLITE_HINT, configure, immediate_transaction, read_only_file, reason
+from duetbench.store.sqlite_file import configure, immediate_transaction, read_only_file, reason, sqlite_hint
 
 if TYPE_CHECKING:
     from duetbench.store.db import Store
@@ -274,4 +274,5 @@ def _errors(path: Path) -> Iterator[None]:
     except (sqlite3.IntegrityError, sqlite3.ProgrammingError, sqlite3.NotSupportedError):
         raise
     except (sqlite3.Error, OSError) as exc:
-        raise DuetError(f"cannot use the results database {path}: {reason(exc)}", hint=SQLITE_HINT) from None
+        raise DuetError(f"cannot use the results database {path}: {reason(exc)}",
+                        hint=sqlite_hint(reason(exc))) from None

@@ -20,6 +20,19 @@ BUSY_TIMEOUT_MS = 60_000
 SQLITE_HINT = "choose a writable location with --db PATH"
 
 
+def sqlite_hint(reason: str) -> str:
+    """What to do about a SQLite failure, by its reason (`reason`): a file that is no results database
+    is not fixed by a writable location, nor a lock held by another writer."""
+    lower = reason.lower()
+    if "not a database" in lower or "malformed" in lower:
+        return "give --db a results file duet wrote, or a path that does not exist yet (a new one is made there)"
+    if "locked" in lower or "busy" in lower:
+        return "another process is writing to it: try again once it is done, or give another file with --db PATH"
+    if "full" in lower or "no space" in lower:
+        return "free some space there, or choose another location with --db PATH"
+    return SQLITE_HINT
+
+
 def reason(exc: BaseException) -> str:
     """A driver's failure on one line (store/connect.py `describe` for SQLite)."""
     return " ".join(str(exc).split()) or type(exc).__name__
