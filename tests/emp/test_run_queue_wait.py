@@ -67,3 +67,27 @@ def test_a_duet_of_sleeps_beside_a_cpu_hog_gets_an_answer(duet, tmp_path: Path) 
     assert others and max(others) >= 10, others
     assert wall["ratio"]["high"] is not None, wall  # bounded: not every pair was taken for interference
     assert wall["verdict"] == "slower" and 1.3 < wall["ratio"]["estimate"] < 2.5, wall
+
+
+def test_cgroup_counters_carry_over_and_one_not_known_is_read_afresh(tmp_path: Path) -> None:
+    """Between two invocations of a side the counters its launcher read after the first are the second's
+    starting point; one it could not read is read again before the next, not carried over as unknown."""
+    from duetbench.execute import invocation
+
+    (tmp_path / "cpu.stat").write_text("usage_usec 1000\nuser_usec 900\n")
+    (tmp_path / "cpu.pressure").write_text("some avg10=0.00 avg60=0.00 avg300=0.00 total=500\n"
+                                           "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n")
+    group = SideCgroup(tmp_path)
+    invocation.forget_cgroup_usage()
+    before = invocation._cgroup_counters_before(group)
+    assert before == (1000, 500)
+    # The launcher's answer: usage read, the wait not (-1); the file cannot be read here either.
+    (tmp_path / "cpu.pressure").unlink()
+    cpu, wait = invocation._cgroup_deltas(group, before, {"cgroup_usage_usec": 3000, "cgroup_wait_usec": -1})
+    assert cpu == pytest.approx(0.002) and wait is None
+    (tmp_path / "cpu.pressure").write_text("some avg10=0.00 avg60=0.00 avg300=0.00 total=800\n")
+    assert invocation._cgroup_counters_before(group) == (3000, 800)  # usage carried over, the wait read afresh
+    cpu, wait = invocation._cgroup_deltas(group, (3000, 800), {"cgroup_usage_usec": 3500, "cgroup_wait_usec": 900})
+    assert cpu == pytest.approx(0.0005) and wait == pytest.approx(0.0001)
+    assert invocation._cgroup_counters_before(group) == (3500, 900)
+    invocation.forget_cgroup_usage()

@@ -197,9 +197,11 @@ def _cgroup_counters_before(group: SideCgroup) -> CgroupCounters:
     except OSError:
         return None, None
     cached = _CGROUP_USAGE.get(str(group.path))
-    if cached is not None and cached[0] == inode:
-        return cached[1], cached[2]
-    return group.usage_usec(), group.wait_usec()
+    if cached is None or cached[0] != inode:
+        return group.usage_usec(), group.wait_usec()
+    # A counter the last answer could not give is read afresh, not carried over as unknown.
+    usage, wait = cached[1], cached[2]
+    return (group.usage_usec() if usage is None else usage), (group.wait_usec() if wait is None else wait)
 
 
 def _cgroup_counters_after(group: SideCgroup, raw: dict[str, object]) -> CgroupCounters:
