@@ -58,8 +58,8 @@ def one_sided_pairs(wall_a: FloatArray, cpu_a: FloatArray, wall_b: FloatArray, c
     if wait_a is not None and wait_b is not None:
         wait_a, wait_b = np.asarray(wait_a, float), np.asarray(wait_b, float)
         both = np.isfinite(wait_a) & np.isfinite(wait_b)
-        off_a = np.where(both, np.minimum(off_a, np.where(both, wait_a, 0.0)), off_a)
-        off_b = np.where(both, np.minimum(off_b, np.where(both, wait_b, 0.0)), off_b)
+        off_a = np.minimum(off_a, np.where(both, wait_a, np.inf))
+        off_b = np.minimum(off_b, np.where(both, wait_b, np.inf))
     gap = np.abs(off_a - off_b)
     others = np.asarray(others_s, float)
     with np.errstate(invalid="ignore"):
