@@ -258,6 +258,57 @@ def test_served_launcher_runs_many_invocations_in_one_process(native_dir: Path, 
     assert server.process.returncode == 0  # EOF on its requests ends it cleanly
 
 
+def test_served_command_gets_our_environment_with_the_requests_on_top(native_dir: Path, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The launcher hands the command its own environment with the request's entries set on top (made
+    before fork, not by setenv in the child): an inherited name is replaced, not doubled; the others are
+    kept; and the command is looked up in the PATH the request gives."""
+    from duetbench.execute.invocation import LauncherServer
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    tool = bin_dir / "only-here"
+    tool.write_text("#!/bin/sh\necho found\n")
+    tool.chmod(0o755)
+    monkeypatch.setenv("DUET_TEST_KEPT", "kept")
+    monkeypatch.setenv("DUET_TEST_REPLACED", "old")
+    server = LauncherServer(tmp_path, "t")  # started with the environment above
+    seen = tmp_path / "seen"
+    try:
+        done = _served(server, ["sh", "-c", f"env > {seen}"], env={"DUET_TEST_REPLACED": "new"})
+        assert done.status == "ok"
+        entries = seen.read_text().splitlines()
+        assert "DUET_TEST_KEPT=kept" in entries
+        assert [e for e in entries if e.startswith("DUET_TEST_REPLACED=")] == ["DUET_TEST_REPLACED=new"]
+        found = _served(server, ["only-here"], env={"PATH": f"{bin_dir}:/usr/bin:/bin"},
+                        stdout_path=tmp_path / "out")
+        assert found.status == "ok" and (tmp_path / "out").read_text() == "found\n"
+    finally:
+        server.close()
+
+
+def test_the_answer_says_how_much_the_command_wrote_to_stderr(native_dir: Path, tmp_path: Path) -> None:
+    """`stderr_bytes` in the launcher's answer: 0 for a silent command (the orchestrator then does not open
+    the file), the size for one that wrote, -1 where there is no file (its output shown as it comes)."""
+    from duetbench.execute.invocation import LauncherServer, LaunchSpec
+
+    server = LauncherServer(tmp_path, "t")
+    try:
+        for argv, expected in ((["true"], 0), (["sh", "-c", "echo oops >&2"], 5)):
+            server.start(LaunchSpec(argv=argv, side="A", index=0, pair=0, warmup=False))
+            answer = server.read_result()
+            server.busy = None
+            assert answer["stderr_bytes"] == expected, answer
+        server.start(LaunchSpec(argv=["true"], side="A", index=0, pair=0, warmup=False, show_output=True))
+        answer = server.read_result()
+        server.busy = None
+        assert answer["stderr_bytes"] == -1, answer
+        noisy = _served(server, ["sh", "-c", "echo oops >&2; exit 1"])
+        assert noisy.stderr_tail == "oops" and _served(server, ["true"]).stderr_tail == ""
+    finally:
+        server.close()
+
+
 def test_served_launcher_counts_daemonized_grandchildren_and_leaves_nothing_behind(native_dir: Path,
                                                                                     tmp_path: Path) -> None:
     from duetbench.execute.invocation import LauncherServer

@@ -79,15 +79,45 @@ def test_cgroup_counters_carry_over_and_one_not_known_is_read_afresh(tmp_path: P
                                            "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n")
     group = SideCgroup(tmp_path)
     invocation.forget_cgroup_usage()
-    before = invocation._cgroup_counters_before(group)
+    assert group.ensure() is group
+    inode = invocation._cgroup_inode(group)
+    assert inode == tmp_path.stat().st_ino
+    before = invocation._cgroup_counters_before(group, inode)
     assert before == (1000, 500)
     # The launcher's answer: usage read, the wait not (-1); the file cannot be read here either.
     (tmp_path / "cpu.pressure").unlink()
-    cpu, wait = invocation._cgroup_deltas(group, before, {"cgroup_usage_usec": 3000, "cgroup_wait_usec": -1})
+    cpu, wait = invocation._cgroup_deltas(group, before, {"cgroup_usage_usec": 3000, "cgroup_wait_usec": -1}, inode)
     assert cpu == pytest.approx(0.002) and wait is None
     (tmp_path / "cpu.pressure").write_text("some avg10=0.00 avg60=0.00 avg300=0.00 total=800\n")
-    assert invocation._cgroup_counters_before(group) == (3000, 800)  # usage carried over, the wait read afresh
-    cpu, wait = invocation._cgroup_deltas(group, (3000, 800), {"cgroup_usage_usec": 3500, "cgroup_wait_usec": 900})
+    assert invocation._cgroup_counters_before(group, inode) == (3000, 800)  # usage carried over, the wait read afresh
+    cpu, wait = invocation._cgroup_deltas(group, (3000, 800), {"cgroup_usage_usec": 3500, "cgroup_wait_usec": 900},
+                                          inode)
     assert cpu == pytest.approx(0.0005) and wait == pytest.approx(0.0001)
-    assert invocation._cgroup_counters_before(group) == (3500, 900)
+    assert invocation._cgroup_counters_before(group, inode) == (3500, 900)
+    invocation.forget_cgroup_usage()
+
+
+def test_a_cgroup_made_again_is_read_afresh_and_ensure_stats_it_once(tmp_path: Path) -> None:
+    """`ensure` notes the directory's inode (the one stat() of each invocation's cgroup between pairs); a
+    cgroup removed and made again has another, and its counters are then read, not carried over."""
+    from duetbench.execute import invocation
+
+    where = tmp_path / "side"
+    where.mkdir()
+    (where / "cpu.stat").write_text("usage_usec 5000\n")
+    group = SideCgroup(where)
+    invocation.forget_cgroup_usage()
+    assert group.ensure() is group and group.inode == where.stat().st_ino
+    first = group.inode
+    before = invocation._cgroup_counters_before(group, first)
+    invocation._cgroup_deltas(group, before, {"cgroup_usage_usec": 9000, "cgroup_wait_usec": -1}, first)
+    assert invocation._cgroup_counters_before(group, first)[0] == 9000  # carried over
+    where.rename(tmp_path / "removed")  # still there, so that the directory made again has another inode
+    assert group.ensure() is group and group.inode != first  # made again
+    (where / "cpu.stat").write_text("usage_usec 12\n")
+    assert invocation._cgroup_counters_before(group, group.inode)[0] == 12  # read afresh
+    (where / "cpu.stat").unlink()
+    where.rmdir()
+    where.write_text("a file where the directory was")
+    assert group.ensure() is None  # cannot be made: the invocation runs without one
     invocation.forget_cgroup_usage()

@@ -21,6 +21,9 @@ from duetbench.model.invocation import usable as usable
 
 STDERR_TAIL_LINES = 20
 
+#: The launchers' answers are JSON objects (one a line; native/launcher.c).
+_ANSWER = msgspec.json.Decoder()
+
 
 class LaunchSpec(msgspec.Struct):
     argv: list[str]
@@ -191,10 +194,19 @@ def forget_cgroup_usage() -> None:
     _CGROUP_USAGE.clear()
 
 
-def _cgroup_counters_before(group: SideCgroup) -> CgroupCounters:
+def _cgroup_inode(group: SideCgroup) -> int | None:
+    """The cgroup directory's inode: as `SideCgroup.ensure` saw it just before (the runner ensures each
+    invocation's cgroup as it makes its request, so no second stat() here), else looked up."""
+    if group.inode >= 0:
+        return group.inode
     try:
-        inode = os.stat(group.path).st_ino
+        return os.stat(group.path).st_ino
     except OSError:
+        return None
+
+
+def _cgroup_counters_before(group: SideCgroup, inode: int | None) -> CgroupCounters:
+    if inode is None:
         return None, None
     cached = _CGROUP_USAGE.get(str(group.path))
     if cached is None or cached[0] != inode:
@@ -204,27 +216,26 @@ def _cgroup_counters_before(group: SideCgroup) -> CgroupCounters:
     return (group.usage_usec() if usage is None else usage), (group.wait_usec() if wait is None else wait)
 
 
-def _cgroup_counters_after(group: SideCgroup, raw: dict[str, object]) -> CgroupCounters:
+def _cgroup_counters_after(group: SideCgroup, raw: dict[str, object], inode: int | None) -> CgroupCounters:
     """The cgroup's counters once the invocation ended: as the launcher read them after reaping the
-    command (off the orchestrator's path between pairs), or read here where it could not."""
+    command (off the orchestrator's path between pairs), or read here where it could not. Kept as the
+    next invocation's start under the inode the invocation was sent with: were the cgroup made again
+    meanwhile, the next one finds another inode and reads afresh."""
     reported = raw.get("cgroup_usage_usec")
     usage = reported if isinstance(reported, int) and reported >= 0 else group.usage_usec()
     reported = raw.get("cgroup_wait_usec")
     wait = reported if isinstance(reported, int) and reported >= 0 else group.wait_usec()
-    try:
-        inode = os.stat(group.path).st_ino
-    except OSError:
-        return usage, wait
-    _CGROUP_USAGE[str(group.path)] = (inode, usage, wait)
+    if inode is not None:
+        _CGROUP_USAGE[str(group.path)] = (inode, usage, wait)
     return usage, wait
 
 
-def _cgroup_deltas(group: SideCgroup | None, before: CgroupCounters | None,
-                   raw: dict[str, object]) -> tuple[float | None, float | None]:
+def _cgroup_deltas(group: SideCgroup | None, before: CgroupCounters | None, raw: dict[str, object],
+                   inode: int | None = None) -> tuple[float | None, float | None]:
     """An invocation's CPU time and run-queue wait in its side's cgroup (s), each None where unknown."""
     if group is None or before is None:
         return None, None
-    after = _cgroup_counters_after(group, raw)
+    after = _cgroup_counters_after(group, raw, inode)
     cpu, wait = ((a - b) / 1e6 if a is not None and b is not None and a >= b else None
                  for a, b in zip(after, before, strict=True))
     return cpu, wait
@@ -318,8 +329,9 @@ class LauncherServer:
         if hold:
             entries.append("hold=1")
         payload = ("\0".join(entries) + "\0").encode()
+        inode = _cgroup_inode(spec.cgroup) if spec.cgroup else None
         served = ServedInvocation(self, spec, stderr_path if not (discard_output or spec.show_output) else None,
-                                  _cgroup_counters_before(spec.cgroup) if spec.cgroup else None)
+                                  _cgroup_counters_before(spec.cgroup, inode) if spec.cgroup else None, inode)
         message = b"%08x\n" % len(payload) + payload
         try:
             view = memoryview(message)
@@ -340,9 +352,12 @@ class LauncherServer:
             self._buffer += chunk
         line, _, self._buffer = self._buffer.partition(b"\n")
         try:
-            return json.loads(line)
-        except ValueError:
+            raw = _ANSWER.decode(line)  # ~2.6 µs against json.loads' ~12 (between pairs, twice a pair)
+        except msgspec.DecodeError:
+            raw = None
+        if not isinstance(raw, dict):
             return {"status": "launch_error", "error": "the launcher wrote an unreadable result"}
+        return raw
 
     def cancel(self) -> None:
         """Stop the invocation in progress (reported as interrupted); the launcher stays."""
@@ -373,11 +388,12 @@ class ServedInvocation:
     """An invocation running in a ``LauncherServer``; ``wait`` reads its result (blocking until then)."""
 
     def __init__(self, server: LauncherServer, spec: LaunchSpec, stderr_path: Path | None,
-                 cgroup_before: CgroupCounters | None) -> None:
+                 cgroup_before: CgroupCounters | None, cgroup_inode: int | None = None) -> None:
         self.server = server
         self.spec = spec
         self._stderr_path = stderr_path
         self._cgroup_before = cgroup_before
+        self._cgroup_inode = cgroup_inode
         #: (CPU, cumulative steal seconds) as the launcher read it once the command was reaped, if it could.
         self.steal_at_end: tuple[int, float] | None = None
 
@@ -396,10 +412,12 @@ class ServedInvocation:
         steal = steal_seconds_from_ticks(raw.get("steal_ticks"))
         if steal is not None and self.spec.cpu is not None:
             self.steal_at_end = (self.spec.cpu, steal)
-        cgroup_cpu, cgroup_wait = _cgroup_deltas(self.spec.cgroup, self._cgroup_before, raw)
+        cgroup_cpu, cgroup_wait = _cgroup_deltas(self.spec.cgroup, self._cgroup_before, raw, self._cgroup_inode)
         if self.spec.label is not None:
             echo_output(self.spec.label, self.spec.stdout_path, self._stderr_path)
-        tail = _stderr_tail(self._stderr_path) if self._stderr_path is not None else ""
+        # The launcher says how much the command wrote to stderr (most write nothing): the file is then
+        # not opened here at all (three system calls of each invocation, between pairs).
+        tail = _stderr_tail(self._stderr_path) if self._stderr_path is not None and raw.get("stderr_bytes") != 0 else ""
         return invocation_from_result(self.spec, raw, cgroup_cpu, tail, cgroup_wait)
 
 

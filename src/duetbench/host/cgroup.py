@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
@@ -98,6 +99,9 @@ class SideCgroup(msgspec.Struct):
     """A cgroup for one side of a comparison; cpu.stat is cumulative, so we keep deltas."""
 
     path: Path
+    #: The directory's inode when `ensure` last saw it (-1: not yet). A cgroup made again has another one,
+    #: and its counters start anew (execute/invocation.py reads them afresh then).
+    inode: int = -1
 
     @classmethod
     def create(cls, name: str) -> SideCgroup | None:
@@ -119,13 +123,19 @@ class SideCgroup(msgspec.Struct):
     def ensure(self) -> SideCgroup | None:
         """This cgroup, made again if something removed it since (a clean-up tool, another duet's sweep
         from another pid namespace); None if it cannot be, and the invocation then runs without one.
-        cpu.stat is read as a delta per invocation, so a new cgroup's counter starting at 0 is fine."""
-        if self.path.is_dir():
-            return self
+        cpu.stat is read as a delta per invocation, so a new cgroup's counter starting at 0 is fine.
+        One stat(), which also gives the inode: called for each invocation, between pairs."""
         try:
-            self.path.mkdir(exist_ok=True)
+            found = os.stat(self.path)
         except OSError:
-            return None
+            found = None
+        if found is None or not stat.S_ISDIR(found.st_mode):
+            try:
+                self.path.mkdir(exist_ok=True)
+                found = os.stat(self.path)
+            except OSError:
+                return None
+        self.inode = found.st_ino
         return self
 
     def usage_usec(self) -> int | None:
