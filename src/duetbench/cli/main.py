@@ -236,9 +236,12 @@ def entry() -> None:
     system reclaims. Not in `main`: tests call it in their own process, which goes on. (The program's
     script is `cli.program.entry`, which may fork a compare's reporter first and then calls this.)"""
     from duetbench.cli.program import setup_process
+    from duetbench.startup import SETTLED_WHEN_MEASURING, settle
     from duetbench.usecases import apart
 
     setup_process()  # here too: click prints a group's --help before `main`'s body would set it up
+    if sys.argv[1:2] and sys.argv[1] not in SETTLED_WHEN_MEASURING:
+        settle()  # the collector is back on for the command's own work (startup.py)
     try:
         main()
     finally:

@@ -69,6 +69,9 @@ def _open_closed_standard_descriptors() -> None:
 
 
 def entry() -> None:
+    from duetbench.startup import defer_collection
+
+    defer_collection()  # before any import of ours: start-up makes no garbage (startup.py)
     _open_closed_standard_descriptors()
     # A terminal whose encoding lacks a character we print (an em dash of the help, a µ of a time, a
     # name) shows it escaped instead of ending in a traceback (stderr does so already, by default).

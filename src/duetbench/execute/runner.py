@@ -34,6 +34,7 @@ from duetbench.host.cgroup import SideCgroup
 from duetbench.host.procstat import read_steal_seconds, steal_delta
 from duetbench.plan.layout import env_offset
 from duetbench.plan.schedule import PairPlacement, Schedule
+from duetbench.startup import settle
 
 # Invocations per side in one segment of an asynchronous duet (CPUs are re-drawn between segments).
 ADUET_SEGMENT = 5
@@ -220,6 +221,7 @@ class Runner:
 
     # -- entry point -------------------------------------------------------------------------------
     def run(self) -> RunOutcome:
+        settle()  # measuring begins: the orchestrator's start-up is over (startup.py)
         tag = f"duetbench-{os.getpid()}"
         cgroups: dict[str, SideCgroup | None] = {side: None for side in self.s.argv}
         if self.s.use_cgroups:

@@ -182,6 +182,9 @@ class Reporter:
                     importlib.import_module(name)
         except Exception:  # noqa: BLE001 - the report meets it again, with its own clear error
             pass
+        from duetbench.startup import settle
+
+        settle()  # its start-up is over; the report collects as Python does
         os.write(ready_w, b"r")
         os.close(ready_w)
         data = _read_all(job_r)
