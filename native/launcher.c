@@ -250,7 +250,6 @@ static int was_killed(const char *dir)
     return 0;
 }
 
-/* A small kernel file (cgroup, /proc) in one read, NUL-terminated: 0, or -1 if it cannot be read. */
 /* The files read after every invocation (its cgroup's cpu.stat, cpu.pressure and cgroup.events, and
  * /proc/stat), kept open and read again from offset 0, which makes the kernel produce them anew (seq_file):
  * an open and a close fewer per file and invocation, on the slower side's way to its answer (issue 17). A
@@ -281,7 +280,7 @@ static ssize_t read_kept(const char *path, char *text, size_t size)
     if (fd < 0)
         return -1;
     ssize_t n = pread(fd, text, size - 1, 0);
-    if (n > 0 && g_nkept < KEPT_FILES && strlen(path) < PATH_MAX) {
+    if (n > 0 && g_nkept < KEPT_FILES) { /* (paths are made in PATH_MAX buffers: they fit) */
         snprintf(g_kept[g_nkept].path, PATH_MAX, "%s", path);
         g_kept[g_nkept++].fd = fd;
     } else {
@@ -290,6 +289,7 @@ static ssize_t read_kept(const char *path, char *text, size_t size)
     return n;
 }
 
+/* A small kernel file (cgroup, /proc) in one read, NUL-terminated: 0, or -1 if it cannot be read. */
 static int read_text(const char *path, char *text, size_t size)
 {
     ssize_t n = read_kept(path, text, size);
