@@ -74,6 +74,10 @@ struct child_msg {
 struct request {
     int cpu;
     const char *barrier_path;
+    long barrier_slot; /* page of the barrier file this pair meets at (queued pairs: one each) */
+    long halt_slot;    /* >= 0: page whose abort field halts the queue (a failed pair: run no more) */
+    int halt_failed;   /* a "failed" exit halts the queue too (else only other failures do) */
+    int notify;        /* once answered, write a byte to the done pipe (the last of a queued batch) */
     long barrier_timeout_ms;
     long timeout_ms;
     const char *cgroup_dir;
@@ -201,29 +205,41 @@ static void add_orphan(struct rusage *sum, const struct rusage *ru, int *orphans
     sum->ru_majflt += ru->ru_majflt;
 }
 
-/* The barrier page, mapped once per path: a server keeps it between invocations. */
+/* The barrier file, mapped once per path: a server keeps it between invocations. A file of several
+ * pages holds one page per queued pair (a request's barrier_slot) and the batch's halt flag. */
 static struct duet_shm *g_shm = NULL;
+static size_t g_shm_pages = 0;
 static char g_shm_path[PATH_MAX] = "";
 
-static struct duet_shm *map_barrier(const char *path)
+static struct duet_shm *map_barrier(const char *path, long slot)
 {
-    if (g_shm && strcmp(g_shm_path, path) == 0)
-        return g_shm;
-    if (g_shm) {
-        munmap(g_shm, DUET_SHM_SIZE);
-        g_shm = NULL;
-        g_shm_path[0] = '\0';
+    if (!(g_shm && strcmp(g_shm_path, path) == 0)) {
+        if (g_shm) {
+            munmap(g_shm, g_shm_pages * DUET_SHM_SIZE);
+            g_shm = NULL;
+            g_shm_pages = 0;
+            g_shm_path[0] = '\0';
+        }
+        int fd = open(path, O_RDWR | O_CLOEXEC);
+        if (fd < 0)
+            return NULL;
+        struct stat st;
+        if (fstat(fd, &st) != 0 || st.st_size < DUET_SHM_SIZE) {
+            close(fd);
+            return NULL;
+        }
+        size_t pages = (size_t)st.st_size / DUET_SHM_SIZE;
+        void *p = mmap(NULL, pages * DUET_SHM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        close(fd);
+        if (p == MAP_FAILED)
+            return NULL;
+        g_shm = p;
+        g_shm_pages = pages;
+        snprintf(g_shm_path, sizeof g_shm_path, "%s", path);
     }
-    int fd = open(path, O_RDWR | O_CLOEXEC);
-    if (fd < 0)
+    if (slot < 0 || (size_t)slot >= g_shm_pages)
         return NULL;
-    void *p = mmap(NULL, DUET_SHM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);
-    if (p == MAP_FAILED)
-        return NULL;
-    g_shm = p;
-    snprintf(g_shm_path, sizeof g_shm_path, "%s", path);
-    return g_shm;
+    return g_shm + slot;
 }
 
 static int g_pinned_cpu = -1;
@@ -575,10 +591,12 @@ static char *run_invocation(const struct request *rq, int redirect_stdin, int go
     if (!out)
         return NULL;
 
-    struct duet_shm *shm = NULL;
+    struct duet_shm *shm = NULL, *halt = NULL;
     if (rq->barrier_path) {
-        shm = map_barrier(rq->barrier_path);
-        if (!shm) {
+        /* the halt page first: the mapping is the same, and shm must come from the last call */
+        halt = rq->halt_slot >= 0 ? map_barrier(rq->barrier_path, rq->halt_slot) : NULL;
+        shm = map_barrier(rq->barrier_path, rq->barrier_slot);
+        if (!shm || (rq->halt_slot >= 0 && !halt)) {
             fprintf(out, "{\"status\":\"launch_error\",\"error\":");
             json_escape(out, "cannot map barrier file");
             fprintf(out, ",\"cpu_requested\":%d}", rq->cpu);
@@ -621,6 +639,13 @@ static char *run_invocation(const struct request *rq, int redirect_stdin, int go
 
     /* Stopped before the command started (a filler no longer needed, say): do not start it at all. */
     int stopped = g_interrupted || g_cancelled;
+    /* A queued pair after one that failed: not run. Its page is aborted, so that a partner's child
+     * already waiting there ends instead of waiting for ours. */
+    int halted = !stopped && halt && DUET_LOAD(&halt->abort) != 0;
+    if (halted) {
+        duet_set_abort(shm, DUET_ABORT_FAILED);
+        stopped = 1;
+    }
     pid_t child = -1;
     int in_cgroup = 0;
     char **envp = NULL;
@@ -650,7 +675,7 @@ static char *run_invocation(const struct request *rq, int redirect_stdin, int go
     if (pipefd[0] < 0) {
         /* status and error already say why */
     } else if (stopped && !pin_error) {
-        status = "interrupted";
+        status = halted ? "skipped" : "interrupted";
     } else if (pin_error) {
         status = "launch_error";
         snprintf(error, sizeof error, "cannot pin to CPU %d: %s", rq->cpu, pin_error);
@@ -770,6 +795,11 @@ static char *run_invocation(const struct request *rq, int redirect_stdin, int go
         }
     }
 
+    /* A failure halts the pairs queued after this one (the orchestrator stops at a failed pair). */
+    if (halt && strcmp(status, "ok") != 0 && strcmp(status, "skipped") != 0 &&
+        !(strcmp(status, "failed") == 0 && !rq->halt_failed))
+        duet_set_abort(halt, DUET_ABORT_FAILED);
+
     long long utime_us = (long long)ru_main.ru_utime.tv_sec * 1000000 + ru_main.ru_utime.tv_usec +
                          (long long)ru_orphans.ru_utime.tv_sec * 1000000 + ru_orphans.ru_utime.tv_usec;
     long long stime_us = (long long)ru_main.ru_stime.tv_sec * 1000000 + ru_main.ru_stime.tv_usec +
@@ -840,6 +870,7 @@ static int parse_request(char *payload, size_t len, struct request *rq, char ***
     *hold = 0;
     memset(rq, 0, sizeof *rq);
     rq->cpu = -1;
+    rq->halt_slot = -1;
     rq->barrier_timeout_ms = 60000;
     size_t nargs = 0, nenv = 0;
     for (size_t i = 0; i < len; i++)
@@ -872,6 +903,14 @@ static int parse_request(char *payload, size_t len, struct request *rq, char ***
             rq->cpu = atoi(value);
         else if (strcmp(entry, "barrier") == 0)
             rq->barrier_path = value;
+        else if (strcmp(entry, "barrier_slot") == 0)
+            rq->barrier_slot = atol(value);
+        else if (strcmp(entry, "halt_slot") == 0)
+            rq->halt_slot = atol(value);
+        else if (strcmp(entry, "halt_failed") == 0)
+            rq->halt_failed = atoi(value);
+        else if (strcmp(entry, "notify") == 0)
+            rq->notify = atoi(value);
         else if (strcmp(entry, "barrier_timeout_ms") == 0)
             rq->barrier_timeout_ms = atol(value);
         else if (strcmp(entry, "timeout_ms") == 0)
@@ -896,11 +935,16 @@ static int parse_request(char *payload, size_t len, struct request *rq, char ***
     return nargs > 0 ? 0 : -1;
 }
 
-static int serve(int result_fd, int go_fd)
+/* Serve requests from stdin, answering each on result_fd. A request marked notify also writes a byte to
+ * done_fd once answered: the orchestrator sleeps on that pipe, not on the answers, while a queued batch
+ * runs, so it is not woken beside the measured commands after every answer. */
+static int serve(int result_fd, int go_fd, int done_fd)
 {
     fcntl(result_fd, F_SETFD, FD_CLOEXEC);
     if (go_fd >= 0)
         fcntl(go_fd, F_SETFD, FD_CLOEXEC);
+    if (done_fd >= 0)
+        fcntl(done_fd, F_SETFD, FD_CLOEXEC);
     signal(SIGPIPE, SIG_IGN); /* a vanished orchestrator shows as EPIPE on result_fd: then we end */
     for (;;) {
         char header[9];
@@ -931,6 +975,8 @@ static int serve(int result_fd, int go_fd)
             json = run_invocation(&rq, 1, hold ? go_fd : -1);
         }
         int failed = !json || write_all(result_fd, json, strlen(json)) != 0 || write_all(result_fd, "\n", 1) != 0;
+        if (!failed && rq.notify && done_fd >= 0)
+            failed = write_all(done_fd, "d", 1) != 0;
         free(json);
         free(args);
         free(env);
@@ -945,9 +991,10 @@ int main(int argc, char **argv)
     struct request rq;
     memset(&rq, 0, sizeof rq);
     rq.cpu = -1;
+    rq.halt_slot = -1;
     rq.barrier_timeout_ms = 60000;
     const char *result_path = NULL;
-    int serve_fd = -1, go_fd = -1;
+    int serve_fd = -1, go_fd = -1, done_fd = -1;
     int i = 1;
     for (; i < argc; i++) {
         if (strcmp(argv[i], "--") == 0) {
@@ -962,6 +1009,8 @@ int main(int argc, char **argv)
             serve_fd = atoi(argv[++i]);
         else if (strcmp(argv[i], "--go") == 0)
             go_fd = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--done") == 0)
+            done_fd = atoi(argv[++i]);
         else if (strcmp(argv[i], "--cpu") == 0)
             rq.cpu = atoi(argv[++i]);
         else if (strcmp(argv[i], "--barrier") == 0)
@@ -985,7 +1034,9 @@ int main(int argc, char **argv)
             usage_error("--serve needs an open file descriptor above 2");
         if (go_fd >= 0 && (go_fd <= 2 || fcntl(go_fd, F_GETFD) < 0))
             usage_error("--go needs an open file descriptor above 2");
-        return serve(serve_fd, go_fd);
+        if (done_fd >= 0 && (done_fd <= 2 || fcntl(done_fd, F_GETFD) < 0))
+            usage_error("--done needs an open file descriptor above 2");
+        return serve(serve_fd, go_fd, done_fd);
     }
 
     if (!result_path)

@@ -31,29 +31,41 @@ _OWNED = re.compile(rf"^{PREFIX}(\d+)-(\d+)-")
 
 
 class BarrierPage:
-    """A barrier file plus our own mapping of it."""
+    """A barrier file plus our own mapping of it.
 
-    def __init__(self, parties: int = 2, directory: str | None = None) -> None:
+    With ``pages`` > 1 the file holds that many barrier pages one after another, each a whole barrier
+    (slot k at offset k * SIZE): pairs queued to the launchers meet each at a page of its own, since a
+    page ends its pair aborted (the launcher sets ABORT_EXITED once its command is gone) and nobody
+    resets it between queued pairs. Slot 0 is the one a file of one page has."""
+
+    def __init__(self, parties: int = 2, directory: str | None = None, pages: int = 1) -> None:
         shm = directory or ("/dev/shm" if os.path.isdir("/dev/shm") else None)
         fd, name = tempfile.mkstemp(prefix=f"{PREFIX}{page_tag()}-", dir=shm)
         self.path = Path(name)
-        os.ftruncate(fd, SIZE)
-        self._map = mmap.mmap(fd, SIZE, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+        self.pages = pages
+        os.ftruncate(fd, SIZE * pages)
+        self._map = mmap.mmap(fd, SIZE * pages, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
         os.close(fd)
         self.parties = parties
-        self.reset()
+        self.reset(*range(pages))
 
-    def reset(self) -> None:
-        """Zero the counters and clear abort; only call while no party is waiting."""
-        self._map[:] = bytes(SIZE)
-        struct.pack_into("<IIII", self._map, 0, MAGIC, VERSION, self.parties, 0)
+    def reset(self, *slots: int) -> None:
+        """Zero the counters and clear abort of these pages (none named: the first); only call while no
+        party waits at them."""
+        for slot in slots or (0,):
+            base = slot * SIZE
+            self._map[base:base + SIZE] = bytes(SIZE)
+            struct.pack_into("<IIII", self._map, base, MAGIC, VERSION, self.parties, 0)
 
-    def abort(self, reason: int = ABORT_FAILED) -> None:
-        struct.pack_into("<I", self._map, _OFF_ABORT, reason)
+    def abort(self, reason: int = ABORT_FAILED, slot: int = 0) -> None:
+        struct.pack_into("<I", self._map, slot * SIZE + _OFF_ABORT, reason)
+
+    def aborted_at(self, slot: int) -> int:
+        return struct.unpack_from("<I", self._map, slot * SIZE + _OFF_ABORT)[0]
 
     @property
     def aborted(self) -> int:
-        return struct.unpack_from("<I", self._map, _OFF_ABORT)[0]
+        return self.aborted_at(0)
 
     @property
     def generation(self) -> int:

@@ -1,6 +1,7 @@
 """One invocation of a command through the native launcher, and what it measured."""
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import signal
@@ -47,6 +48,23 @@ class LaunchSpec(msgspec.Struct):
     #: Show the command's output once it ended, each line prefixed with this name (--show-output): the
     #: output goes to stdout_path and the stderr file meanwhile, so A's and B's lines never interleave.
     label: str | None = None
+
+
+class Queued(msgspec.Struct, frozen=True):
+    """Where a queued invocation meets its partner: the page of the barrier file (`BarrierPage` slot),
+    the page whose abort halts the rest of the queue once a pair failed (None: nothing halts it), whether
+    a command's non-zero exit counts as such a failure (not with --ignore-failure), and the file its
+    stderr goes to (one per queued pair: the next one would empty a shared file before it is read)."""
+
+    slot: int
+    halt_slot: int | None = None
+    halt_failed: bool = True
+    stderr_path: Path | None = None
+    #: Once answered, the launcher writes a byte to the gate's done pipe (`ReleaseGate.done_fd`).
+    notify: bool = False
+    #: Held at the gate until released (the first of a batch: its child would otherwise spin at the
+    #: barrier on the CPU the orchestrator still needs to send the other launcher's requests).
+    hold: bool = False
 
 
 class RunningInvocation:
@@ -216,6 +234,20 @@ def _cgroup_counters_before(group: SideCgroup, inode: int | None) -> CgroupCount
     return (group.usage_usec() if usage is None else usage), (group.wait_usec() if wait is None else wait)
 
 
+def _seed_cgroup_counters(group: SideCgroup, inode: int | None) -> CgroupCounters:
+    """Before queued invocations: make sure the cgroup's counters are known now, while nothing runs in
+    it, so that each queued one can start from its predecessor's answer (`_cgroup_counters_before` then
+    finds them)."""
+    if inode is None:
+        return None, None
+    cached = _CGROUP_USAGE.get(str(group.path))
+    if cached is None or cached[0] != inode or cached[1] is None or cached[2] is None:
+        usage, wait = _cgroup_counters_before(group, inode)
+        _CGROUP_USAGE[str(group.path)] = (inode, usage, wait)
+        return usage, wait
+    return cached[1], cached[2]
+
+
 def _cgroup_counters_after(group: SideCgroup, raw: dict[str, object], inode: int | None) -> CgroupCounters:
     """The cgroup's counters once the invocation ended: as the launcher read them after reaping the
     command (off the orchestrator's path between pairs), or read here where it could not. Kept as the
@@ -250,6 +282,8 @@ class ReleaseGate:
 
     def __init__(self) -> None:
         self.read_fd, self._write_fd = os.pipe()
+        # Queued batches: each launcher writes a byte here once it answered its last request (`Queued.notify`).
+        self.done_fd, self.done_write_fd = os.pipe()
 
     def release(self, count: int) -> None:
         os.write(self._write_fd, b"g" * count)
@@ -259,10 +293,10 @@ class ReleaseGate:
         os.write(self._write_fd, b"s" * count)
 
     def close(self) -> None:
-        for fd in (self.read_fd, self._write_fd):
+        for fd in (self.read_fd, self._write_fd, self.done_fd, self.done_write_fd):
             if fd >= 0:
                 os.close(fd)
-        self.read_fd = self._write_fd = -1
+        self.read_fd = self._write_fd = self.done_fd = self.done_write_fd = -1
 
 
 class LauncherServer:
@@ -280,8 +314,8 @@ class LauncherServer:
         argv = [str(native_binary("duet-launch")), "--serve", str(result_w)]
         passed = [result_w]
         if gate is not None:
-            argv += ["--go", str(gate.read_fd)]
-            passed.append(gate.read_fd)
+            argv += ["--go", str(gate.read_fd), "--done", str(gate.done_write_fd)]
+            passed += [gate.read_fd, gate.done_write_fd]
         self.gate = gate
         try:
             # A new session: Ctrl-C reaches only the orchestrator, which then stops the launchers in order.
@@ -291,9 +325,13 @@ class LauncherServer:
             os.close(result_w)
         self._requests = request_w
         self._results = result_r
+        #: What the request pipe holds: queued requests must fit, or the write would wait for the launcher
+        #: to read them, one invocation at a time, beside the commands it measures.
+        self.capacity = _widen_pipe(request_w, REQUEST_PIPE_BYTES)
         self._buffer = b""
         self.stderr_path = workdir / f"{name}.stderr"
-        self.busy: ServedInvocation | None = None
+        #: Invocations sent and not yet answered (read).
+        self.busy = 0
 
     def fileno(self) -> int:
         return self._results
@@ -302,10 +340,54 @@ class LauncherServer:
         """Send one invocation; it runs while the caller waits for it (``poll`` on ``fileno``). With
         ``hold`` the launcher forks its child at once, which starts the command only once the gate
         releases it (``ReleaseGate.release``) or ends unrun (``ReleaseGate.skip``)."""
-        if self.busy is not None:
+        if self.busy:
             raise RuntimeError("a launcher runs one invocation at a time")
         if hold and self.gate is None:
             raise RuntimeError("hold needs a launcher made with a release gate")
+        entries = ["hold=1"] if hold else []
+        served, message = self._request(spec, entries, discard_output=discard_output)
+        self._send(message)
+        self.busy = 1
+        return served
+
+    def queue(self, requests: list[tuple[LaunchSpec, Queued]]) -> list[ServedInvocation]:
+        """Send several invocations in one write; the launcher runs them one after another, each once
+        its pair's partner is at the same barrier page (``Queued.slot``), and answers each in order.
+        Their cgroups' starting counters are each the previous answer's, so they are taken as the
+        answers are read (``ServedInvocation.wait``)."""
+        served, message = self.prepare(requests)
+        self.send(message, len(served))
+        return served
+
+    def send(self, message: bytes, count: int) -> None:
+        """Send what `prepare` made: `count` invocations."""
+        if self.busy:
+            raise RuntimeError("a launcher runs one request list at a time")
+        self._send(message)
+        self.busy = count
+
+    def prepare(self, requests: list[tuple[LaunchSpec, Queued]]) -> tuple[list[ServedInvocation], bytes]:
+        """The requests `queue` sends, made but not sent (a duet makes both launchers' before it sends
+        either: the first launcher's work must not hold up the making of the second's)."""
+        served: list[ServedInvocation] = []
+        messages: list[bytes] = []
+        for spec, queued in requests:
+            entries = [f"barrier_slot={queued.slot}"]
+            if queued.halt_slot is not None:
+                entries += [f"halt_slot={queued.halt_slot}", f"halt_failed={int(queued.halt_failed)}"]
+            if queued.notify:
+                entries.append("notify=1")
+            if queued.hold:
+                if self.gate is None:
+                    raise RuntimeError("hold needs a launcher made with a release gate")
+                entries.append("hold=1")
+            one, message = self._request(spec, entries, stderr_path=queued.stderr_path, lazy_cgroup=True)
+            served.append(one)
+            messages.append(message)
+        return served, b"".join(messages)
+
+    def _request(self, spec: LaunchSpec, extra: list[str], *, discard_output: bool = False,
+                 stderr_path: Path | None = None, lazy_cgroup: bool = False) -> tuple[ServedInvocation, bytes]:
         env = {**spec.env, "DUET_SIDE": spec.side, "DUET_ITERATION": str(spec.index)}
         entries = [f"arg={a}" for a in spec.argv]
         entries += [f"env={k}={v}" for k, v in env.items()]
@@ -319,28 +401,31 @@ class LauncherServer:
             entries.append(f"cgroup={spec.cgroup.path}")
         if spec.stdin_path is not None:
             entries.append(f"stdin={spec.stdin_path}")
-        stderr_path = spec.stderr_path or self.stderr_path
+        stderr_path = spec.stderr_path or stderr_path or self.stderr_path
         if discard_output:
             entries += [f"stdout={os.devnull}", f"stderr={os.devnull}"]
         elif not spec.show_output:
             entries += [f"stdout={spec.stdout_path or os.devnull}", f"stderr={stderr_path}"]
         if spec.cwd is not None:
             entries.append(f"cwd={spec.cwd}")
-        if hold:
-            entries.append("hold=1")
+        entries += extra
         payload = ("\0".join(entries) + "\0").encode()
         inode = _cgroup_inode(spec.cgroup) if spec.cgroup else None
+        before: CgroupCounters | None = None
+        if spec.cgroup is not None:
+            seen = _seed_cgroup_counters if lazy_cgroup else _cgroup_counters_before
+            before = seen(spec.cgroup, inode)
         served = ServedInvocation(self, spec, stderr_path if not (discard_output or spec.show_output) else None,
-                                  _cgroup_counters_before(spec.cgroup, inode) if spec.cgroup else None, inode)
-        message = b"%08x\n" % len(payload) + payload
+                                  before, inode, lazy_cgroup=lazy_cgroup)
+        return served, b"%08x\n" % len(payload) + payload
+
+    def _send(self, message: bytes) -> None:
         try:
             view = memoryview(message)
             while view:
                 view = view[os.write(self._requests, view):]
         except BrokenPipeError:
             pass  # the launcher is gone; its result pipe is at EOF and the invocation reads as a launch error
-        self.busy = served
-        return served
 
     def read_result(self) -> dict[str, object]:
         while b"\n" not in self._buffer:
@@ -372,7 +457,7 @@ class LauncherServer:
         if self._requests >= 0:
             os.close(self._requests)
             self._requests = -1
-        if self.busy is not None:
+        if self.busy:
             self.terminate()
         try:
             self.process.wait(timeout=10)
@@ -384,16 +469,36 @@ class LauncherServer:
             self._results = -1
 
 
+#: The request pipe's size asked for: 32 queued requests with the largest environment offset (4 KiB,
+#: plan/layout.py) and a short command line are ~140 KiB, over a pipe's default 64 KiB.
+REQUEST_PIPE_BYTES = 1 << 20
+
+
+def _widen_pipe(fd: int, size: int) -> int:
+    """Make the pipe hold `size` bytes where the system allows it; what it holds now."""
+    try:
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, size)
+    except OSError:
+        pass  # above /proc/sys/fs/pipe-max-size without the privilege to pass it: keep the default
+    try:
+        return fcntl.fcntl(fd, fcntl.F_GETPIPE_SZ)
+    except OSError:
+        return 65536
+
+
 class ServedInvocation:
     """An invocation running in a ``LauncherServer``; ``wait`` reads its result (blocking until then)."""
 
     def __init__(self, server: LauncherServer, spec: LaunchSpec, stderr_path: Path | None,
-                 cgroup_before: CgroupCounters | None, cgroup_inode: int | None = None) -> None:
+                 cgroup_before: CgroupCounters | None, cgroup_inode: int | None = None, *,
+                 lazy_cgroup: bool = False) -> None:
         self.server = server
         self.spec = spec
         self._stderr_path = stderr_path
         self._cgroup_before = cgroup_before
         self._cgroup_inode = cgroup_inode
+        # queued: the cgroup's counters before it are the last answer's in that cgroup, known when read
+        self._lazy_cgroup = lazy_cgroup
         #: (CPU, cumulative steal seconds) as the launcher read it once the command was reaped, if it could.
         self.steal_at_end: tuple[int, float] | None = None
 
@@ -408,10 +513,12 @@ class ServedInvocation:
 
     def wait(self) -> Invocation:
         raw = self.server.read_result()
-        self.server.busy = None
+        self.server.busy = max(0, self.server.busy - 1)
         steal = steal_seconds_from_ticks(raw.get("steal_ticks"))
         if steal is not None and self.spec.cpu is not None:
             self.steal_at_end = (self.spec.cpu, steal)
+        if self._lazy_cgroup and self.spec.cgroup is not None:
+            self._cgroup_before = _cgroup_counters_before(self.spec.cgroup, self._cgroup_inode)
         cgroup_cpu, cgroup_wait = _cgroup_deltas(self.spec.cgroup, self._cgroup_before, raw, self._cgroup_inode)
         if self.spec.label is not None:
             echo_output(self.spec.label, self.spec.stdout_path, self._stderr_path)

@@ -24,6 +24,7 @@ from duetbench.execute.invocation import (
     Invocation,
     LauncherServer,
     LaunchSpec,
+    Queued,
     ReleaseGate,
     ServedInvocation,
     forget_cgroup_usage,
@@ -57,6 +58,17 @@ ACTIVITY_MAX_PER_PAIR_S = 0.00015
 #: difference (a duet forced to 5 or 10 pairs beside a CPU hog: 3 of 100 A/A comparisons judged a
 #: difference before, bench/results/trust.md).
 ACTIVITY_EVERY_PAIR_UP_TO = 10
+
+
+#: Most duet pairs queued to the launchers at once (issue 17). Between queued pairs the launchers meet by
+#: themselves, each at a barrier page of the pair's own, and the orchestrator sleeps until the last has
+#: been answered: between two queued pairs of a 20 ms command ~0.3-0.5 ms pass instead of ~1.5 ms of the
+#: orchestrator's reading, storing and sending (docs/notes/overhead.md, eleventh pass). A pair costs a
+#: ~600-byte answer in the launcher's result pipe until it is read; 32 stay well within its 64 KiB.
+QUEUE_MAX_PAIRS = 64
+#: ... and at most about this much time of pairs: the progress line, the live statistics and a `kill -9`
+#: (which loses the pairs of the batch in flight: they are stored when it ends) see a batch as one step.
+QUEUE_SPAN_S = 1.0
 
 
 class RunSettings(msgspec.Struct):
@@ -125,15 +137,20 @@ def run_shell(command: str, what: str, shell: list[str] | None = None) -> None:
 
 # should_continue(measured invocations so far, seconds since the first measured invocation) -> bool
 StopRule = Callable[[list[Invocation], float], bool]
+# certain(the same) -> how many more units (pairs) the stop rule, having just said go on, is sure to say go
+# on for: it is asked again only after that many (a duet queues them to the launchers at once).
+CertainRuns = Callable[[list[Invocation], float], int]
 
 
 class Runner:
     def __init__(self, settings: RunSettings, should_continue: StopRule,
                  on_invocation: Callable[[Invocation], None],
                  on_activity: Callable[[list[Invocation]], None] | None = None,
-                 on_invocations: Callable[[list[Invocation]], None] | None = None) -> None:
+                 on_invocations: Callable[[list[Invocation]], None] | None = None,
+                 certain: CertainRuns | None = None) -> None:
         self.s = settings
         self.should_continue = should_continue
+        self.certain = certain
         self.on_invocation = on_invocation
         # Both sides of a duet's pair are measured together: stored in one go (one transaction) where
         # the caller offers it, else one by one.
@@ -143,6 +160,7 @@ class Runner:
         self.on_activity = on_activity
         self.schedule = Schedule(settings.seed, settings.cpus)
         self.measured: list[Invocation] = []
+        self._last_warmup: list[Invocation] = []
         self._t0: float | None = None
         self._servers: dict[int, LauncherServer] = {}
         self._gate: ReleaseGate | None = None
@@ -160,10 +178,12 @@ class Runner:
         self._emit_all([inv])
 
     def _emit_all(self, invocations: list[Invocation]) -> None:
+        if invocations and all(inv.warmup for inv in invocations):
+            self._last_warmup = invocations
         for inv in invocations:
             if not inv.warmup:
-                if self._t0 is None:
-                    self._t0 = time.monotonic() - inv.wall_s
+                if self._t0 is None:  # the launchers stamp with CLOCK_MONOTONIC, as time.monotonic reads
+                    self._t0 = inv.start_ns / 1e9 if inv.start_ns else time.monotonic() - inv.wall_s
                 self.measured.append(inv)
         if self.on_invocations is not None:
             self.on_invocations(invocations)
@@ -200,9 +220,10 @@ class Runner:
             stdout = self._pipes.path(side)
         elif where != "null":
             stdout = Path(where)
+        group = cgroups.get(_cgroup_key(side, cpu)) or cgroups.get(side)
         return LaunchSpec(argv=self.s.argv[side], side=side, index=index, pair=pair, warmup=warmup, cpu=cpu,
                           barrier=barrier, barrier_timeout_s=self.s.barrier_timeout_s, timeout_s=self.s.timeout_s,
-                          cgroup=_ensured(cgroups.get(side)), env=env_offset(f"{self.s.seed}:{index}"),
+                          cgroup=_ensured(group), env=env_offset(f"{self.s.seed}:{index}"),
                           stdout_path=stdout, stdin_path=Path(self.s.input_path) if self.s.input_path else None,
                           label=self.s.labels.get(side, side) if where == "inherit" else None)
 
@@ -224,7 +245,13 @@ class Runner:
         settle()  # measuring begins: the orchestrator's start-up is over (startup.py)
         tag = f"duetbench-{os.getpid()}"
         cgroups: dict[str, SideCgroup | None] = {side: None for side in self.s.argv}
-        if self.s.use_cgroups:
+        if self.s.use_cgroups and self.s.method == "duet":
+            # One per side and CPU: queued pairs swap CPUs between them, and the launcher that ends a
+            # side's invocation empties and reads that side's cgroup while the other launcher may have
+            # started the side's next one; each launcher then only touches its own cgroups.
+            cgroups = {_cgroup_key(side, cpu): SideCgroup.create(f"{tag}-{side}-cpu{cpu}")
+                       for side in self.s.argv for cpu in sorted(set(self.s.cpus))}
+        elif self.s.use_cgroups:
             cgroups = {side: SideCgroup.create(f"{tag}-{side}") for side in self.s.argv}
         forget_cgroup_usage()
         try:
@@ -313,48 +340,163 @@ class Runner:
             # (native/launcher.c, run_child), so the forks (~0.1 ms) overlap the orchestrator's work
             # instead of following the release. If the stop rule then says stop, it is let go unrun.
             ahead: _HeldPair | None = None
-            while True:
-                warmup = pair - self.s.first < self.s.warmup
-                if not warmup:
-                    self._meanwhile.join()
-                    if not self.should_continue(self.measured, self._elapsed()):
-                        if ahead is not None:
-                            self._withdraw(ahead)
-                        return None
-                current = ahead if ahead is not None else held_pair(pair)
-                ahead = None
-                running = current.running
-                for side in current.placement.order:
-                    self._prepare(side)
-                barrier.reset()
-                self._noise.open()
-                steal_before = self._steal.before()
-                try:
-                    assert self._gate is not None
-                    self._gate.release(len(running))
-                    if warmup:
-                        self._meanwhile.start()
-                    results = self._wait_pair(running)
-                except KeyboardInterrupt:
-                    barrier.abort(ABORT_USER)
-                    raise
-                if all(inv.ok for inv in results) and (
-                        self.s.pairs_at_most is None
-                        or pair + 1 - self.s.first < self.s.warmup + self.s.pairs_at_most):
-                    ahead = held_pair(pair + 1)
-                steal_after = self._steal.after(running)
-                for inv in results:
-                    inv.steal_s = steal_delta(steal_before, steal_after, inv.cpu_requested)
-                # machine-wide, so both sides of the pair share one record of the other processes
-                self._noise.add(results)
-                results.sort(key=lambda i: i.side)
-                self._emit_all(results)
-                failure = next((inv for inv in results if self._is_failure(inv)), None)
-                if failure is not None:
-                    return _root_cause(results)
-                for side in current.placement.order:
-                    self._conclude(side)
-                pair += 1
+            slots: BarrierPage | None = None
+            try:
+                while True:
+                    warmup = pair - self.s.first < self.s.warmup
+                    if not warmup:
+                        self._meanwhile.join()
+                        if not self.should_continue(self.measured, self._elapsed()):
+                            if ahead is not None:
+                                self._withdraw(ahead)
+                            return None
+                        count = self._queue_size() if ahead is None else 1
+                        if count > 1:
+                            slots = slots or BarrierPage(parties=2, pages=QUEUE_MAX_PAIRS + 1)
+                            failure, ran = self._run_queued(pair, count, slots, cgroups)
+                            if failure is not None:
+                                return failure
+                            pair += ran
+                            continue
+                    ahead, failure = self._run_pair(pair, warmup, ahead, held_pair, barrier, cgroups)
+                    if failure is not None:
+                        return failure
+                    pair += 1
+            finally:
+                if slots is not None:
+                    slots.close()
+
+    def _run_pair(self, pair: int, warmup: bool, ahead: _HeldPair | None, held_pair: Callable[[int], _HeldPair],
+                  barrier: BarrierPage, cgroups: dict[str, SideCgroup | None]
+                  ) -> tuple[_HeldPair | None, Invocation | None]:
+        """One pair released by the orchestrator (the one sent ahead, if any); returns the pair sent ahead
+        for the next and the failure, if any."""
+        current = ahead if ahead is not None else held_pair(pair)
+        ahead = None
+        running = current.running
+        for side in current.placement.order:
+            self._prepare(side)
+        barrier.reset()
+        self._noise.open()
+        steal_before = self._steal.before()
+        try:
+            assert self._gate is not None
+            self._gate.release(len(running))
+            if warmup:
+                self._meanwhile.start()
+            results = self._wait_pair(running)
+        except KeyboardInterrupt:
+            barrier.abort(ABORT_USER)
+            raise
+        # The next pair is sent ahead unless it will be queued with others (then it is sent with them).
+        if all(inv.ok for inv in results) and (
+                self.s.pairs_at_most is None
+                or pair + 1 - self.s.first < self.s.warmup + self.s.pairs_at_most) and (
+                pair + 1 - self.s.first < self.s.warmup or self._queue_size(pending=results) <= 1):
+            ahead = held_pair(pair + 1)
+        steal_after = self._steal.after(running)
+        for inv in results:
+            inv.steal_s = steal_delta(steal_before, steal_after, inv.cpu_requested)
+        # machine-wide, so both sides of the pair share one record of the other processes
+        self._noise.add(results)
+        results.sort(key=lambda i: i.side)
+        self._emit_all(results)
+        failure = next((inv for inv in results if self._is_failure(inv)), None)
+        if failure is not None:
+            return ahead, _root_cause(results)
+        for side in current.placement.order:
+            self._conclude(side)
+        return ahead, None
+
+    def _queue_size(self, pending: Sequence[Invocation] = ()) -> int:
+        """How many pairs to queue next (1: the orchestrator releases the next pair itself). Queued pairs
+        need a stop rule that says how far it is sure to go on, no per-pair work of the orchestrator
+        (hooks, fillers, output shown, activity read around every pair) and the method's own gate.
+        `pending`: a pair just measured and not yet stored, counted as measured."""
+        s = self.s
+        if (self.certain is None or s.method != "duet" or s.fill or s.activity_every_pair or s.show_output
+                or any(s.prepare.get(side) or s.conclude.get(side) for side in s.argv)
+                or any(s.output.get(side) == "inherit" for side in s.argv)):
+            return 1
+        measured = [*self.measured, *(inv for inv in pending if not inv.warmup)]
+        pairs = len(measured) // 2
+        # A pair's time as the measured ones took (the slower side and the gaps), for the span's bound;
+        # before any, as the last warm-up's slower side took.
+        timed = measured or [inv for inv in (*pending, *self._last_warmup) if inv.start_ns and inv.end_ns]
+        if not timed:
+            return 1
+        count = self.certain(measured, self._elapsed())
+        if s.pairs_at_most is not None:
+            count = min(count, s.pairs_at_most - pairs)
+        span_ns = max(inv.end_ns for inv in timed) - min(inv.start_ns for inv in timed)
+        per_pair = max(span_ns / 1e9 / max(pairs, 1), 1e-4)
+        # Each launcher's requests must fit in its request pipe (LauncherServer.capacity): a request holds
+        # the command line, an environment offset of up to a page (plan/layout.py) and a few paths.
+        request = max(sum(len(arg) + 5 for arg in argv) for argv in s.argv.values()) + 4096 + 1024
+        fits = min(self._server(cpu).capacity for cpu in set(s.cpus)) // request
+        return max(1, min(count, QUEUE_MAX_PAIRS, fits, int(QUEUE_SPAN_S / per_pair)))
+
+    def _run_queued(self, first: int, count: int, slots: BarrierPage, cgroups: dict[str, SideCgroup | None]
+                    ) -> tuple[Invocation | None, int]:
+        """`count` measured pairs queued to the launchers in one write each: each launcher runs its side of
+        one pair after another, both children of a pair meeting at the pair's own page of `slots`, and
+        answers each in turn; the orchestrator sleeps until both answered their last, then reads and
+        stores them all (one transaction). A failed pair halts the rest (the launchers answer them
+        ``skipped``). Returns the failure, if any, and how many pairs ran (and were stored)."""
+        halt = slots.pages - 1
+        slots.reset(*range(count), halt)
+        lists: dict[int, list[tuple[LaunchSpec, Queued]]] = {}
+        for k in range(count):
+            placement = self.schedule.next_duet_pair()
+            for side in placement.order:
+                cpu = placement.cpu[side]
+                spec = self._spec(side, first + k, first + k, False, cpu, slots.path, cgroups)
+                lists.setdefault(cpu, []).append((spec, Queued(
+                    slot=k, halt_slot=halt, halt_failed=not self.s.ignore_failure,
+                    stderr_path=self._workdir / f"queued-{cpu}-{k}.stderr", notify=k == count - 1, hold=k == 0)))
+        self._noise.open()
+        steal = self._steal.before()
+        made = {cpu: self._server(cpu).prepare(requests) for cpu, requests in lists.items()}
+        for cpu, (queue, message) in made.items():
+            self._server(cpu).send(message, len(queue))
+        served = {cpu: queue for cpu, (queue, _) in made.items()}
+        assert self._gate is not None
+        try:
+            self._gate.release(len(served))
+            _wait_done(self._gate, [self._server(cpu) for cpu in served])
+        except KeyboardInterrupt:
+            # The launchers end the invocation in progress and answer it; what ended before is kept.
+            self.stop_all()
+            self._store_queued(served, count, steal, interrupted=True)
+            raise
+        return self._store_queued(served, count, steal)
+
+    def _store_queued(self, served: dict[int, list[ServedInvocation]], count: int, steal: dict[int, float], *,
+                      interrupted: bool = False) -> tuple[Invocation | None, int]:
+        answers = {cpu: [one.wait() for one in queue] for cpu, queue in served.items()}
+        kept: list[Invocation] = []
+        failure: Invocation | None = None
+        ran = 0
+        for k in range(count):
+            results = [answers[cpu][k] for cpu in answers]
+            if any(inv.status in _NOT_RUN for inv in results) or (
+                    interrupted and any(inv.status in _CUT_SHORT for inv in results)):
+                break
+            ends = [queue[k] for queue in served.values()]
+            after = self._steal.after(ends)
+            for inv in results:
+                inv.steal_s = steal_delta(steal, after, inv.cpu_requested)
+            steal = after
+            results.sort(key=lambda i: i.side)
+            kept += results
+            ran += 1
+            if any(self._is_failure(inv) for inv in results):
+                failure = _root_cause(results)
+                break
+        if kept:
+            self._noise.add(kept, units=ran)
+            self._emit_all(kept)
+        return failure, ran
 
     def _run_sequential(self, cgroups: dict[str, SideCgroup | None]) -> Invocation | None:
         cpu = self.s.cpus[1]
@@ -578,11 +720,12 @@ class _NoiseWindows:
         if self._before is None:
             self._before = self._snapshot()
 
-    def add(self, invocations: Sequence[Invocation]) -> None:
+    def add(self, invocations: Sequence[Invocation], units: int = 1) -> None:
         """After invocations ended (before they are stored): close the window if it lasted long enough, in
-        time and in the number of pairs (invocations) it spans."""
+        time and in the number of pairs (invocations) it spans. `units`: how many pairs they are (queued
+        pairs are added together)."""
         self._pending.extend(invocations)
-        self._groups += 1
+        self._groups += units
         if self.every_unit or (time.monotonic() - self._opened >= self._cost / ACTIVITY_MAX_SHARE
                                and self._groups >= self._cost / ACTIVITY_MAX_PER_PAIR_S):
             self._close()
@@ -748,6 +891,33 @@ def _wait_any_child(pids: set[int]) -> int:
             return info.si_pid
         if info is not None:
             os.waitpid(info.si_pid, 0)  # not ours to measure; reap it so waitid does not return it again
+
+
+#: Answers of queued invocations that did not run: halted after a failed pair (and the partner aborted at
+#: its page), or never started.
+_NOT_RUN = frozenset({"skipped"})
+#: ... and, once the orchestrator was interrupted, what the launchers' stop cut short or left unanswered.
+_CUT_SHORT = frozenset({"interrupted", "launch_error", "barrier_aborted", "barrier_timeout"})
+
+
+def _cgroup_key(side: str, cpu: int) -> str:
+    return f"{side}@{cpu}"
+
+
+def _wait_done(gate: ReleaseGate | None, servers: list[LauncherServer]) -> None:
+    """Sleep until each of `servers` answered its last queued request (a byte each on the gate's done
+    pipe) or one of them is gone (its result pipe hangs up): not woken by the answers before."""
+    assert gate is not None
+    poller = select.poll()
+    poller.register(gate.done_fd, select.POLLIN)
+    for server in servers:
+        poller.register(server.fileno(), 0)  # hang-ups and errors only
+    left = len(servers)
+    while left > 0:
+        for fd, _ in poller.poll():
+            if fd != gate.done_fd:
+                return
+            left -= len(os.read(gate.done_fd, left))
 
 
 def _root_cause(results: list[Invocation]) -> Invocation:

@@ -97,6 +97,11 @@ class _LiveCiSchedule:
             return True
         return False
 
+    def next_due(self, n: int) -> int:
+        """The first count after `n` at which `due` would say yes (it says no before, and changes nothing)."""
+        later = max(n + 1, self.last + max(1, int(self.last * LIVE_CI_GROWTH)))
+        return min(later, self.min_runs) if n < self.min_runs else later
+
 
 class _Stop:
     """Why the adaptive stop ended a comparison ("" while it has not, or when it ended by count or budget)."""
@@ -124,13 +129,21 @@ _NO_DECISION = _NoDecision()
 def _stop_rule(opts: CompareOptions, method: str, on_progress: Callable[[int, str], None],
                display_due: Callable[[], bool] = _never, stop: _Stop | None = None, spent_s: float = 0.0,
                prior: list[Invocation] | None = None,
-               watch_for: MethodChoice | None = None) -> Callable[[list[Invocation], float], bool]:
+               watch_for: MethodChoice | None = None
+               ) -> tuple[Callable[[list[Invocation], float], bool], Callable[[list[Invocation], float], int]]:
     """After each run (pair): go on? `display_due`: would the progress bar be drawn now (a CI only shown
     there is computed only then); `spent_s`: seconds already spent before this runner (auto's pilots,
     earlier segments), counted against --time-budget; `prior`: this method's runs measured by earlier
     runners of the same comparison, judged together with this runner's; `watch_for`: the pilot's choice —
     when the recent runs spread so much that the other method would win, stop with reason "conditions"
-    (re-decide)."""
+    (re-decide).
+
+    Also returned: how many more runs the rule, having just said go on, is sure to say go on for (the
+    runner's `certain`: a duet queues that many pairs to the launchers and asks again after them). Every
+    look that can stop on the data — the live CI on its schedule, the conditions' windows, stability —
+    falls at the same count as when asked after every run, so stopping is unchanged; only
+    --time-budget is then judged by the runs' mean time so far, and may be passed by what the runs
+    after it took longer than that."""
     stop = stop if stop is not None else _Stop()
     adaptive = opts.runs is None
     evidence = adaptive and opts.stop_on_evidence and method != "aduet"
@@ -183,7 +196,28 @@ def _stop_rule(opts: CompareOptions, method: str, on_progress: Callable[[int, st
             return False
         return True
 
-    return should_continue
+    def certain(this_runner: list[Invocation], elapsed: float) -> int:
+        measured = prior + this_runner if prior else this_runner
+        n = measured_runs(method, measured)
+        if opts.runs is not None:
+            return max(1, opts.runs - n)
+        from duetbench.analyze.monitor import EVIDENCE_MIN_UNITS  # imported by should_continue already
+
+        first_look = min(opts.min_runs, EVIDENCE_MIN_UNITS) if evidence else opts.min_runs
+        # the next live CI (the first at first_look, then on its schedule), and the most runs
+        more = min(opts.max_runs, last_ci.next_due(max(n, first_look - 1))) - n
+        mine = measured_runs(method, this_runner)
+        if watch_for is not None:  # the conditions' windows count this runner's runs only
+            from duetbench.analyze.choice import RECENT_UNITS, RECENT_WINDOWS
+
+            more = min(more, max(RECENT_UNITS * RECENT_WINDOWS, (mine // RECENT_UNITS + 1) * RECENT_UNITS) - mine)
+        if opts.run_criterion is not None:  # stability is judged after every run from --min-runs on
+            more = min(more, max(1, opts.min_runs - n))
+        if mine > 0 and elapsed > 0:  # --time-budget: as many as the runs' mean time so far leaves room for
+            more = min(more, int((opts.time_budget - spent_s - elapsed) / (elapsed / mine)))
+        return max(1, more)
+
+    return should_continue, certain
 
 
 def _conditions_changed(method: str, measured: list[Invocation], metric: str, choice: MethodChoice) -> bool:
@@ -259,11 +293,11 @@ def _measure(opts: CompareOptions, settings: RunSettings, method: str, options: 
             first = pilot.next_first
             settings = msgspec.structs.replace(settings, method=method, warmup=0, seed=seed, first=first)
         fixed = not auto and opts.runs is not None  # this runner measures exactly opts.runs pairs (rounds)
+        should_continue, certain = _stop_rule(opts, method, on_progress, progress.due, stop, spent, prior,
+                                              watch_for if auto and len(history) <= MAX_REDECISIONS else None)
         runner = Runner(msgspec.structs.replace(settings, pairs_at_most=opts.runs) if fixed else settings,
-                        _stop_rule(opts, method, on_progress, progress.due, stop, spent, prior,
-                                   watch_for if auto and len(history) <= MAX_REDECISIONS else None),
-                        comparison.add_invocation, on_activity=comparison.set_activity,
-                        on_invocations=comparison.add_invocations)
+                        should_continue, comparison.add_invocation, on_activity=comparison.set_activity,
+                        on_invocations=comparison.add_invocations, certain=certain)
         try:
             outcome = runner.run()
         except KeyboardInterrupt:

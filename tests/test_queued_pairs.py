@@ -1,0 +1,216 @@
+"""Duet pairs queued to the launchers (issue 17): the launchers run them one after another, each pair's two
+children meeting at a barrier page of its own, while the orchestrator sleeps; real processes, real pinning."""
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING
+
+import pytest
+
+from duetbench.execute import runner as runner_module
+from duetbench.execute.runner import CertainRuns, Runner, RunSettings, StopRule
+
+if TYPE_CHECKING:
+    from duetbench.execute.invocation import Invocation
+
+two_cpus = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs to run a duet")
+BURN = "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done"  # ~10-30 ms of CPU in dash
+
+
+def _rule(pairs: int) -> tuple[StopRule, CertainRuns]:
+    """A stop rule of a fixed count of pairs, and how many more it is sure to ask for."""
+    def go_on(measured: list[Invocation], elapsed: float) -> bool:
+        return len(measured) < 2 * pairs
+
+    def certain(measured: list[Invocation], elapsed: float) -> int:
+        return max(1, pairs - len(measured) // 2)
+
+    return go_on, certain
+
+
+def _batches(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
+    """Record (first pair, count) of every queued batch the runner sends."""
+    seen: list[tuple[int, int]] = []
+    original = Runner._run_queued
+
+    def record(self: Runner, first: int, count: int, *args: object) -> tuple[Invocation | None, int]:
+        seen.append((first, count))
+        return original(self, first, count, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Runner, "_run_queued", record)
+    return seen
+
+
+@two_cpus
+def test_queued_pairs_are_measured_as_released_ones(native_dir: Path, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every pair queued runs once, both sides together on their drawn CPUs, each side's CPU time counted
+    by its own cgroup once, with its steal; the warm-up pair is released by the orchestrator."""
+    batches = _batches(monkeypatch)
+    runs = {side: tmp_path / side for side in "AB"}
+    settings = RunSettings(method="duet", argv={s: ["sh", "-c", f"{BURN}; echo $DUET_ITERATION >> {runs[s]}"]
+                                                for s in "AB"}, cpus=(0, 1), seed=5, warmup=1)
+    go_on, certain = _rule(14)
+    outcome = Runner(settings, go_on, lambda inv: None, certain=certain).run()
+    assert outcome.status == "complete" and len(outcome.measured) == 28
+    assert batches and sum(count for _, count in batches) >= 13 and batches[0][0] == 1
+    for side in "AB":
+        assert runs[side].read_text().split() == [str(i) for i in range(15)]  # the warm-up and 14, once each
+    pairs: dict[int, list[Invocation]] = {}
+    for inv in outcome.measured:
+        pairs.setdefault(inv.pair, []).append(inv)
+        assert inv.status == "ok" and inv.cpu_seen == inv.cpu_requested and inv.steal_s is not None
+        if inv.cgroup_cpu_s is not None:
+            assert inv.cgroup_cpu_s == pytest.approx(inv.user_s + inv.sys_s, rel=0.25, abs=0.002), inv
+    assert sorted(pairs) == list(range(1, 15))
+    for pair in pairs.values():
+        a, b = sorted(pair, key=lambda i: i.side)
+        assert (a.side, b.side) == ("A", "B") and a.cpu_requested != b.cpu_requested
+        assert abs(a.start_ns - b.start_ns) < 2_000_000  # released together by the pair's barrier page
+    # the CPUs are drawn per pair, also within a batch
+    assert len({(p[0].side, p[0].cpu_requested) for p in pairs.values()}) == 2
+
+
+@two_cpus
+def test_the_orchestrator_reads_no_answer_while_its_batch_runs(native_dir: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nothing of the orchestrator runs beside a queued pair: it reads a batch's answers once its last pair
+    ended, not as they come."""
+    from duetbench.execute import invocation
+
+    batches = _batches(monkeypatch)
+    reads: list[tuple[int, int]] = []
+    original = invocation.ServedInvocation.wait
+
+    def wait(self: invocation.ServedInvocation) -> Invocation:
+        reads.append((time.monotonic_ns(), self.spec.pair))
+        return original(self)
+
+    monkeypatch.setattr(invocation.ServedInvocation, "wait", wait)
+    settings = RunSettings(method="duet", argv={"A": ["sleep", "0.01"], "B": ["sleep", "0.03"]}, cpus=(0, 1),
+                           seed=6, warmup=1)
+    go_on, certain = _rule(12)
+    outcome = Runner(settings, go_on, lambda inv: None, certain=certain).run()
+    assert outcome.status == "complete" and batches
+    ends: dict[int, int] = {}
+    for inv in outcome.measured:
+        ends[inv.pair] = max(ends.get(inv.pair, 0), inv.end_ns)
+    for first, count in batches:
+        last_end = max(ends[p] for p in range(first, first + count))
+        for when, pair in reads:
+            if first <= pair < first + count:
+                assert when >= last_end, (pair, (last_end - when) / 1e6)
+
+
+@two_cpus
+@pytest.mark.parametrize("ignore_failure", [False, True])
+def test_a_failed_pair_halts_the_pairs_queued_after_it(native_dir: Path, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch, ignore_failure: bool) -> None:
+    """A's sixth invocation exits 1: the comparison fails there and no pair after it runs (the launchers
+    answer them unrun); with --ignore-failure an exit code is a measurement and the queue goes on."""
+    batches = _batches(monkeypatch)
+    runs = {side: tmp_path / side for side in "AB"}
+    fail = f"echo $DUET_ITERATION >> {runs['A']}; test $DUET_ITERATION -ne 5"
+    settings = RunSettings(method="duet", argv={"A": ["sh", "-c", fail],
+                                                "B": ["sh", "-c", f"echo $DUET_ITERATION >> {runs['B']}"]},
+                           cpus=(0, 1), seed=7, warmup=1, ignore_failure=ignore_failure)
+    stored: list[Invocation] = []
+    go_on, certain = _rule(12)
+    outcome = Runner(settings, go_on, stored.append, certain=certain).run()
+    assert batches and batches[0] == (1, 12)  # the warm-up timed, all queued at once
+    if ignore_failure:
+        assert outcome.status == "complete" and len(stored) == 2 * 13
+        assert [i.status for i in stored if i.side == "A" and i.index == 5] == ["failed"]
+        return
+    assert outcome.status == "failed" and outcome.failure is not None
+    assert (outcome.failure.side, outcome.failure.index, outcome.failure.exit_code) == ("A", 5, 1)
+    assert sorted({i.pair for i in stored}) == list(range(6))  # the warm-up, 1-4 and the failed pair 5
+    for side in "AB":
+        assert runs[side].read_text().split() == [str(i) for i in range(6)]
+
+
+@two_cpus
+def test_an_interrupt_keeps_the_queued_pairs_that_ended_before_it(native_dir: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C in the middle of a batch: the pairs that ended before it are stored, whole; the one it cut
+    short and those after it are not."""
+    monkeypatch.setattr(runner_module, "QUEUE_SPAN_S", 10.0)
+    batches = _batches(monkeypatch)
+    settings = RunSettings(method="duet", argv={"A": ["sleep", "0.05"], "B": ["sleep", "0.05"]}, cpus=(0, 1),
+                           seed=8, warmup=1)
+    stored: list[Invocation] = []
+
+    def interrupt(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    go_on, certain = _rule(40)
+    runner = Runner(settings, go_on, stored.append, certain=certain)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.9)
+        outcome = runner.run()
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert outcome.status == "interrupted" and batches and batches[0][1] == 40
+    measured = [i for i in stored if not i.warmup]
+    assert len(measured) >= 2 * 5  # ~0.8 s of 50 ms pairs ended before the interrupt
+    assert all(i.status == "ok" for i in measured)
+    pairs = sorted({i.pair for i in measured})
+    assert pairs == list(range(1, len(pairs) + 1)) and len(measured) == 2 * len(pairs)
+    assert outcome.measured == measured
+
+
+def _pair(k: int, a: float, b: float) -> list[Invocation]:
+    from duetbench.model.invocation import Invocation
+
+    start = 1_000_000_000 + k * 50_000_000
+    return [Invocation(side=side, index=k, pair=k, warmup=False, status="ok", exit_code=0, signal=0,
+                       start_ns=start, end_ns=start + int(wall * 1e9), wall_s=wall, cpu_s=wall, user_s=wall,
+                       sys_s=0.0, cgroup_cpu_s=None, maxrss_kb=1, nvcsw=0, nivcsw=0, minflt=0, majflt=0,
+                       cpu_requested=k % 2 if side == "A" else 1 - k % 2, cpu_seen=0, orphans_reaped=0)
+            for side, wall in (("A", a), ("B", b))]
+
+
+@pytest.mark.parametrize("seed, slower, spread, options", [
+    (1, 1.0, 0.02, {}),
+    (2, 1.05, 0.02, {}),
+    (3, 1.0, 0.004, {}),  # narrow: the precision stop comes early
+    (4, 1.2, 0.05, {"min_runs": 30}),
+    (5, 1.0, 0.03, {"stop_on_evidence": False, "min_runs": 5}),
+    (6, 1.0, 0.002, {"run_criterion": "cv", "min_runs": 12}),
+    (7, 1.0, 0.05, {"time_budget": 3.1}),  # stops on the budget: 40 ms a pair below
+    (8, 1.0, 0.05, {"max_runs": 57, "target_rciw": 0.0001}),
+])
+def test_asking_the_stop_rule_only_when_it_may_stop_stops_at_the_same_run(
+        seed: int, slower: float, spread: float, options: dict[str, object]) -> None:
+    """`certain` skips only counts at which the adaptive stop rule cannot stop: asked after each run or
+    only when it may stop (as queued pairs ask it), it stops at the same run with the same reason."""
+    import numpy as np
+
+    from duetbench.config.compare import CompareOptions
+    from duetbench.usecases.compare import _Stop, _stop_rule
+
+    rng = np.random.default_rng(seed)
+    walls = 0.02 * (1 + spread * rng.standard_normal((400, 2)))
+    measured = [inv for k in range(400) for inv in _pair(k, walls[k, 0], walls[k, 1] * slower)]
+    opts = CompareOptions(command_a="a", command_b="b", method="duet", seed=seed, **options)
+
+    def stop_at(batched: bool) -> tuple[int, str, list[int]]:
+        stop = _Stop()
+        go_on, certain = _stop_rule(opts, "duet", lambda n, text: None, stop=stop)
+        n, asked = 0, []
+        while True:
+            asked.append(n)
+            if not go_on(measured[:2 * n], 0.04 * n):
+                return n, stop.reason, asked
+            n += certain(measured[:2 * n], 0.04 * n) if batched else 1
+
+    every, batched = stop_at(False), stop_at(True)
+    assert batched[:2] == every[:2]
+    if not options.get("run_criterion") and every[0] > 20:
+        assert len(batched[2]) < len(every[2])  # fewer looks: pairs were queued in between
