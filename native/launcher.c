@@ -54,6 +54,7 @@
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -78,6 +79,7 @@ struct request {
     long halt_slot;    /* >= 0: page whose abort field halts the queue (a failed pair: run no more) */
     int halt_failed;   /* a "failed" exit halts the queue too (else only other failures do) */
     int notify;        /* once answered, write a byte to the done pipe (the last of a queued batch) */
+    const char *journal; /* append the answer to this file too (queued pairs: kept should the orchestrator die) */
     long barrier_timeout_ms;
     long timeout_ms;
     const char *cgroup_dir;
@@ -911,6 +913,8 @@ static int parse_request(char *payload, size_t len, struct request *rq, char ***
             rq->halt_failed = atoi(value);
         else if (strcmp(entry, "notify") == 0)
             rq->notify = atoi(value);
+        else if (strcmp(entry, "journal") == 0)
+            rq->journal = value;
         else if (strcmp(entry, "barrier_timeout_ms") == 0)
             rq->barrier_timeout_ms = atol(value);
         else if (strcmp(entry, "timeout_ms") == 0)
@@ -933,6 +937,25 @@ static int parse_request(char *payload, size_t len, struct request *rq, char ***
     *argv_store = args;
     *env_store = env;
     return nargs > 0 ? 0 : -1;
+}
+
+/* Append an answer line to the journal at path (kept open while the path stays the same): the
+ * orchestrator reads answers only once a queued batch ended, and a kill -9 of it would lose those in the
+ * pipe; the next duet command stores what the journal holds (execute/journal.py). */
+static void journal_answer(const char *path, const char *json)
+{
+    static int fd = -1;
+    static char open_path[PATH_MAX] = "";
+    if (fd < 0 || strcmp(open_path, path) != 0) {
+        if (fd >= 0)
+            close(fd);
+        fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+        snprintf(open_path, sizeof open_path, "%s", fd >= 0 ? path : "");
+        if (fd < 0)
+            return;
+    }
+    struct iovec line[2] = {{(void *)json, strlen(json)}, {"\n", 1}};
+    (void)!writev(fd, line, 2);
 }
 
 /* Serve requests from stdin, answering each on result_fd. A request marked notify also writes a byte to
@@ -974,6 +997,8 @@ static int serve(int result_fd, int go_fd, int done_fd)
         } else {
             json = run_invocation(&rq, 1, hold ? go_fd : -1);
         }
+        if (json && rq.journal)
+            journal_answer(rq.journal, json);
         int failed = !json || write_all(result_fd, json, strlen(json)) != 0 || write_all(result_fd, "\n", 1) != 0;
         if (!failed && rq.notify && done_fd >= 0)
             failed = write_all(done_fd, "d", 1) != 0;

@@ -214,3 +214,43 @@ def test_asking_the_stop_rule_only_when_it_may_stop_stops_at_the_same_run(
     assert batched[:2] == every[:2]
     if not options.get("run_criterion") and every[0] > 20:
         assert len(batched[2]) < len(every[2])  # fewer looks: pairs were queued in between
+
+
+def test_a_killed_batchs_journal_is_stored_once_and_only_its_whole_pairs(tmp_path: Path) -> None:
+    """`journal.recover`: the pairs both sides of which were answered whole, in order, up to the first
+    cut short; a journal line the kill cut in half is left out; a batch already stored is not stored
+    again."""
+    import msgspec
+
+    from duetbench.execute import journal
+    from duetbench.store.direct import open_comparison_store
+
+    store = open_comparison_store(tmp_path / "r.db")
+    comparison = store.begin_comparison(method="duet", name_a="A", name_b="B", command_a="a", command_b="b", seed=1,
+                                        options={}, host={}, tool_version="t")
+    store.close()
+
+    def answer(status: str, k: int) -> bytes:
+        return msgspec.json.encode({"status": status, "exit_code": 0, "start_ns": 10**9 + k, "end_ns": 2 * 10**9 + k,
+                                    "utime_us": 1000, "stime_us": 0, "cpu_requested": 0})
+
+    cpu0 = tmp_path / "j0"
+    cpu1 = tmp_path / "j1"
+    manifest = journal.Manifest(
+        store=str(tmp_path / "r.db"), comparison_id=comparison, first_pair=3,
+        journals={"0": str(cpu0), "1": str(cpu1)},
+        requests={"0": [journal.QueuedRequest("A", k, k) for k in range(3, 8)],
+                  "1": [journal.QueuedRequest("B", k, k) for k in range(3, 8)]})
+    journal.begin(tmp_path, manifest)
+    # pairs 3 and 4 whole; 5 interrupted on one side (the kill); 6 half a line
+    cpu0.write_bytes(b"\n".join([answer("ok", 3), answer("ok", 4), answer("ok", 5), answer("ok", 6)[:20]]) + b"\n")
+    cpu1.write_bytes(b"\n".join([answer("ok", 3), answer("failed", 4), answer("interrupted", 5)]) + b"\n")
+    assert journal.recover(tmp_path) == 2
+    assert journal.recover(tmp_path) == 0  # stored already: not twice
+    store = open_comparison_store(tmp_path / "r.db")
+    stored = store.invocations(comparison)
+    store.close()
+    assert [(i.pair, i.side, i.status) for i in stored] == [(3, "A", "ok"), (3, "B", "ok"), (4, "A", "ok"),
+                                                            (4, "B", "failed")]
+    journal.end(tmp_path)
+    assert journal.recover(tmp_path) == 0  # no manifest: nothing to recover

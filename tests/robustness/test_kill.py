@@ -132,3 +132,39 @@ def test_kill_9_during_a_campaign(duet_env, tmp_path: Path, round_: int) -> None
         assert resumed.returncode == 0, resumed.stderr
         assert _count(tmp_path / "r.db", "SELECT count(*) FROM runs") == 20
         assert _status(tmp_path / "r.db", "campaigns") == ["finished"]
+
+
+def test_kill_9_in_the_middle_of_queued_pairs_loses_none_that_ended(duet_env, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Queued duet pairs are stored when their batch ends (execute/runner.py); the launchers journal each
+    answer meanwhile, and the next command stores the pairs a `kill -9` caught in a batch, whole."""
+    marker = f"0.02{random.randint(10**6, 10**7)}"
+    db = tmp_path / "r.db"
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    env = {**duet_env, "TMPDIR": str(scratch)}
+    proc = subprocess.Popen([sys.executable, "-m", "duetbench", "compare", f"sleep {marker}", f"sleep {marker}",
+                             "--method", "duet", "--runs", "400", "--db", "r.db", "--no-progress"],
+                            cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while _count(db, "SELECT count(*) FROM invocations") <= 2 * 2 and time.monotonic() < deadline:
+            time.sleep(0.02)  # the warm-up pair, then the first batch (~1 s of pairs) stored at once
+        time.sleep(0.4)  # well into the second batch
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+    before = _count(db, "SELECT count(*) FROM invocations")
+    assert 2 * 2 < before < 2 * 400
+    nxt = subprocess.run([sys.executable, "-m", "duetbench", "show", "--db", "r.db"], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert "Traceback" not in nxt.stderr, nxt.stderr
+    assert list(scratch.iterdir()) == []
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+        rows = conn.execute("SELECT pair, side, status FROM invocations ORDER BY pair, side").fetchall()
+    assert len(rows) > before + 2 * 5  # ~0.4 s of 20 ms pairs ended in the batch the kill caught
+    pairs: dict[int, list[str]] = {}
+    for pair, side, status in rows:
+        assert status == "ok"
+        pairs.setdefault(pair, []).append(side)
+    assert sorted(pairs) == list(range(len(pairs))) and all(sides == ["A", "B"] for sides in pairs.values())
+    assert _status(db, "comparisons") == ["orchestrator died"]

@@ -62,6 +62,8 @@ class Queued(msgspec.Struct, frozen=True):
     stderr_path: Path | None = None
     #: Once answered, the launcher writes a byte to the gate's done pipe (`ReleaseGate.done_fd`).
     notify: bool = False
+    #: Where the launcher also appends its answer (execute/journal.py), if anywhere.
+    journal: Path | None = None
     #: Held at the gate until released (the first of a batch: its child would otherwise spin at the
     #: barrier on the CPU the orchestrator still needs to send the other launcher's requests).
     hold: bool = False
@@ -377,6 +379,8 @@ class LauncherServer:
                 entries += [f"halt_slot={queued.halt_slot}", f"halt_failed={int(queued.halt_failed)}"]
             if queued.notify:
                 entries.append("notify=1")
+            if queued.journal is not None:
+                entries.append(f"journal={queued.journal}")
             if queued.hold:
                 if self.gate is None:
                     raise RuntimeError("hold needs a launcher made with a release gate")

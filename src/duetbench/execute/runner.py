@@ -19,6 +19,7 @@ from pathlib import Path
 
 import msgspec
 
+from duetbench.execute import journal
 from duetbench.execute.barrier import ABORT_USER, BarrierPage
 from duetbench.execute.invocation import (
     Invocation,
@@ -147,10 +148,14 @@ class Runner:
                  on_invocation: Callable[[Invocation], None],
                  on_activity: Callable[[list[Invocation]], None] | None = None,
                  on_invocations: Callable[[list[Invocation]], None] | None = None,
-                 certain: CertainRuns | None = None) -> None:
+                 certain: CertainRuns | None = None,
+                 stored_at: Callable[[], tuple[str, int] | None] | None = None) -> None:
         self.s = settings
         self.should_continue = should_continue
         self.certain = certain
+        # Where the caller stores (store location, comparison id), once it does: queued pairs' answers are
+        # then journaled for a `kill -9` of this process (execute/journal.py).
+        self.stored_at = stored_at
         self.on_invocation = on_invocation
         # Both sides of a duet's pair are measured together: stored in one go (one transaction) where
         # the caller offers it, else one by one.
@@ -445,6 +450,8 @@ class Runner:
         ``skipped``). Returns the failure, if any, and how many pairs ran (and were stored)."""
         halt = slots.pages - 1
         slots.reset(*range(count), halt)
+        where = self.stored_at() if self.stored_at is not None else None
+        journals = {cpu: self._workdir / f"journal-cpu{cpu}.jsonl" for cpu in set(self.s.cpus)} if where else {}
         lists: dict[int, list[tuple[LaunchSpec, Queued]]] = {}
         for k in range(count):
             placement = self.schedule.next_duet_pair()
@@ -453,7 +460,14 @@ class Runner:
                 spec = self._spec(side, first + k, first + k, False, cpu, slots.path, cgroups)
                 lists.setdefault(cpu, []).append((spec, Queued(
                     slot=k, halt_slot=halt, halt_failed=not self.s.ignore_failure,
-                    stderr_path=self._workdir / f"queued-{cpu}-{k}.stderr", notify=k == count - 1, hold=k == 0)))
+                    stderr_path=self._workdir / f"queued-{cpu}-{k}.stderr", notify=k == count - 1, hold=k == 0,
+                    journal=journals.get(cpu))))
+        if where is not None:
+            journal.begin(self._workdir, journal.Manifest(
+                store=where[0], comparison_id=where[1], first_pair=first,
+                journals={str(cpu): str(path) for cpu, path in journals.items()},
+                requests={str(cpu): [journal.QueuedRequest(spec.side, spec.index, spec.pair) for spec, _ in requests]
+                          for cpu, requests in lists.items()}))
         self._noise.open()
         steal = self._steal.before()
         made = {cpu: self._server(cpu).prepare(requests) for cpu, requests in lists.items()}
@@ -468,8 +482,11 @@ class Runner:
             # The launchers end the invocation in progress and answer it; what ended before is kept.
             self.stop_all()
             self._store_queued(served, count, steal, interrupted=True)
+            journal.end(self._workdir)
             raise
-        return self._store_queued(served, count, steal)
+        outcome = self._store_queued(served, count, steal)
+        journal.end(self._workdir)
+        return outcome
 
     def _store_queued(self, served: dict[int, list[ServedInvocation]], count: int, steal: dict[int, float], *,
                       interrupted: bool = False) -> tuple[Invocation | None, int]:

@@ -36,6 +36,21 @@ def scratch_directory(purpose: str) -> tempfile.TemporaryDirectory[str]:
     return tempfile.TemporaryDirectory(prefix=f"{PREFIX}{purpose}-{page_tag()}-{_boot_tag()}-")
 
 
+def _recover(path: Path) -> None:
+    """Store the pairs a killed orchestrator's last queued batch measured (execute/journal.py), if it left
+    any: never in the way of the command that sweeps, whatever the directory or the store holds."""
+    from duetbench.execute.journal import MANIFEST
+
+    if not (path / MANIFEST).is_file():
+        return
+    from duetbench.execute.journal import recover
+
+    try:
+        recover(path)
+    except Exception:  # noqa: BLE001 - a store gone or unreadable: the sweep goes on, as it would without
+        pass
+
+
 def sweep_stale_scratch(directory: str | None = None) -> list[Path]:
     """Remove the scratch directories whose maker no longer runs; the paths removed. Those of live makers,
     and directories without an owner in their name (older versions, other programs), are left alone."""
@@ -56,6 +71,7 @@ def sweep_stale_scratch(directory: str | None = None) -> list[Path]:
         # Only a real directory: never follow a link someone put there under our name.
         if path.is_symlink() or not path.is_dir():
             continue
+        _recover(path)
         shutil.rmtree(path, ignore_errors=True)
         if not path.exists():
             removed.append(path)

@@ -297,7 +297,8 @@ def _measure(opts: CompareOptions, settings: RunSettings, method: str, options: 
                                               watch_for if auto and len(history) <= MAX_REDECISIONS else None)
         runner = Runner(msgspec.structs.replace(settings, pairs_at_most=opts.runs) if fixed else settings,
                         should_continue, comparison.add_invocation, on_activity=comparison.set_activity,
-                        on_invocations=comparison.add_invocations, certain=certain)
+                        on_invocations=comparison.add_invocations, certain=certain,
+                        stored_at=lambda: (str(comparison.db_path), comparison.id) if comparison.id >= 0 else None)
         try:
             outcome = runner.run()
         except KeyboardInterrupt:
