@@ -3,7 +3,7 @@
  *
  *   duet-launch --result FILE [--cpu N] [--barrier PATH] [--barrier-timeout-ms MS]
  *               [--timeout-ms MS] [--cgroup DIR] -- PROGRAM [ARGS...]
- *   duet-launch --serve RESULT_FD [--go GO_FD]
+ *   duet-launch --serve RESULT_FD [--go GO_FD] [--done DONE_FD]
  *
  * The first form runs one invocation and writes one JSON object to FILE. The second is a long-lived
  * launcher for one CPU: it reads requests on stdin and answers each with one JSON line on RESULT_FD,
@@ -21,6 +21,13 @@
  * is "g" to run the request; "s" skips it (the answer's status is "skipped"): the orchestrator sends a
  * pair's requests as soon as the previous pair ended, before its stop rule knows whether the pair will
  * run (execute/runner.py).
+ * Queued pairs (execute/runner.py `_run_queued`): the orchestrator sends a launcher many requests at once,
+ * which it runs one after another as it reads them. barrier_slot=K makes the child meet its partner at
+ * page K of the barrier file (one page per queued pair: a page ends its pair aborted); halt_slot=H names
+ * the page whose abort halts the queue: set once an invocation fails (halt_failed=1: also on a non-zero
+ * exit), after which the launcher answers its queued requests "skipped" and aborts their pages. notify=1
+ * writes a byte to DONE_FD once answered (the orchestrator sleeps on that pipe, not on the answers);
+ * journal=PATH also appends the answer to PATH (kept should the orchestrator be killed, execute/journal.py).
  * SIGUSR1 cancels the invocation in progress (reported as "interrupted") and the server goes on;
  * SIGTERM/SIGINT/SIGHUP cancel it and end the server after its answer; EOF on stdin ends it too.
  *

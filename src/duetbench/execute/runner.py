@@ -2,7 +2,9 @@
 
 The runner knows how to launch and wait; *when to stop* is a predicate given by the caller (the
 statistics live elsewhere), and *where results go* is a callback (the store), called as soon as each
-invocation is measured so that an interrupted run loses nothing already finished.
+invocation is measured so that an interrupted run loses nothing already finished. Duet pairs queued to
+the launchers (`_run_queued`) are handed out together when their batch ends; meanwhile the launchers
+journal them (execute/journal.py).
 """
 from __future__ import annotations
 
