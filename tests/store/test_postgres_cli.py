@@ -132,3 +132,24 @@ def test_password_from_the_environment(pg_server: PgServer, pg_url: str, tmp_pat
     env = dict(duet_env, PGPASSFILE=str(pgpass))
     shown = duet_cmd(env, tmp_path, "show", "--db", bare)
     assert shown.returncode == 0 and "no comparisons in postgresql://duet@127.0.0.1" in shown.stdout
+
+
+def test_a_duet_stored_in_a_server_database_is_released_pair_by_pair(
+        pg_server: PgServer, pg_url: str, tmp_path: Path, native_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Queued pairs' journal would have to name the store on disk, password and all (execute/journal.py):
+    with a URL the duet releases pair by pair, every pair stored as it ends."""
+    from click.testing import CliRunner
+
+    from duetbench.cli.main import main
+    from duetbench.execute.runner import Runner
+
+    def queued(*args: object) -> None:
+        raise AssertionError("pairs were queued for a server database")
+
+    monkeypatch.setattr(Runner, "_run_queued", queued)
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(main, ["compare", "sleep 0.01", "sleep 0.01", "--method", "duet", "--runs", "30",
+                                  "--no-progress", "--db", pg_url])
+    assert r.exit_code == 0, r.output
+    (n,) = pg_server.query(pg_url, "SELECT COUNT(*) FROM invocations WHERE NOT warmup")[0]
+    assert n == 60

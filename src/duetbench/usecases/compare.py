@@ -27,6 +27,7 @@ from duetbench.plan.schedule import choose_cpus
 from duetbench.report.exporters import Exports
 from duetbench.report.model import ComparisonReport
 from duetbench.report.progress import LiveProgress
+from duetbench.store.location import is_url
 from duetbench.usecases.conclude import (  # noqa: F401 - METRICS, build_report, report_stored: used from here too
     METRICS,
     REPORT_MODULES,
@@ -295,9 +296,12 @@ def _measure(opts: CompareOptions, settings: RunSettings, method: str, options: 
         fixed = not auto and opts.runs is not None  # this runner measures exactly opts.runs pairs (rounds)
         should_continue, certain = _stop_rule(opts, method, on_progress, progress.due, stop, spent, prior,
                                               watch_for if auto and len(history) <= MAX_REDECISIONS else None)
+        # Pairs are queued to the launchers only where their journal can name the store without a secret
+        # on disk (execute/journal.py): a database file, not a URL, which may hold a password.
+        journaled = not is_url(str(comparison.db_path))
         runner = Runner(msgspec.structs.replace(settings, pairs_at_most=opts.runs) if fixed else settings,
                         should_continue, comparison.add_invocation, on_activity=comparison.set_activity,
-                        on_invocations=comparison.add_invocations, certain=certain,
+                        on_invocations=comparison.add_invocations, certain=certain if journaled else None,
                         stored_at=lambda: (str(comparison.db_path), comparison.id) if comparison.id >= 0 else None)
         try:
             outcome = runner.run()
