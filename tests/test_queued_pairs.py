@@ -254,3 +254,31 @@ def test_a_killed_batchs_journal_is_stored_once_and_only_its_whole_pairs(tmp_pat
                                                             (4, "B", "failed")]
     journal.end(tmp_path)
     assert journal.recover(tmp_path) == 0  # no manifest: nothing to recover
+
+
+@two_cpus
+def test_a_launcher_gone_in_the_middle_of_a_batch_ends_it_at_once(native_dir: Path) -> None:
+    """A launcher killed while its batch runs: the comparison fails with its launch error well before the
+    barrier's timeout (the partner's next child is not left waiting at its page), the pairs that ended are
+    kept."""
+    import threading
+
+    settings = RunSettings(method="duet", argv={"A": ["sleep", "0.02"], "B": ["sleep", "0.02"]}, cpus=(0, 1),
+                           seed=9, warmup=1, barrier_timeout_s=20.0)
+    go_on, certain = _rule(200)
+    stored: list[Invocation] = []
+    runner = Runner(settings, go_on, stored.append, certain=certain)
+
+    def kill_one() -> None:
+        os.kill(runner._servers[1].process.pid, signal.SIGKILL)
+
+    timer = threading.Timer(0.6, kill_one)
+    timer.start()
+    started = time.monotonic()
+    outcome = runner.run()
+    timer.join()
+    assert time.monotonic() - started < 5
+    assert outcome.status == "failed" and outcome.failure is not None
+    assert outcome.failure.status == "launch_error"
+    ok = [i for i in outcome.measured if i.ok]
+    assert len(ok) >= 2 * 5 and all(i.pair < outcome.failure.pair for i in ok if i.side == outcome.failure.side)

@@ -22,7 +22,7 @@ from pathlib import Path
 import msgspec
 
 from duetbench.execute import journal
-from duetbench.execute.barrier import ABORT_USER, BarrierPage
+from duetbench.execute.barrier import ABORT_EXITED, ABORT_USER, BarrierPage
 from duetbench.execute.invocation import (
     Invocation,
     LauncherServer,
@@ -479,7 +479,12 @@ class Runner:
         assert self._gate is not None
         try:
             self._gate.release(len(served))
-            _wait_done(self._gate, [self._server(cpu) for cpu in served])
+            if not _wait_done(self._gate, [self._server(cpu) for cpu in served]):
+                # A launcher is gone: its partner's next child would wait at its page for the barrier's
+                # timeout (10 s by default). Halt the batch and abort every page: the rest ends at once.
+                slots.abort(ABORT_EXITED, halt)
+                for k in range(count):
+                    slots.abort(ABORT_EXITED, k)
         except KeyboardInterrupt:
             # The launchers end the invocation in progress and answer it; what ended before is kept.
             self.stop_all()
@@ -923,9 +928,9 @@ def _cgroup_key(side: str, cpu: int) -> str:
     return f"{side}@{cpu}"
 
 
-def _wait_done(gate: ReleaseGate | None, servers: list[LauncherServer]) -> None:
+def _wait_done(gate: ReleaseGate | None, servers: list[LauncherServer]) -> bool:
     """Sleep until each of `servers` answered its last queued request (a byte each on the gate's done
-    pipe) or one of them is gone (its result pipe hangs up): not woken by the answers before."""
+    pipe; True) or one of them is gone (its result pipe hangs up; False): not woken by the answers before."""
     assert gate is not None
     poller = select.poll()
     poller.register(gate.done_fd, select.POLLIN)
@@ -935,8 +940,9 @@ def _wait_done(gate: ReleaseGate | None, servers: list[LauncherServer]) -> None:
     while left > 0:
         for fd, _ in poller.poll():
             if fd != gate.done_fd:
-                return
+                return False
             left -= len(os.read(gate.done_fd, left))
+    return True
 
 
 def _root_cause(results: list[Invocation]) -> Invocation:
