@@ -465,7 +465,7 @@ class Runner:
                     stderr_path=self._workdir / f"queued-{cpu}-{k}.stderr", notify=k == count - 1, hold=k == 0,
                     journal=journals.get(cpu))))
         if where is not None:
-            journal.begin(self._workdir, journal.Manifest(
+            self._journal(journal.begin, self._workdir, journal.Manifest(
                 store=where[0], comparison_id=where[1], first_pair=first,
                 journals={str(cpu): str(path) for cpu, path in journals.items()},
                 requests={str(cpu): [journal.QueuedRequest(spec.side, spec.index, spec.pair) for spec, _ in requests]
@@ -489,11 +489,20 @@ class Runner:
             # The launchers end the invocation in progress and answer it; what ended before is kept.
             self.stop_all()
             self._store_queued(served, count, steal, interrupted=True)
-            journal.end(self._workdir)
+            self._journal(journal.end, self._workdir)
             raise
         outcome = self._store_queued(served, count, steal)
-        journal.end(self._workdir)
+        self._journal(journal.end, self._workdir)
         return outcome
+
+    @staticmethod
+    def _journal(step: Callable[..., None], *args: object) -> None:
+        """A step of the journal; the scratch directory gone or full only costs the batch its journal (the
+        launchers, which write their stderr there too, then say what went wrong)."""
+        try:
+            step(*args)
+        except OSError:
+            pass
 
     def _store_queued(self, served: dict[int, list[ServedInvocation]], count: int, steal: dict[int, float], *,
                       interrupted: bool = False) -> tuple[Invocation | None, int]:
