@@ -225,9 +225,12 @@ def test_a_killed_batchs_journal_is_stored_once_and_only_its_whole_pairs(tmp_pat
     from duetbench.execute import journal
     from duetbench.store.direct import open_comparison_store
 
+    from duetbench.store.orchestrators import with_owner
+
     store = open_comparison_store(tmp_path / "r.db")
+    options = with_owner({})
     comparison = store.begin_comparison(method="duet", name_a="A", name_b="B", command_a="a", command_b="b", seed=1,
-                                        options={}, host={}, tool_version="t")
+                                        options=options, host={}, tool_version="t")
     store.close()
 
     def answer(status: str, k: int) -> bytes:
@@ -240,7 +243,12 @@ def test_a_killed_batchs_journal_is_stored_once_and_only_its_whole_pairs(tmp_pat
         store=str(tmp_path / "r.db"), comparison_id=comparison, first_pair=3,
         journals={"0": str(cpu0), "1": str(cpu1)},
         requests={"0": [journal.QueuedRequest("A", k, k) for k in range(3, 8)],
-                  "1": [journal.QueuedRequest("B", k, k) for k in range(3, 8)]})
+                  "1": [journal.QueuedRequest("B", k, k) for k in range(3, 8)]}, owner=options["orchestrator"])
+    # Named relatively, or by another orchestrator, the store is not this one's: nothing is recovered.
+    for wrong in (msgspec.structs.replace(manifest, store="r.db"),
+                  msgspec.structs.replace(manifest, owner={**manifest.owner, "pid": 1})):
+        journal.begin(tmp_path, wrong)
+        assert journal.recover(tmp_path) == 0
     journal.begin(tmp_path, manifest)
     # pairs 3 and 4 whole; 5 interrupted on one side (the kill); 6 half a line
     cpu0.write_bytes(b"\n".join([answer("ok", 3), answer("ok", 4), answer("ok", 5), answer("ok", 6)[:20]]) + b"\n")
@@ -282,3 +290,36 @@ def test_a_launcher_gone_in_the_middle_of_a_batch_ends_it_at_once(native_dir: Pa
     assert outcome.failure.status == "launch_error"
     ok = [i for i in outcome.measured if i.ok]
     assert len(ok) >= 2 * 5 and all(i.pair < outcome.failure.pair for i in ok if i.side == outcome.failure.side)
+
+
+def test_sequential_rounds_are_queued_too(native_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sequential rounds queued to the one launcher: each round runs both sides once, in its drawn order,
+    on the sequential CPU; each invocation is stored apart, with its steal, as released ones are."""
+    batches = _batches(monkeypatch)
+    runs = tmp_path / "order"
+    settings = RunSettings(method="sequential", argv={s: ["sh", "-c", f"echo {s}$DUET_ITERATION >> {runs}"]
+                                                      for s in "AB"}, cpus=(0, 1), seed=10, warmup=1)
+    go_on, certain = _rule(20)
+    outcome = Runner(settings, go_on, lambda inv: None, certain=certain).run()
+    assert outcome.status == "complete" and len(outcome.measured) == 40
+    assert batches and batches[0] == (1, 20)
+    lines = runs.read_text().split()
+    assert sorted(lines[2:]) == sorted(f"{s}{k}" for s in "AB" for k in range(1, 21))
+    assert [line[1:] for line in lines[2:]] == [str(k) for k in range(1, 21) for _ in "AB"]  # round by round
+    assert {line[0] for line in lines[2::2]} == {"A", "B"}  # the order is drawn per round
+    for inv in outcome.measured:
+        assert inv.status == "ok" and inv.cpu_requested == 1 and inv.steal_s is not None
+
+
+def test_a_failed_sequential_invocation_halts_the_rounds_queued_after_it(native_dir: Path, tmp_path: Path) -> None:
+    runs = tmp_path / "order"
+    fail = f"echo B$DUET_ITERATION >> {runs}; test $DUET_ITERATION -ne 7"
+    settings = RunSettings(method="sequential", argv={"A": ["sh", "-c", f"echo A$DUET_ITERATION >> {runs}"],
+                                                      "B": ["sh", "-c", fail]}, cpus=(0, 1), seed=11, warmup=1)
+    go_on, certain = _rule(20)
+    stored: list[Invocation] = []
+    outcome = Runner(settings, go_on, stored.append, certain=certain).run()
+    assert outcome.status == "failed" and outcome.failure is not None
+    assert (outcome.failure.side, outcome.failure.index) == ("B", 7)
+    assert stored[-1] is outcome.failure and max(i.index for i in stored) == 7
+    assert runs.read_text().split()[-1] == "B7"  # nothing ran after the failure

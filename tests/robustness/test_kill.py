@@ -134,17 +134,29 @@ def test_kill_9_during_a_campaign(duet_env, tmp_path: Path, round_: int) -> None
         assert _status(tmp_path / "r.db", "campaigns") == ["finished"]
 
 
-def test_kill_9_in_the_middle_of_queued_pairs_loses_none_that_ended(duet_env, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    """Queued duet pairs are stored when their batch ends (execute/runner.py); the launchers journal each
-    answer meanwhile, and the next command stores the pairs a `kill -9` caught in a batch, whole."""
+@pytest.mark.parametrize("method", ["duet", "sequential"])
+def test_kill_9_in_the_middle_of_queued_pairs_loses_none_that_ended(duet_env, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                                    method: str) -> None:
+    """Queued duet pairs (sequential rounds) are stored when their batch ends (execute/runner.py); the
+    launchers journal each answer meanwhile, and the next command — here in another directory, with a
+    database of the same relative name and a comparison of the same number — stores the pairs a `kill -9`
+    caught in a batch, whole, where they belong and nowhere else."""
     marker = f"0.02{random.randint(10**6, 10**7)}"
-    db = tmp_path / "r.db"
+    here, elsewhere = tmp_path / "here", tmp_path / "elsewhere"
+    here.mkdir()
+    elsewhere.mkdir()
+    db = here / "r.db"
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     env = {**duet_env, "TMPDIR": str(scratch)}
+    other = subprocess.run([sys.executable, "-m", "duetbench", "compare", "true", "true", "--method", "duet",
+                            "--runs", "3", "--db", "r.db", "--no-progress"], cwd=elsewhere, env=env,
+                           capture_output=True, text=True, timeout=120)
+    assert other.returncode == 0, other.stderr
+    others = _count(elsewhere / "r.db", "SELECT count(*) FROM invocations")
     proc = subprocess.Popen([sys.executable, "-m", "duetbench", "compare", f"sleep {marker}", f"sleep {marker}",
-                             "--method", "duet", "--runs", "400", "--db", "r.db", "--no-progress"],
-                            cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                             "--method", method, "--runs", "400", "--db", "r.db", "--no-progress"],
+                            cwd=here, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 60
         while _count(db, "SELECT count(*) FROM invocations") <= 2 * 2 and time.monotonic() < deadline:
@@ -155,13 +167,14 @@ def test_kill_9_in_the_middle_of_queued_pairs_loses_none_that_ended(duet_env, tm
         proc.wait()
     before = _count(db, "SELECT count(*) FROM invocations")
     assert 2 * 2 < before < 2 * 400
-    nxt = subprocess.run([sys.executable, "-m", "duetbench", "show", "--db", "r.db"], cwd=tmp_path, env=env,
+    nxt = subprocess.run([sys.executable, "-m", "duetbench", "show", "--db", "r.db"], cwd=elsewhere, env=env,
                          capture_output=True, text=True, timeout=120)
     assert "Traceback" not in nxt.stderr, nxt.stderr
     assert list(scratch.iterdir()) == []
+    assert _count(elsewhere / "r.db", "SELECT count(*) FROM invocations") == others
     with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
         rows = conn.execute("SELECT pair, side, status FROM invocations ORDER BY pair, side").fetchall()
-    assert len(rows) > before + 2 * 5  # ~0.4 s of 20 ms pairs ended in the batch the kill caught
+    assert len(rows) > before + 2 * 5  # ~0.4 s of 20 ms pairs (10 ms rounds) ended in the batch the kill caught
     pairs: dict[int, list[str]] = {}
     for pair, side, status in rows:
         assert status == "ok"

@@ -10,8 +10,9 @@ stored the manifest is removed. A `kill -9` leaves both behind, and the next `du
 (execute/scratch.py `sweep_stale_scratch`) stores the pairs both sides of which were answered
 (`recover`) before it removes the directory.
 
-Manifest versions: 1 (2026-11-27) — store, comparison_id, first_pair, journals (CPU -> file),
-requests (CPU -> [side, index, pair] in the order that launcher answers them).
+Manifest versions: 1 (2026-11-27) — store (an absolute path), comparison_id, first_pair, journals
+(CPU -> file), requests (CPU -> [side, index, pair] in the order that launcher answers them), owner (the
+orchestrator, as the comparison's options record it).
 """
 from __future__ import annotations
 
@@ -39,11 +40,14 @@ class QueuedRequest(msgspec.Struct, array_like=True, frozen=True):
 
 
 class Manifest(msgspec.Struct, frozen=True):
+    #: The database file, as an absolute path: the command that recovers runs in another directory.
     store: str
     comparison_id: int
     first_pair: int
     journals: dict[str, str]
     requests: dict[str, list[QueuedRequest]]
+    #: The orchestrator that wrote it (`Owner.to_json`): the comparison recovered into must be its own.
+    owner: dict[str, object] = msgspec.field(default_factory=dict)
     version: int = VERSION
 
 
@@ -74,7 +78,7 @@ def recover(directory: Path) -> int:
         manifest = msgspec.json.decode((directory / MANIFEST).read_bytes(), type=Manifest)
     except (OSError, msgspec.DecodeError):
         return 0
-    if manifest.version != VERSION:
+    if manifest.version != VERSION or not os.path.isabs(manifest.store) or not manifest.owner:
         return 0
     pairs: dict[int, list[Invocation]] = {}
     for cpu, requests in manifest.requests.items():
@@ -89,8 +93,13 @@ def recover(directory: Path) -> int:
         whole += sorted(invocations, key=lambda inv: inv.side)
     if not whole:
         return 0
+    from duetbench.store.orchestrators import OWNER_KEY
+
     store = open_comparison_store(manifest.store)
     try:
+        record = store.comparison(manifest.comparison_id)
+        if record is None or record.options.get(OWNER_KEY) != manifest.owner:
+            return 0  # not the comparison the killed orchestrator measured (the file was replaced since)
         if any(inv.pair >= manifest.first_pair for inv in store.invocations(manifest.comparison_id)):
             return 0
         store.add_invocations(manifest.comparison_id, whole)

@@ -18,6 +18,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
@@ -32,6 +33,7 @@ from duetbench.execute.invocation import (
     ServedInvocation,
     forget_cgroup_usage,
 )
+from duetbench.execute.owner import Owner
 from duetbench.execute.scratch import scratch_directory
 from duetbench.host.activity import ActivityWindow, Snapshot, activity_delta, snapshot, top_activity
 from duetbench.host.cgroup import SideCgroup
@@ -168,6 +170,7 @@ class Runner:
         self.schedule = Schedule(settings.seed, settings.cpus)
         self.measured: list[Invocation] = []
         self._last_warmup: list[Invocation] = []
+        self._me: dict[str, Any] | None = None  # this process, as the journal's manifest names it
         self._t0: float | None = None
         self._servers: dict[int, LauncherServer] = {}
         self._gate: ReleaseGate | None = None
@@ -359,7 +362,7 @@ class Runner:
                             return None
                         count = self._queue_size() if ahead is None else 1
                         if count > 1:
-                            slots = slots or BarrierPage(parties=2, pages=QUEUE_MAX_PAIRS + 1)
+                            slots = slots or self._slots()
                             failure, ran = self._run_queued(pair, count, slots, cgroups)
                             if failure is not None:
                                 return failure
@@ -421,7 +424,8 @@ class Runner:
         (hooks, fillers, output shown, activity read around every pair) and the method's own gate.
         `pending`: a pair just measured and not yet stored, counted as measured."""
         s = self.s
-        if (self.certain is None or s.method != "duet" or s.fill or s.activity_every_pair or s.show_output
+        if (self.certain is None or s.method not in ("duet", "sequential") or s.fill or s.activity_every_pair
+                or s.show_output
                 or any(s.prepare.get(side) or s.conclude.get(side) for side in s.argv)
                 or any(s.output.get(side) == "inherit" for side in s.argv)):
             return 1
@@ -435,65 +439,93 @@ class Runner:
         count = self.certain(measured, self._elapsed())
         if s.pairs_at_most is not None:
             count = min(count, s.pairs_at_most - pairs)
+        per_unit = 2 if s.method == "sequential" else 1  # a round is both sides' invocations, one by one
         span_ns = max(inv.end_ns for inv in timed) - min(inv.start_ns for inv in timed)
-        per_pair = max(span_ns / 1e9 / max(pairs, 1), 1e-4)
+        per_pair = max(span_ns / 1e9 / pairs if pairs else span_ns / 1e9 * per_unit, 1e-4)
         # Each launcher's requests must fit in its request pipe (LauncherServer.capacity): a request holds
         # the command line, an environment offset of up to a page (plan/layout.py) and a few paths.
         request = max(sum(len(arg) + 5 for arg in argv) for argv in s.argv.values()) + 4096 + 1024
-        fits = min(self._server(cpu).capacity for cpu in set(s.cpus)) // request
+        fits = min(self._server(cpu).capacity for cpu in set(s.cpus)) // request // per_unit
         return max(1, min(count, QUEUE_MAX_PAIRS, fits, int(QUEUE_SPAN_S / per_pair)))
+
+    def _slots(self) -> BarrierPage:
+        """The barrier file of queued requests: a page per duet pair (two parties), or per sequential
+        invocation (one party: it only carries the halt), and the halt page."""
+        if self.s.method == "duet":
+            return BarrierPage(parties=2, pages=QUEUE_MAX_PAIRS + 1)
+        return BarrierPage(parties=1, pages=2 * QUEUE_MAX_PAIRS + 1)
 
     def _run_queued(self, first: int, count: int, slots: BarrierPage, cgroups: dict[str, SideCgroup | None]
                     ) -> tuple[Invocation | None, int]:
-        """`count` measured pairs queued to the launchers in one write each: each launcher runs its side of
-        one pair after another, both children of a pair meeting at the pair's own page of `slots`, and
-        answers each in turn; the orchestrator sleeps until both answered their last, then reads and
-        stores them all (one transaction). A failed pair halts the rest (the launchers answer them
-        ``skipped``). Returns the failure, if any, and how many pairs ran (and were stored)."""
+        """`count` measured pairs (sequential: rounds) queued to the launchers in one write each: each
+        launcher runs its requests one after another — a duet's side of one pair after another, both
+        children of a pair meeting at the pair's own page of `slots`; a sequential round's invocations,
+        each at a page of its own with one party — and answers each in turn; the orchestrator sleeps until
+        every launcher answered its last, then reads and stores them all (one transaction). A failure
+        halts the rest (the launchers answer them ``skipped``). Returns the failure, if any, and how many
+        pairs (rounds) ran and were stored."""
         halt = slots.pages - 1
-        slots.reset(*range(count), halt)
         where = self.stored_at() if self.stored_at is not None else None
         journals = {cpu: self._workdir / f"journal-cpu{cpu}.jsonl" for cpu in set(self.s.cpus)} if where else {}
         lists: dict[int, list[tuple[LaunchSpec, Queued]]] = {}
-        for k in range(count):
-            placement = self.schedule.next_duet_pair()
-            for side in placement.order:
-                cpu = placement.cpu[side]
-                spec = self._spec(side, first + k, first + k, False, cpu, slots.path, cgroups)
-                lists.setdefault(cpu, []).append((spec, Queued(
-                    slot=k, halt_slot=halt, halt_failed=not self.s.ignore_failure,
-                    stderr_path=self._workdir / f"queued-{cpu}-{k}.stderr", notify=k == count - 1, hold=k == 0,
-                    journal=journals.get(cpu))))
+        # What is stored together and judged as one: a duet's pair, a sequential invocation (as unqueued).
+        units: list[list[tuple[int, int]]] = []
+
+        def queue(side: str, cpu: int, number: int, slot: int) -> tuple[int, int]:
+            spec = self._spec(side, number, number, False, cpu, slots.path, cgroups)
+            mine = lists.setdefault(cpu, [])
+            mine.append((spec, Queued(slot=slot, halt_slot=halt, halt_failed=not self.s.ignore_failure,
+                                      stderr_path=self._workdir / f"queued-{cpu}-{slot}.stderr",
+                                      hold=slot == 0 and self.s.method == "duet", journal=journals.get(cpu))))
+            return cpu, len(mine) - 1
+
+        if self.s.method == "duet":
+            for k in range(count):
+                placement = self.schedule.next_duet_pair()
+                units.append([queue(side, placement.cpu[side], first + k, k) for side in placement.order])
+        else:
+            for k in range(count):
+                for side in (s for s in self.schedule.next_round_order() if s in self.s.argv):
+                    units.append([queue(side, self.s.cpus[1], first + k, len(units))])
+        slots.reset(*range(len(units)), halt)
+        for mine in lists.values():  # each launcher says when it answered its last
+            mine[-1] = (mine[-1][0], msgspec.structs.replace(mine[-1][1], notify=True))
         if where is not None:
             self._journal(journal.begin, self._workdir, journal.Manifest(
-                store=where[0], comparison_id=where[1], first_pair=first,
+                store=os.path.abspath(where[0]), comparison_id=where[1], first_pair=first,
+                owner=self._owner(),
                 journals={str(cpu): str(path) for cpu, path in journals.items()},
                 requests={str(cpu): [journal.QueuedRequest(spec.side, spec.index, spec.pair) for spec, _ in requests]
                           for cpu, requests in lists.items()}))
         self._noise.open()
         steal = self._steal.before()
         made = {cpu: self._server(cpu).prepare(requests) for cpu, requests in lists.items()}
-        for cpu, (queue, message) in made.items():
-            self._server(cpu).send(message, len(queue))
-        served = {cpu: queue for cpu, (queue, _) in made.items()}
+        for cpu, (sent, message) in made.items():
+            self._server(cpu).send(message, len(sent))
+        served = {cpu: sent for cpu, (sent, _) in made.items()}
         assert self._gate is not None
         try:
-            self._gate.release(len(served))
+            self._gate.release(sum(queued.hold for requests in lists.values() for _, queued in requests))
             if not _wait_done(self._gate, [self._server(cpu) for cpu in served]):
                 # A launcher is gone: its partner's next child would wait at its page for the barrier's
                 # timeout (10 s by default). Halt the batch and abort every page: the rest ends at once.
                 slots.abort(ABORT_EXITED, halt)
-                for k in range(count):
-                    slots.abort(ABORT_EXITED, k)
+                for slot in range(len(units)):
+                    slots.abort(ABORT_EXITED, slot)
         except KeyboardInterrupt:
             # The launchers end the invocation in progress and answer it; what ended before is kept.
             self.stop_all()
-            self._store_queued(served, count, steal, interrupted=True)
+            self._store_queued(served, units, steal, interrupted=True)
             self._journal(journal.end, self._workdir)
             raise
-        outcome = self._store_queued(served, count, steal)
+        failure, kept = self._store_queued(served, units, steal)
         self._journal(journal.end, self._workdir)
-        return outcome
+        return failure, len({inv.pair for inv in kept})
+
+    def _owner(self) -> dict[str, Any]:
+        if self._me is None:
+            self._me = Owner.me().to_json()
+        return self._me
 
     @staticmethod
     def _journal(step: Callable[..., None], *args: object) -> None:
@@ -504,19 +536,21 @@ class Runner:
         except OSError:
             pass
 
-    def _store_queued(self, served: dict[int, list[ServedInvocation]], count: int, steal: dict[int, float], *,
-                      interrupted: bool = False) -> tuple[Invocation | None, int]:
+    def _store_queued(self, served: dict[int, list[ServedInvocation]], units: list[list[tuple[int, int]]],
+                      steal: dict[int, float], *, interrupted: bool = False
+                      ) -> tuple[Invocation | None, list[Invocation]]:
+        """Read a batch's answers, and store its units (pairs, or sequential invocations) up to the first
+        that did not run (halted, or cut short by an interrupt) and up to and including a failed one."""
         answers = {cpu: [one.wait() for one in queue] for cpu, queue in served.items()}
         kept: list[Invocation] = []
         failure: Invocation | None = None
         ran = 0
-        for k in range(count):
-            results = [answers[cpu][k] for cpu in answers]
+        for unit in units:
+            results = [answers[cpu][k] for cpu, k in unit]
             if any(inv.status in _NOT_RUN for inv in results) or (
                     interrupted and any(inv.status in _CUT_SHORT for inv in results)):
                 break
-            ends = [queue[k] for queue in served.values()]
-            after = self._steal.after(ends)
+            after = self._steal.after([served[cpu][k] for cpu, k in unit])
             for inv in results:
                 inv.steal_s = steal_delta(steal, after, inv.cpu_requested)
             steal = after
@@ -529,9 +563,20 @@ class Runner:
         if kept:
             self._noise.add(kept, units=ran)
             self._emit_all(kept)
-        return failure, ran
+        return failure, kept
 
     def _run_sequential(self, cgroups: dict[str, SideCgroup | None]) -> Invocation | None:
+        slots_made: list[BarrierPage] = []
+        try:
+            return self._run_rounds(cgroups, slots_made)
+        finally:
+            for slots in slots_made:
+                slots.close()
+
+    def _run_rounds(self, cgroups: dict[str, SideCgroup | None], slots_made: list[BarrierPage]
+                    ) -> Invocation | None:
+        """Sequential rounds, released one invocation at a time or queued (`_run_queued`); the barrier file
+        of queued ones, once made, is appended to `slots_made` for the caller to remove."""
         cpu = self.s.cpus[1]
         round_ = self.s.first
         while True:
@@ -540,6 +585,15 @@ class Runner:
                 self._meanwhile.join()
                 if not self.should_continue(self.measured, self._elapsed()):
                     return None
+                count = self._queue_size()
+                if count > 1:
+                    if not slots_made:
+                        slots_made.append(self._slots())
+                    failure, ran = self._run_queued(round_, count, slots_made[0], cgroups)
+                    if failure is not None:
+                        return failure
+                    round_ += ran
+                    continue
             # One command on its own (`duet compare CMD`) has only side A: its rounds are its runs.
             for side in (s for s in self.schedule.next_round_order() if s in self.s.argv):
                 self._prepare(side)
