@@ -323,3 +323,17 @@ def test_a_failed_sequential_invocation_halts_the_rounds_queued_after_it(native_
     assert (outcome.failure.side, outcome.failure.index) == ("B", 7)
     assert stored[-1] is outcome.failure and max(i.index for i in stored) == 7
     assert runs.read_text().split()[-1] == "B7"  # nothing ran after the failure
+
+
+@two_cpus
+def test_no_queued_child_waits_beside_the_partners_command(native_dir: Path) -> None:
+    """The shorter side's next child is forked only once the longer side's command ended: forked at once,
+    it would spin at the barrier beside that command (~190 ms a pair here), work beside the later side
+    that slows it (bench/beside.py). Its CPU before exec stays that of a set-up."""
+    settings = RunSettings(method="duet", argv={"A": ["sleep", "0.01"], "B": ["sleep", "0.2"]}, cpus=(0, 1),
+                           seed=12, warmup=1)
+    go_on, certain = _rule(6)
+    outcome = Runner(settings, go_on, lambda inv: None, certain=certain).run()
+    assert outcome.status == "complete" and len(outcome.measured) == 12
+    for inv in outcome.measured:
+        assert inv.user_s + inv.sys_s - inv.cpu_s < 0.05, inv  # the spin before exec (the command sleeps)

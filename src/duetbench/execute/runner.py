@@ -471,15 +471,18 @@ class Runner:
         # What is stored together and judged as one: a duet's pair, a sequential invocation (as unqueued).
         units: list[list[tuple[int, int]]] = []
 
+        duet = self.s.method == "duet"
+
         def queue(side: str, cpu: int, number: int, slot: int) -> tuple[int, int]:
             spec = self._spec(side, number, number, False, cpu, slots.path, cgroups)
             mine = lists.setdefault(cpu, [])
             mine.append((spec, Queued(slot=slot, halt_slot=halt, halt_failed=not self.s.ignore_failure,
                                       stderr_path=self._workdir / f"queued-{cpu}-{slot}.stderr",
-                                      hold=slot == 0 and self.s.method == "duet", journal=journals.get(cpu))))
+                                      hold=slot == 0 and duet, after_slot=slot - 1 if duet and slot > 0 else None,
+                                      journal=journals.get(cpu))))
             return cpu, len(mine) - 1
 
-        if self.s.method == "duet":
+        if duet:
             for k in range(count):
                 placement = self.schedule.next_duet_pair()
                 units.append([queue(side, placement.cpu[side], first + k, k) for side in placement.order])
