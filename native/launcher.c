@@ -25,7 +25,8 @@
  * which it runs one after another as it reads them. barrier_slot=K makes the child meet its partner at
  * page K of the barrier file (one page per queued pair: a page ends its pair aborted); halt_slot=H names
  * the page whose abort halts the queue: set once an invocation fails (halt_failed=1: also on a non-zero
- * exit), after which the launcher answers its queued requests "skipped" and aborts their pages. notify=1
+ * exit), after which the launcher answers its queued requests "skipped" and aborts their pages. meet=1
+ * forks the child only once the partner's launcher is ready to fork its own (meet_partner). notify=1
  * writes a byte to DONE_FD once answered (the orchestrator sleeps on that pipe, not on the answers);
  * journal=PATH also appends the answer to PATH (kept should the orchestrator be killed, execute/journal.py).
  * SIGUSR1 cancels the invocation in progress (reported as "interrupted") and the server goes on;
@@ -85,7 +86,7 @@ struct request {
     const char *barrier_path;
     long barrier_slot; /* page of the barrier file this pair meets at (queued pairs: one each) */
     long halt_slot;    /* >= 0: page whose abort field halts the queue (a failed pair: run no more) */
-    long after_slot;   /* >= 0: fork only once every party of this page's pair has ended (see wait_ended) */
+    int meet;          /* fork only once the partner's launcher is ready to fork its child too (meet_partner) */
     int halt_failed;   /* a "failed" exit halts the queue too (else only other failures do) */
     int notify;        /* once answered, write a byte to the done pipe (the last of a queued batch) */
     const char *journal; /* append the answer to this file too (queued pairs: kept should the orchestrator die) */
@@ -484,39 +485,34 @@ static char **merged_environment(const struct request *rq)
     return merged;
 }
 
-/* Launcher-side count of a barrier page's parties whose command has ended (in the page's padding, apart
- * from the barrier's own fields: hooks never look at it). Zeroed with the page by the orchestrator. */
-#define ENDED_OFFSET 192
+/* Launcher-side count of the parties ready to fork their child for a barrier page's pair (in the page's
+ * padding, apart from the barrier's own fields: hooks never look at it). Zeroed with the page. */
+#define READY_OFFSET 192
 
-static uint32_t *ended_count(struct duet_shm *page)
+/* A queued pair's launchers meet before either forks its child: forked as soon as its own side's command
+ * ended, a child would spin at the barrier while the partner's command still runs and while the partner's
+ * launcher reaps and measures it — work on the idle CPU beside the later side, which slows it
+ * (bench/beside.py: 2 ms of it took B/A 1.0469 to 1.0527), and on a host that runs both vCPUs on one core
+ * at times, the spin took the partner's launcher 2-3x as long. So each launcher says it is ready and
+ * sleeps on a futex until the other is too; the children then set up side by side and spin only for
+ * the difference. Gives up at the halt, a signal or the timeout (the barrier, or the halt, then says
+ * what happened). */
+static void meet_partner(struct duet_shm *page, struct duet_shm *halt, long timeout_ms)
 {
-    return (uint32_t *)((char *)page + ENDED_OFFSET);
-}
-
-static void mark_ended(struct duet_shm *page)
-{
-    __atomic_add_fetch(ended_count(page), 1, __ATOMIC_SEQ_CST);
-    syscall(SYS_futex, ended_count(page), FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
-}
-
-/* A queued pair's child is forked only once both commands of the pair before it have ended: forked as soon
- * as its own side's command ended, it would spin at the barrier beside the partner's command still running,
- * and work on the idle CPU beside the later side slows that side (bench/beside.py: 2 ms of it took B/A
- * 1.0469 to 1.0527). Sleeps on a futex, so nothing runs here meanwhile; gives up at the halt, a signal or
- * the timeout (then the barrier, or the halt, says what happened). */
-static void wait_ended(struct duet_shm *page, struct duet_shm *halt, long timeout_ms)
-{
-    uint32_t *ended = ended_count(page);
+    uint32_t *ready = (uint32_t *)((char *)page + READY_OFFSET);
+    __atomic_add_fetch(ready, 1, __ATOMIC_SEQ_CST);
+    syscall(SYS_futex, ready, FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
     int64_t deadline = duet_now_ns() + (int64_t)timeout_ms * 1000000LL;
     for (;;) {
-        uint32_t seen = __atomic_load_n(ended, __ATOMIC_ACQUIRE);
-        if (seen >= DUET_LOAD(&page->parties) || (halt && DUET_LOAD(&halt->abort)) || g_interrupted || g_cancelled)
+        uint32_t seen = __atomic_load_n(ready, __ATOMIC_ACQUIRE);
+        if (seen >= DUET_LOAD(&page->parties) || (halt && DUET_LOAD(&halt->abort)) || DUET_LOAD(&page->abort) ||
+            g_interrupted || g_cancelled)
             return;
         int64_t left = deadline - duet_now_ns();
         if (left <= 0)
             return;
         struct timespec ts = {(time_t)(left / 1000000000LL), (long)(left % 1000000000LL)};
-        syscall(SYS_futex, ended, FUTEX_WAIT, seen, &ts, NULL, 0);
+        syscall(SYS_futex, ready, FUTEX_WAIT, seen, &ts, NULL, 0);
     }
 }
 
@@ -688,10 +684,8 @@ static char *run_invocation(const struct request *rq, int redirect_stdin, int go
     int stopped = g_interrupted || g_cancelled;
     /* A queued pair after one that failed: not run. Its page is aborted, so that a partner's child
      * already waiting there ends instead of waiting for ours. */
-    if (!stopped && rq->after_slot >= 0 && rq->barrier_path) {
-        struct duet_shm *before = map_barrier(rq->barrier_path, rq->after_slot);
-        if (before)
-            wait_ended(before, halt, rq->barrier_timeout_ms);
+    if (!stopped && rq->meet && shm) {
+        meet_partner(shm, halt, rq->barrier_timeout_ms);
         stopped = g_interrupted || g_cancelled;
     }
     int halted = !stopped && halt && DUET_LOAD(&halt->abort) != 0;
@@ -782,10 +776,8 @@ static char *run_invocation(const struct request *rq, int redirect_stdin, int go
         end_ns = duet_now_ns();
         /* The command is gone: a partner whose harness hooks still wait at the barrier for another
          * iteration must not wait for us (abort code 4; a reason set earlier stays). */
-        if (shm) {
+        if (shm)
             duet_set_abort(shm, DUET_ABORT_EXITED);
-            mark_ended(shm);
-        }
         struct itimerval off = {{0, 0}, {0, 0}};
         setitimer(ITIMER_REAL, &off, NULL);
     }
@@ -926,7 +918,6 @@ static int parse_request(char *payload, size_t len, struct request *rq, char ***
     memset(rq, 0, sizeof *rq);
     rq->cpu = -1;
     rq->halt_slot = -1;
-    rq->after_slot = -1;
     rq->barrier_timeout_ms = 60000;
     size_t nargs = 0, nenv = 0;
     for (size_t i = 0; i < len; i++)
@@ -963,8 +954,8 @@ static int parse_request(char *payload, size_t len, struct request *rq, char ***
             rq->barrier_slot = atol(value);
         else if (strcmp(entry, "halt_slot") == 0)
             rq->halt_slot = atol(value);
-        else if (strcmp(entry, "after_slot") == 0)
-            rq->after_slot = atol(value);
+        else if (strcmp(entry, "meet") == 0)
+            rq->meet = atoi(value);
         else if (strcmp(entry, "halt_failed") == 0)
             rq->halt_failed = atoi(value);
         else if (strcmp(entry, "notify") == 0)
@@ -1073,7 +1064,6 @@ int main(int argc, char **argv)
     memset(&rq, 0, sizeof rq);
     rq.cpu = -1;
     rq.halt_slot = -1;
-    rq.after_slot = -1;
     rq.barrier_timeout_ms = 60000;
     const char *result_path = NULL;
     int serve_fd = -1, go_fd = -1, done_fd = -1;

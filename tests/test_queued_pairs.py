@@ -327,7 +327,7 @@ def test_a_failed_sequential_invocation_halts_the_rounds_queued_after_it(native_
 
 @two_cpus
 def test_no_queued_child_waits_beside_the_partners_command(native_dir: Path) -> None:
-    """The shorter side's next child is forked only once the longer side's command ended: forked at once,
+    """The shorter side's next child is forked only once the longer side's launcher is ready too: forked at once,
     it would spin at the barrier beside that command (~190 ms a pair here), work beside the later side
     that slows it (bench/beside.py). Its CPU before exec stays that of a set-up."""
     settings = RunSettings(method="duet", argv={"A": ["sleep", "0.01"], "B": ["sleep", "0.2"]}, cpus=(0, 1),

@@ -62,9 +62,10 @@ class Queued(msgspec.Struct, frozen=True):
     stderr_path: Path | None = None
     #: Once answered, the launcher writes a byte to the gate's done pipe (`ReleaseGate.done_fd`).
     notify: bool = False
-    #: The page of the pair before: the child is forked only once both of its commands ended, so that it
-    #: does not wait (spin) at the barrier beside the partner's command still running. None: at once.
-    after_slot: int | None = None
+    #: Fork the child only once the partner's launcher is ready to fork its own (its command ended and
+    #: measured), so that the child does not wait (spin) at the barrier beside the partner's command or
+    #: launcher. False: at once (the first of a batch, held at the gate instead).
+    meet: bool = False
     #: Where the launcher also appends its answer (execute/journal.py), if anywhere.
     journal: Path | None = None
     #: Held at the gate until released (the first of a batch: its child would otherwise spin at the
@@ -382,8 +383,8 @@ class LauncherServer:
                 entries += [f"halt_slot={queued.halt_slot}", f"halt_failed={int(queued.halt_failed)}"]
             if queued.notify:
                 entries.append("notify=1")
-            if queued.after_slot is not None:
-                entries.append(f"after_slot={queued.after_slot}")
+            if queued.meet:
+                entries.append("meet=1")
             if queued.journal is not None:
                 entries.append(f"journal={queued.journal}")
             if queued.hold:

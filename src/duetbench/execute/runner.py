@@ -478,7 +478,7 @@ class Runner:
             mine = lists.setdefault(cpu, [])
             mine.append((spec, Queued(slot=slot, halt_slot=halt, halt_failed=not self.s.ignore_failure,
                                       stderr_path=self._workdir / f"queued-{cpu}-{slot}.stderr",
-                                      hold=slot == 0 and duet, after_slot=slot - 1 if duet and slot > 0 else None,
+                                      hold=slot == 0 and duet, meet=duet and slot > 0,
                                       journal=journals.get(cpu))))
             return cpu, len(mine) - 1
 
