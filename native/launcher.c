@@ -682,12 +682,12 @@ static char *run_invocation(const struct request *rq, int redirect_stdin, int go
 
     /* Stopped before the command started (a filler no longer needed, say): do not start it at all. */
     int stopped = g_interrupted || g_cancelled;
-    /* A queued pair after one that failed: not run. Its page is aborted, so that a partner's child
-     * already waiting there ends instead of waiting for ours. */
     if (!stopped && rq->meet && shm) {
         meet_partner(shm, halt, rq->barrier_timeout_ms);
         stopped = g_interrupted || g_cancelled;
     }
+    /* A queued pair after one that failed: not run. Its page is aborted, so that a partner's child
+     * already waiting there ends instead of waiting for ours. */
     int halted = !stopped && halt && DUET_LOAD(&halt->abort) != 0;
     if (halted) {
         duet_set_abort(shm, DUET_ABORT_FAILED);

@@ -60,12 +60,9 @@ class BarrierPage:
     def abort(self, reason: int = ABORT_FAILED, slot: int = 0) -> None:
         struct.pack_into("<I", self._map, slot * SIZE + _OFF_ABORT, reason)
 
-    def aborted_at(self, slot: int) -> int:
-        return struct.unpack_from("<I", self._map, slot * SIZE + _OFF_ABORT)[0]
-
     @property
     def aborted(self) -> int:
-        return self.aborted_at(0)
+        return struct.unpack_from("<I", self._map, _OFF_ABORT)[0]
 
     @property
     def generation(self) -> int:

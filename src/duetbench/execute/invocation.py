@@ -356,25 +356,19 @@ class LauncherServer:
         self.busy = 1
         return served
 
-    def queue(self, requests: list[tuple[LaunchSpec, Queued]]) -> list[ServedInvocation]:
-        """Send several invocations in one write; the launcher runs them one after another, each once
-        its pair's partner is at the same barrier page (``Queued.slot``), and answers each in order.
-        Their cgroups' starting counters are each the previous answer's, so they are taken as the
-        answers are read (``ServedInvocation.wait``)."""
-        served, message = self.prepare(requests)
-        self.send(message, len(served))
-        return served
-
     def send(self, message: bytes, count: int) -> None:
-        """Send what `prepare` made: `count` invocations."""
+        """Send what `prepare` made: `count` invocations, which the launcher runs one after another, each
+        once its pair's partner is at the same barrier page (``Queued.slot``), answering each in order."""
         if self.busy:
             raise RuntimeError("a launcher runs one request list at a time")
         self._send(message)
         self.busy = count
 
     def prepare(self, requests: list[tuple[LaunchSpec, Queued]]) -> tuple[list[ServedInvocation], bytes]:
-        """The requests `queue` sends, made but not sent (a duet makes both launchers' before it sends
-        either: the first launcher's work must not hold up the making of the second's)."""
+        """Several requests made into one message for `send` (a duet makes both launchers' before it sends
+        either: the first launcher's work must not hold up the making of the second's). Their cgroups'
+        starting counters are each the previous answer's, so they are taken as the answers are read
+        (``ServedInvocation.wait``)."""
         served: list[ServedInvocation] = []
         messages: list[bytes] = []
         for spec, queued in requests:
@@ -479,8 +473,9 @@ class LauncherServer:
             self._results = -1
 
 
-#: The request pipe's size asked for: 32 queued requests with the largest environment offset (4 KiB,
-#: plan/layout.py) and a short command line are ~140 KiB, over a pipe's default 64 KiB.
+#: The request pipe's size asked for: 64 queued requests (execute/runner.py QUEUE_MAX_PAIRS) with the
+#: largest environment offset (4 KiB, plan/layout.py) and a short command line are ~280 KiB, over a pipe's
+#: default 64 KiB.
 REQUEST_PIPE_BYTES = 1 << 20
 
 

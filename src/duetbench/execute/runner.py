@@ -470,7 +470,6 @@ class Runner:
         lists: dict[int, list[tuple[LaunchSpec, Queued]]] = {}
         # What is stored together and judged as one: a duet's pair, a sequential invocation (as unqueued).
         units: list[list[tuple[int, int]]] = []
-
         duet = self.s.method == "duet"
 
         def queue(side: str, cpu: int, number: int, slot: int) -> tuple[int, int]:
@@ -569,50 +568,51 @@ class Runner:
         return failure, kept
 
     def _run_sequential(self, cgroups: dict[str, SideCgroup | None]) -> Invocation | None:
-        slots_made: list[BarrierPage] = []
-        try:
-            return self._run_rounds(cgroups, slots_made)
-        finally:
-            for slots in slots_made:
-                slots.close()
-
-    def _run_rounds(self, cgroups: dict[str, SideCgroup | None], slots_made: list[BarrierPage]
-                    ) -> Invocation | None:
-        """Sequential rounds, released one invocation at a time or queued (`_run_queued`); the barrier file
-        of queued ones, once made, is appended to `slots_made` for the caller to remove."""
         cpu = self.s.cpus[1]
         round_ = self.s.first
-        while True:
-            warmup = round_ - self.s.first < self.s.warmup
-            if not warmup:
-                self._meanwhile.join()
-                if not self.should_continue(self.measured, self._elapsed()):
-                    return None
-                count = self._queue_size()
-                if count > 1:
-                    if not slots_made:
-                        slots_made.append(self._slots())
-                    failure, ran = self._run_queued(round_, count, slots_made[0], cgroups)
-                    if failure is not None:
-                        return failure
-                    round_ += ran
-                    continue
-            # One command on its own (`duet compare CMD`) has only side A: its rounds are its runs.
-            for side in (s for s in self.schedule.next_round_order() if s in self.s.argv):
-                self._prepare(side)
-                self._noise.open()
-                steal_before = self._steal.before()
-                running = self._server(cpu).start(self._spec(side, round_, round_, warmup, cpu, None, cgroups))
-                if warmup:
-                    self._meanwhile.start()
-                inv = running.wait()
-                inv.steal_s = steal_delta(steal_before, self._steal.after([running]), cpu)
-                self._noise.add([inv])
-                self._emit(inv)
-                if self._is_failure(inv):
-                    return inv
-                self._conclude(side)
-            round_ += 1
+        slots: BarrierPage | None = None
+        try:
+            while True:
+                warmup = round_ - self.s.first < self.s.warmup
+                if not warmup:
+                    self._meanwhile.join()
+                    if not self.should_continue(self.measured, self._elapsed()):
+                        return None
+                    count = self._queue_size()
+                    if count > 1:
+                        slots = slots or self._slots()
+                        failure, ran = self._run_queued(round_, count, slots, cgroups)
+                        if failure is not None:
+                            return failure
+                        round_ += ran
+                        continue
+                failure = self._run_round(round_, warmup, cpu, cgroups)
+                if failure is not None:
+                    return failure
+                round_ += 1
+        finally:
+            if slots is not None:
+                slots.close()
+
+    def _run_round(self, round_: int, warmup: bool, cpu: int, cgroups: dict[str, SideCgroup | None]
+                   ) -> Invocation | None:
+        """One sequential round released invocation by invocation; the failure, if any."""
+        # One command on its own (`duet compare CMD`) has only side A: its rounds are its runs.
+        for side in (s for s in self.schedule.next_round_order() if s in self.s.argv):
+            self._prepare(side)
+            self._noise.open()
+            steal_before = self._steal.before()
+            running = self._server(cpu).start(self._spec(side, round_, round_, warmup, cpu, None, cgroups))
+            if warmup:
+                self._meanwhile.start()
+            inv = running.wait()
+            inv.steal_s = steal_delta(steal_before, self._steal.after([running]), cpu)
+            self._noise.add([inv])
+            self._emit(inv)
+            if self._is_failure(inv):
+                return inv
+            self._conclude(side)
+        return None
 
     def _run_aduet(self, cgroups: dict[str, SideCgroup | None]) -> Invocation | None:
         """Both sides invoke back to back on their own CPU, never waiting for each other (Drozdík 2023 §3).
