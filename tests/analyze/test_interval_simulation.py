@@ -63,6 +63,15 @@ def test_adaptive_stop_keeps_its_level(method: str, sigma: float, noise: str) ->
     assert r.rate <= BAR, f"{r.misses}/{r.sims} false alarms, median stop {r.median_n}"
 
 
+@pytest.mark.parametrize("noise", ["normal", "outliers"])
+def test_adaptive_stop_keeps_its_level_at_the_counts_the_cli_looks_at(noise: str) -> None:
+    # Past 20 runs the CLI looks only as the runs grow by 5 % (analyze/looks.py); this noise stops at
+    # ~44 pairs, where the schedule skips every other count.
+    r = honesty.adaptive("duet", sigma=0.008, noise=noise, sims=2000, seed=21, max_units=150, looks="schedule")
+    assert 25 <= r.median_n <= 100
+    assert r.rate <= BAR, f"{r.misses}/{r.sims} false alarms, median stop {r.median_n}"
+
+
 def test_evidence_stop_is_fast_and_covers() -> None:
     # An evident difference: a 50 % slowdown amid 20 % noise stops within 14 pairs (the evidence rule
     # waits for 10, monitor.EVIDENCE_MIN_UNITS), and the anytime-valid interval it reports still covers.

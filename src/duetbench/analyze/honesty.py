@@ -24,7 +24,8 @@ from duetbench.model.table import IterationTable
 from .api import AnalysisOptions, analyze_group
 from .choice import MethodChoice
 from .comparison import compare
-from .monitor import watch
+from .looks import LookSchedule
+from .monitor import EVIDENCE_MIN_UNITS, watch
 
 Noise = Literal["normal", "t3", "outliers", "skewed"]
 #: normal; Student t with 3 degrees of freedom (heavy tails); one-sided outliers (10 % of
@@ -110,17 +111,25 @@ def hog_adaptive(*, ratio: float = 1.0, sigma: float = 0.01, slowdown: float = 1
 
 
 def _watched(method: str, full: Sample, ratio: float, *, min_units: int, target_rciw: float,
-             confidence_level: float, evidence: bool, robust: bool) -> tuple[bool, int]:
-    """One adaptive comparison over the first units of `full`, as the CLI runs it: `monitor.watch` after
-    every unit, then the interval the CLI reports (the confidence sequence after an evidence stop, else
-    the fixed-n interval). Whether it missed `ratio`, and the units it stopped at."""
+             confidence_level: float, evidence: bool, robust: bool, looks: str = "every") -> tuple[bool, int]:
+    """One adaptive comparison over the first units of `full`: `monitor.watch` after every unit
+    (`looks="every"`, the worst case) or at the counts the CLI looks at (`looks="schedule"`,
+    `looks.LookSchedule`, from the evidence rule's first look on, as `duet compare` asks it), then the
+    interval the CLI reports (the confidence sequence after an evidence stop, else the fixed-n interval).
+    Whether it missed `ratio`, and the units it stopped at."""
+    if looks not in ("every", "schedule"):
+        raise ValueError(f"looks must be 'every' or 'schedule', got {looks!r}")
     max_units = len(full.a)
+    schedule = LookSchedule(min_units)
+    first_look = min(min_units, EVIDENCE_MIN_UNITS) if evidence else min_units
 
     def first(k: int) -> dict[str, np.ndarray] | None:
         return None if full.stamps is None else {key: v[:k] for key, v in full.stamps.items()}
 
     n, kind = max_units, "t"
     for k in range(3, max_units + 1):
+        if looks == "schedule" and not (k >= first_look and schedule.due(k)):
+            continue
         decision, _ = watch(method, full.a[:k], full.b[:k], min_units=min_units, target_rciw=target_rciw,
                             confidence_level=confidence_level, evidence=evidence, robust=robust,
                             interval="t-stopped", stamps=first(k))
@@ -206,14 +215,14 @@ def fixed_n(method: str, n: int, *, ratio: float = 1.0, noise: str = "normal", s
 def adaptive(method: str, *, ratio: float = 1.0, noise: str = "normal", sigma: float = 0.01, sims: int = 2000,
              seed: int = 0, min_units: int = 10, max_units: int = 300, target_rciw: float = 0.01,
              evidence: bool = True, robust: bool = True, confidence_level: float = 0.99,
-             shared_sigma: float = 0.05) -> Rate:
-    """`duet compare` with its adaptive stop (`monitor.watch` after every run, as the CLI calls it),
-    repeated `sims` times; the final interval is the one the CLI reports: the confidence sequence
-    after an evidence stop, else the fixed-n interval."""
+             shared_sigma: float = 0.05, looks: str = "every") -> Rate:
+    """`duet compare` with its adaptive stop (`monitor.watch` after every run, the worst case, or with
+    `looks="schedule"` at the counts the CLI looks at), repeated `sims` times; the final interval is the
+    one the CLI reports: the confidence sequence after an evidence stop, else the fixed-n interval."""
     rng = np.random.default_rng(seed)
     runs = [_watched(method, simulate(method, max_units, ratio, noise, sigma, rng, shared_sigma), ratio,
                      min_units=min_units, target_rciw=target_rciw, confidence_level=confidence_level,
-                     evidence=evidence, robust=robust) for _ in range(sims)]
+                     evidence=evidence, robust=robust, looks=looks) for _ in range(sims)]
     return Rate(sum(missed for missed, _ in runs), sims, float(np.median([n for _, n in runs])))
 
 

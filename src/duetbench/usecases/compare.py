@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from duetbench import __version__
+from duetbench.analyze.looks import LookSchedule
 from duetbench.config.compare import CompareOptions, command_argv, hook_shell
 from duetbench.errors import DuetError
 from duetbench.execute.lock import MeasurementLock
@@ -77,33 +78,6 @@ def _with_owner(options: dict[str, Any]) -> dict[str, Any]:
     return with_owner(options)
 
 
-# The live CI is recomputed once the runs grew by this share (_LiveCiSchedule).
-LIVE_CI_GROWTH = 0.05
-
-
-class _LiveCiSchedule:
-    """When the live CI is recomputed: with every run it costs more (the samples are rebuilt from all runs
-    so far). It is computed at every run up to 20, then whenever the runs grew by LIVE_CI_GROWTH, and at
-    --min-runs; so adaptive stopping stops at most ~5% of the runs later than with a look after every run
-    (fewer looks only lower the bias of stopping on a narrow-looking interval, analyze/monitor.py).
-    Between two computations the progress line shows the last CI and nothing stops."""
-
-    def __init__(self, min_runs: int) -> None:
-        self.min_runs = min_runs
-        self.last = 0
-
-    def due(self, n: int) -> bool:
-        if n != self.last and (n == self.min_runs or n >= self.last + max(1, int(self.last * LIVE_CI_GROWTH))):
-            self.last = n
-            return True
-        return False
-
-    def next_due(self, n: int) -> int:
-        """The first count after `n` at which `due` would say yes (it says no before, and changes nothing)."""
-        later = max(n + 1, self.last + max(1, int(self.last * LIVE_CI_GROWTH)))
-        return min(later, self.min_runs) if n < self.min_runs else later
-
-
 class _Stop:
     """Why the adaptive stop ended a comparison ("" while it has not, or when it ended by count or budget)."""
 
@@ -148,7 +122,7 @@ def _stop_rule(opts: CompareOptions, method: str, on_progress: Callable[[int, st
     stop = stop if stop is not None else _Stop()
     adaptive = opts.runs is None
     evidence = adaptive and opts.stop_on_evidence and method != "aduet"
-    last_ci = _LiveCiSchedule(opts.min_runs)
+    last_ci = LookSchedule(opts.min_runs)
 
     def should_continue(this_runner: list[Invocation], elapsed: float) -> bool:
         # analyze.monitor imports numpy: a fixed count of runs without a progress line measures without it

@@ -53,9 +53,9 @@ def benchmark_of(invocations: list[Invocation], metric: str, confidence: float) 
 
 def _stop_rule(opts: CompareOptions, on_progress: Callable[[int, str], None], stopped: list[str]
                ) -> Callable[[list[Invocation], float], bool]:
-    from duetbench.usecases.compare import _LiveCiSchedule
+    from duetbench.analyze.looks import LookSchedule
 
-    looks = _LiveCiSchedule(opts.min_runs)
+    looks = LookSchedule(opts.min_runs)
 
     def should_continue(measured: list[Invocation], elapsed: float) -> bool:
         from duetbench.analyze.single import mean_interval, precise_enough
