@@ -152,3 +152,17 @@ def test_symmetric_trim_drops_as_many_from_each_end() -> None:
     out = symmetric_trim(x, keep)
     assert out.tolist() == [False, True, False, True, True, True, False, False]
     assert symmetric_trim(x, np.ones(8, dtype=bool)).all()
+
+
+@pytest.mark.parametrize("method", ["duet", "sequential"])
+def test_without_summaries_the_interval_is_the_same(method: str) -> None:
+    # The live look (monitor.watch) skips describing the sides; what it decides on must not change.
+    rng = np.random.default_rng(11)
+    a = rng.lognormal(0.0, 0.05, 40)
+    b = a * 1.03 * rng.lognormal(0.0, 0.02, 40)
+    full = compare(method, a, b, u_test=False, interval="t-stopped")
+    live = compare(method, a, b, u_test=False, interval="t-stopped", summaries=False)
+    assert (live.ratio, live.relative_ci_width, live.ratio_cv, live.notes) == (
+        full.ratio, full.relative_ci_width, full.ratio_cv, full.notes)
+    assert (live.a.n, live.b.n) == (full.a.n, full.b.n) == (40, 40)
+    assert np.isnan(live.a.mean) and np.isnan(live.b.median) and not np.isnan(full.a.mean)

@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from duetbench.analyze.summary import describe, relative_ci_width
+from duetbench.analyze.summary import coefficient_of_variation, describe, relative_ci_width, unsummarized
 
 
 def test_describe_matches_numpy() -> None:
@@ -49,3 +49,16 @@ def test_relative_ci_width() -> None:
         relative_ci_width(-1.0, 1.0, 0.0)
     with pytest.raises(ValueError, match="reversed"):
         relative_ci_width(2.0, 1.0, 1.5)
+
+
+@pytest.mark.parametrize("x", [[3.0], [2.0, 2.0], [1.0, 2.0, 4.0], list(np.random.default_rng(5).lognormal(0, 0.3, 41)),
+                               [-1.0, 1.0]])
+def test_coefficient_of_variation_is_describes_cv(x: list[float]) -> None:
+    # The same number, not a close one: a duet's ratio_cv is computed by either, and shown.
+    assert np.array_equal(coefficient_of_variation(x), describe(x).cv, equal_nan=True)
+
+
+def test_unsummarized_knows_only_the_size() -> None:
+    s = unsummarized(7)
+    assert s.n == 7
+    assert all(math.isnan(getattr(s, f)) for f in ("mean", "median", "stdev", "min", "max", "q1", "q3", "cv"))

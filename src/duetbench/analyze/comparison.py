@@ -22,7 +22,7 @@ from .ratio import (
     robust_pair_filter,
     sequential_cis,
 )
-from .summary import Summary, describe, relative_ci_width
+from .summary import Summary, coefficient_of_variation, describe, relative_ci_width, unsummarized
 from .tests import mann_whitney_u
 from .verdicts import verdict
 
@@ -90,7 +90,7 @@ def _duet(
     removed = int(n_pairs - keep.sum())
     a_in: RunsLike
     b_in: RunsLike
-    ratio_cv = describe(np.exp(log_ratio[keep])).cv
+    ratio_cv = coefficient_of_variation(np.exp(log_ratio[keep]))
     notes = robust_notes(robust, n_pairs, removed, symmetric_trim=ra.flat and interval == "t")
     if ra.flat and interval == "t":
         # Yuen's interval: the symmetrically trimmed mean, with the spread of all pairs (the trimmed ones
@@ -171,7 +171,7 @@ def _aduet(
             random_state=random_state,
             interval="t" if interval == "t" else "bootstrap",
         )
-    ratio_cv = describe(np.exp(log_ratio[keep])).cv
+    ratio_cv = coefficient_of_variation(np.exp(log_ratio[keep]))
     return ratio, len(kept), removed, ratio_cv, notes
 
 
@@ -210,6 +210,7 @@ def compare(
     b_run_ids: ArrayLike | None = None,
     u_test: bool = True,
     interval: IntervalKind | str = "t",
+    summaries: bool = True,
 ) -> ComparisonResult:
     """Compare B against A measured with `method`; the analysis behind `duet compare`.
 
@@ -225,7 +226,9 @@ def compare(
       `difference_of_means_ci`, sharing their replicates where both resample run means
       (`sequential_cis`); a and b are independent (1-D: one value per run; or per-run arrays).
     The Mann–Whitney U test (Drozdík 2023 §4.3.3) runs on all raw A vs B values; `u_test=False` skips it
-    (u_test_p is then nan), for live estimates that only steer stopping.
+    (u_test_p is then nan), for live estimates that only steer stopping; so does `summaries=False` for the
+    A and B summaries (`a` and `b` then hold their sizes only, every statistic nan): describing both sides
+    was ~40 % of a live look (`monitor.watch`), which runs between two pairs.
 
     `interval`: "t" (default) the Student-t family of `analyze.interval` — Yuen's interval over a
     duet's pairs (it accounts for the robust filter), t over runs, Newey–West t over an async duet's
@@ -310,8 +313,8 @@ def compare(
         verdict=verdict(ratio.low, ratio.high),
         u_test_p=mann_whitney_u(raw_a, raw_b).pvalue if u_test else float("nan"),
         relative_ci_width=relative_ci_width(ratio.low, ratio.high, ratio.estimate),
-        a=describe(raw_a),
-        b=describe(raw_b),
+        a=describe(raw_a) if summaries else unsummarized(int(raw_a.size)),
+        b=describe(raw_b) if summaries else unsummarized(int(raw_b.size)),
         difference=difference,
         outliers_removed=removed,
         ratio_cv=ratio_cv,

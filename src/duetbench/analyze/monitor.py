@@ -80,7 +80,9 @@ def watch(method: str, a: ArrayLike, b: ArrayLike, *, min_units: int, target_rci
     measured so far: the live comparison (fixed-n interval) and `monitor`. The CLI and the simulations
     that prove its error rates (`analyze.honesty`) both call this, so what is proven is what runs.
     Budget and count limits are the caller's. The async duet has no evidence rule (`anytime_units`).
-    `n_resamples` matters only for interval="bootstrap": a live estimate needs fewer replicates."""
+    `n_resamples` matters only for interval="bootstrap": a live estimate needs fewer replicates. The live
+    comparison has neither the U test nor the sides' summaries (`compare`'s u_test and summaries): nothing
+    here or in the progress line reads them."""
     n_a, n_b = np.size(a), np.size(b)
     n = min(n_a, n_b)
     if n < 3:
@@ -88,7 +90,8 @@ def watch(method: str, a: ArrayLike, b: ArrayLike, *, min_units: int, target_rci
     st = stamps or {}
     try:
         live = compare(method, a, b, confidence_level=confidence_level, n_resamples=n_resamples, random_state=0,
-                       robust=robust, u_test=False, interval=interval, min_overlap_rate=min_overlap_rate,
+                       robust=robust, u_test=False, summaries=False, interval=interval,
+                       min_overlap_rate=min_overlap_rate,
                        a_start=st.get("a_start"), a_end=st.get("a_end"), b_start=st.get("b_start"),
                        b_end=st.get("b_end"))
     except ValueError:

@@ -35,10 +35,28 @@ def describe(x: ArrayLike) -> Summary:
     mean = float(arr.mean())
     stdev = float(arr.std(ddof=1)) if n >= 2 else math.nan
     q1, median, q3 = (float(v) for v in np.percentile(arr, [25.0, 50.0, 75.0]))
-    cv = stdev / mean if mean != 0 else math.nan
+    cv = _cv(mean, stdev)
     return Summary(
         n=n, mean=mean, median=median, stdev=stdev, min=float(arr.min()), max=float(arr.max()), q1=q1, q3=q3, cv=cv
     )
+
+
+def coefficient_of_variation(x: ArrayLike) -> float:
+    """stdev/mean with the sample stdev (ddof=1), as `describe(x).cv` gives it, without the quartiles (the
+    percentile is most of `describe`'s cost, and a live look after every pair needs only this)."""
+    arr = as_sample(x, "sample")
+    return _cv(float(arr.mean()), float(arr.std(ddof=1)) if arr.size >= 2 else math.nan)
+
+
+def _cv(mean: float, stdev: float) -> float:
+    return stdev / mean if mean != 0 else math.nan
+
+
+def unsummarized(n: int) -> Summary:
+    """A sample's Summary when only its size is known: every statistic nan (a live comparison's, which
+    skips describing the sides, `comparison.compare(summaries=False)`)."""
+    nan = math.nan
+    return Summary(n=n, mean=nan, median=nan, stdev=nan, min=nan, max=nan, q1=nan, q3=nan, cv=nan)
 
 
 def relative_ci_width(low: float, high: float, estimate: float) -> float:

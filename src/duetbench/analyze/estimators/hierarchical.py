@@ -21,7 +21,7 @@ from ..comparison import FEW_UNITS, robust_notes
 from ..interval import student_t
 from ..pairing import aduet_pairs
 from ..ratio import RatioResult, exp_interval, robust_pair_filter
-from ..summary import describe
+from ..summary import coefficient_of_variation
 from ._base import Estimate, aduet_by_run, check_timestamps, duet_runs, flat_if_single, judge, sequential_runs
 
 if TYPE_CHECKING:
@@ -87,4 +87,4 @@ def _over_runs(log_ratio: np.ndarray, run: np.ndarray, opts: AnalysisOptions, no
         notes.append(f"stopped once the CI was narrow enough: the {stated:.0%} CI is made at {cl:.1%} "
                      "to stay true despite stopping when the spread looked small")
     return Estimate(ratio=ratio, units=int(lengths.size), outliers_removed=removed,
-                    ratio_cv=describe(np.exp(lr)).cv, notes=tuple(notes))
+                    ratio_cv=coefficient_of_variation(np.exp(lr)), notes=tuple(notes))
