@@ -16,7 +16,10 @@ at equal run counts; plus what the orchestrator itself costs:
   start-up      `duet --version`, `duet --help`, and from the moment `duet compare` is started to its
                 first invocation's start (both CLOCK_MONOTONIC);
   campaign      `duet run` of a campaign of 1-ms runs: per-run cost beyond the commands, and where it
-                goes (one run under cProfile: launch and wait, parsing, storing, the rest).
+                goes (one run under cProfile: launch and wait, parsing, storing, the rest);
+  default       `duet compare CMD CMD` as users run it (--method auto, the adaptive stop), on the 20 ms
+                command: how much of its wall time is not spent in a pair (between pairs: the live
+                statistics, the pilot's switches; start-up and report), and the gap per pair.
 
 Several source trees can be measured in one session (`--src before=/path/to/old/checkout`), each
 with its own native programs built from its tree, interleaved so that they see the same machine;
@@ -57,6 +60,9 @@ CASES: list[tuple[str, float | None, int]] = [
     ("20 ms", 20.0, 50),
     ("100 ms", 100.0, 20),
 ]
+
+#: The case whose command the default `duet compare` (run_default) measures.
+DEFAULT_CASE = "20 ms"
 
 GOALS = {
     "gap_ms": 1.0,            # orchestration per pair beyond the slower side
@@ -212,7 +218,7 @@ def run_duet(tree: Tree, command: str, runs: int, tmp: Path) -> dict[str, Any]:
     for row in rows:
         pairs.setdefault(row[0], []).append(row)
     ordered = [pairs[k] for k in sorted(pairs)]
-    gaps = [(min(r[3] for r in nxt) - max(r[4] for r in cur)) / 1e6 for cur, nxt in zip(ordered, ordered[1:])]
+    gaps = [(min(r[3] for r in nxt) - max(r[4] for r in cur)) / 1e6 for cur, nxt in zip(ordered, ordered[1:], strict=False)]
     # Steady state: from the first release to the last end, without the one-time pause after the first
     # pair (the store is opened there): what N more pairs cost, start-up and report left out.
     measuring = (max(r[4] for r in rows) - min(r[3] for r in rows)) / 1e9 - (gaps[0] / 1e3 if gaps else 0.0)
@@ -228,6 +234,38 @@ def run_duet(tree: Tree, command: str, runs: int, tmp: Path) -> dict[str, Any]:
         "gap_mean_ms": statistics.fmean(gaps[1:]) if len(gaps) > 1 else None,
         "first_gap_ms": gaps[0] if gaps else None,
         "pairs": len(ordered), "measuring_s": measuring, "fixed_s": wall - measuring, "load": load(),
+    }
+
+
+def run_default(tree: Tree, command: str, tmp: Path, seed: int,
+                extra: tuple[str, ...] = ()) -> dict[str, Any]:
+    """`duet compare CMD CMD` with every default (the pilot, the adaptive stop): where its wall time goes.
+    Its run count is the stop rule's, so it is compared with nothing but itself: the share of the wall
+    time that no pair spans. (`extra`: more options, such as a fixed --min-runs/--max-runs, for comparing
+    two builds at the same count.)"""
+    db = tmp / f"{tree.label}-default-{random.randrange(10**9)}.db"
+    wall, _, t0 = timed(tree.argv("compare", command, command, "--no-progress", "--db", str(db), "--seed", str(seed),
+                                  *extra), env=tree.env, cwd=tmp)
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute("SELECT pair, start_ns, end_ns, warmup FROM invocations").fetchall()
+        stop = conn.execute("SELECT method, status FROM comparisons").fetchone()
+    db.unlink()
+    spans: dict[int, list[int]] = {}
+    for pair, start, end, _ in rows:
+        span = spans.setdefault(pair, [start, end])
+        span[0], span[1] = min(span[0], start), max(span[1], end)
+    ordered = [spans[k] for k in sorted(spans)]
+    in_pairs = sum(end - start for start, end in ordered) / 1e9
+    gaps = [(nxt[0] - cur[1]) / 1e6 for cur, nxt in zip(ordered, ordered[1:], strict=False)]
+    between = sum(gaps[1:]) / 1e3  # the first gap (after the warm-up: the store, the imports) is start-up
+    return {
+        "wall_s": wall, "pairs": len(ordered), "measured_pairs": len({p for p, _, _, w in rows if not w}),
+        "in_pairs_s": in_pairs, "between_pairs_s": between, "fixed_s": wall - in_pairs - between,
+        "not_in_pairs_share": (wall - in_pairs) / wall,
+        "gap_median_ms": statistics.median(gaps[1:]) if len(gaps) > 1 else None,
+        "gap_mean_ms": statistics.fmean(gaps[1:]) if len(gaps) > 1 else None,
+        "first_invocation_ms": (min(r[1] for r in rows) - t0) / 1e6, "method": stop[0], "status": stop[1],
+        "load": load(),
     }
 
 
@@ -348,6 +386,13 @@ def main() -> None:
                     print(f"rep {rep} {name:>6} {m['tool']:9} {m.get('tree') or '':8} wall {m['wall_s']:.3f} s "
                           f"load {m['load']}", file=sys.stderr)
             for tree in random.sample(trees, len(trees)):
+                with machine("default compare"):
+                    m = run_default(tree, commands[DEFAULT_CASE], tmp, seed=1000 + rep)
+                m.update(rep=rep, tree=tree.label, tool="duet default", case="default")
+                raw["measurements"].append(m)
+                print(f"rep {rep} default {tree.label:8} wall {m['wall_s']:.3f} s pairs {m['pairs']} "
+                      f"load {m['load']}", file=sys.stderr)
+            for tree in random.sample(trees, len(trees)):
                 with machine("campaign"):
                     m = campaign_cost(tree, _campaign_command(), 5 if args.quick else 20, tmp, profile=rep == 0)
                 m.update(rep=rep, tree=tree.label, tool="duet run", case="campaign")
@@ -400,6 +445,11 @@ def summarize(raw: dict[str, Any], labels: list[str]) -> dict[str, Any]:
                 "first_invocation_ms": _median([m["first_invocation_ms"] for m in duet]),
                 "load": [m["load"] for m in duet],
             }
+        dflt = [m for m in mine if m["case"] == "default"]
+        default: dict[str, Any] = {key: _median([m[key] for m in dflt]) for key in
+                                   ("wall_s", "pairs", "measured_pairs", "in_pairs_s", "between_pairs_s", "fixed_s",
+                                    "not_in_pairs_share", "gap_median_ms", "gap_mean_ms")}
+        default["methods"] = sorted({m["method"] for m in dflt})
         camp = [m for m in mine if m["case"] == "campaign"]
         startup = {
             "version_ms": 1e3 * (_median([m["wall_s"] for m in mine if m["case"] == "--version"]) or 0),
@@ -423,7 +473,8 @@ def summarize(raw: dict[str, Any], labels: list[str]) -> dict[str, Any]:
             "version_ms": (startup["version_ms"], startup["version_ms"] <= GOALS["version_ms"]),
             "help_ms": (startup["help_ms"], startup["help_ms"] <= GOALS["help_ms"]),
         }
-        out[label] = {"cases": per_case, "startup": startup, "campaign": campaign, "goals": goals}
+        out[label] = {"cases": per_case, "startup": startup, "campaign": campaign, "default": default,
+                      "goals": goals}
     return out
 
 
@@ -478,6 +529,15 @@ def markdown(raw: dict[str, Any], summary: dict[str, Any]) -> str:
                           f"other {p['other_in_loop_s']:.3f} s (run loop {p['run_loop_s']:.3f} s, whole "
                           f"{p['whole_process_s']:.3f} s)."]
             lines.append("")
+        d = s.get("default", {})
+        if d.get("wall_s") is not None:
+            lines += [f"Default `duet compare` (--method auto, adaptive stop) of the {DEFAULT_CASE} command, "
+                      f"median of the repeats: wall {d['wall_s']:.3f} s for {d['pairs']:.0f} pairs "
+                      f"({d['measured_pairs']:.0f} measured, the rest the warm-up and the pilot; chose "
+                      f"{', '.join(d['methods'])}); in pairs {d['in_pairs_s']:.3f} s, between pairs "
+                      f"{d['between_pairs_s']:.3f} s (gap median {_f(d['gap_median_ms'], '.2f')} / mean "
+                      f"{_f(d['gap_mean_ms'], '.2f')} ms), the rest {d['fixed_s']:.3f} s (start-up, report); "
+                      f"not in a pair: {100 * d['not_in_pairs_share']:.1f}% of the wall time.", ""]
         lines += ["| goal | value | met |", "|---|---:|---|"]
         names = {"gap_ms": "orchestration per pair beyond the slower side (worst case's mean) ≤ 1 ms",
                  "ratio_20ms": "duet/hyperfine wall, 20 ms command ≤ 0.6×",
