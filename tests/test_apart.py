@@ -70,14 +70,15 @@ def _wait_for(predicate, timeout: float = 30.0) -> None:  # type: ignore[no-unty
 
 
 def test_the_arguments_decide_whether_to_fork() -> None:
-    # (stdout is not a terminal under pytest)
+    # (stdout is not a terminal under pytest) Any compare without a progress line: a fixed count, an
+    # adaptive stop, --method auto's pilot (the orchestrator then imports its own statistics beside the
+    # warm-up, the reporter the report's); not a help page, another command, or nothing.
     base = ["compare", "a", "b"]
-    assert apart._worth_forking([*base, "--runs", "5", "--method", "duet"]) == (len(os.sched_getaffinity(0)) >= 2)
-    for args in ([*base, "--runs", "5"],  # --method auto: its pilot judges while it measures
-                 [*base, "--method", "duet"],  # adaptive: the stop rule judges while it measures
-                 [*base, "-r", "5", "--method=auto"],
-                 [*base, "-r", "5", "--method", "duet", "--help"],
-                 [*base, "-r", "5", "--method", "duet", "--run-criterion", "cv"],
+    two = len(os.sched_getaffinity(0)) >= 2
+    for args in ([*base, "--runs", "5", "--method", "duet"], [*base, "--runs", "5"], [*base, "--method", "duet"],
+                 base, [*base, "-r", "5", "--method=auto"], [*base, "--run-criterion", "cv"]):
+        assert apart._worth_forking(args) == two, args
+    for args in ([*base, "-r", "5", "--method", "duet", "--help"], [*base, "-h"],
                  ["run", "c.yml", "--runs", "5", "--method", "duet"], []):
         assert not apart._worth_forking(args), args
 
@@ -128,6 +129,40 @@ def test_a_fixed_compare_is_measured_without_numpy_and_reported_once(duet_env: d
     assert lines[-1] == "exit 0 numpy at the end: False", result.stdout
     assert sum(line.startswith("duet compare #") for line in lines) == 1, result.stdout
     assert (tmp_path / "o.json").is_file()
+
+
+@two_cpus
+@pytest.mark.parametrize("how", [["--method", "duet"], []], ids=["adaptive", "auto"])
+def test_an_adaptive_compare_starts_without_numpy_and_is_reported_once(duet_env: dict[str, str], tmp_path: Path,
+                                                                        how: list[str]) -> None:
+    # The adaptive stop and --method auto's pilot judge in the orchestrator: it imports their statistics
+    # beside the warm-up, never before the first invocation (numpy there delayed it by ~110 ms), and the
+    # reporter forked at start reports.
+    probe = (
+        "import sys, runpy\n"
+        "import duetbench.execute.runner as r\n"
+        "run = r.Runner.run\n"
+        "seen = []\n"
+        "def first(self, *a, **k):\n"
+        "    if not seen:\n"
+        "        seen.append(1)\n"
+        "        print('numpy at the first run:', 'numpy' in sys.modules, flush=True)\n"
+        "    return run(self, *a, **k)\n"
+        "r.Runner.run = first\n"
+        f"sys.argv = ['duet', 'compare', 'true', 'true', '--no-progress', '--max-runs', '12', *{how!r}]\n"
+        "try:\n    runpy.run_module('duetbench', run_name='__main__')\nexcept SystemExit as e:\n"
+        "    print('exit', e.code, 'renderer:', 'duetbench.report.terminal' in sys.modules)\n")
+    result = _probe(probe, duet_env, tmp_path)
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines.count("numpy at the first run: False") == 1, result.stdout
+    # Printed once, by the reporter: the orchestrator never imported the renderer (the reporter ends where
+    # the program does: it never returns into this probe's code).
+    assert sum(line.startswith("duet compare #") for line in lines) == 1, result.stdout
+    assert lines[-1] == "exit 0 renderer: False", result.stdout
+    with sqlite3.connect(tmp_path / ".duet" / "results.db") as conn:
+        status, method = conn.execute("SELECT status, method FROM comparisons").fetchone()
+    assert status == "complete" and method in ("duet", "sequential")
 
 
 @two_cpus

@@ -10,10 +10,15 @@ first measured pair, so nothing of it runs beside a measured invocation. Once me
 over what the report needs (the options; the measurements are in the store) and exits with the
 reporter's exit code.
 
-Only where the orchestrator itself needs no statistics while measuring: a fixed count of runs of a
-fixed method, no --run-criterion, no progress line. `start` looks at the arguments cheaply; the
-comparison decides for certain once they are parsed (usecases/compare.py `_report_apart`) and kills
-the reporter when it is not wanted, before anything is measured. Only the `duet` program forks (its
+Wherever no progress line is drawn (the parent would need rich for it) and one comparison of two
+commands is printed. A fixed count of runs of a fixed method then measures without numpy at all; an
+adaptive stop or `--method auto`'s pilot needs the statistics in the orchestrator too, which it imports
+beside the warm-up (usecases/compare.py `_store_then`) while the reporter imports the report's (rich, the
+renderer, the exporters) on the other CPU: the end then has nothing to import (~110 ms less from start
+to first pair of a default compare, and ~10 ms less at its end, than with the report imported beside the
+warm-up; docs/notes/overhead.md, twelfth pass). `start` looks at the arguments cheaply; the comparison
+decides for certain once they are parsed (usecases/compare.py `_report_apart`) and kills the reporter
+when it is not wanted, before anything is measured. Only the `duet` program forks (its
 entry point calls `start`), never another program that runs duetbench in its own process.
 
 The reporter ignores SIGINT, SIGTERM and SIGHUP (a closed terminal sends it to both): the orchestrator
@@ -29,10 +34,6 @@ import os
 import signal
 import sys
 from typing import TYPE_CHECKING, Any, cast
-
-# `duet compare --method` values a reporter can serve (not auto: its pilot judges while measuring). The
-# module imports nothing.
-from duetbench.model.method import METHODS
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -57,24 +58,14 @@ def in_child() -> bool:
 
 
 def _worth_forking(args: Sequence[str]) -> bool:
-    """A cheap look at `duet`'s arguments: a compare of a fixed count of runs of a fixed method, without a
-    progress line? A wrong yes costs a reporter killed before measuring (`take` is told so)."""
-    if not args or args[0] != "compare" or any(a in ("-h", "--help", "--run-criterion") for a in args):
+    """A cheap look at `duet`'s arguments: a compare without a progress line, on two CPUs or more? A wrong
+    yes (one command, a scan, a progress line forced by --style) costs a reporter killed before measuring
+    (`take` is told so)."""
+    if not args or args[0] != "compare" or any(a in ("-h", "--help") for a in args):
         return False
     if sys.stdout.isatty() and "--no-progress" not in args:
         return False
-
-    def value(*names: str) -> str | None:
-        for k, arg in enumerate(args):
-            if arg in names and k + 1 < len(args):
-                return args[k + 1]
-            for name in names:
-                if name.startswith("--") and arg.startswith(name + "="):
-                    return arg.split("=", 1)[1]
-        return None
-
-    return (value("-r", "--runs") is not None and value("--method") in METHODS
-            and len(os.sched_getaffinity(0)) >= 2)
+    return len(os.sched_getaffinity(0)) >= 2
 
 
 def start(args: Sequence[str]) -> Handover | None:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -234,8 +234,6 @@ def _measure(opts: CompareOptions, settings: RunSettings, method: str, options: 
     method's runs are kept as warm-ups, since they cannot enter the new method's interval.
     Returns (status, failure, the method that was measured last)."""
     auto = method == "auto"
-    if auto:  # (analyze/ imports numpy: a fixed method starts measuring without it)
-        from duetbench.analyze.choice import MAX_REDECISIONS
     spent = 0.0
     prior: list[Invocation] = []
     watch_for: MethodChoice | None = None
@@ -267,6 +265,8 @@ def _measure(opts: CompareOptions, settings: RunSettings, method: str, options: 
             watch_for = choice
             first = pilot.next_first
             settings = msgspec.structs.replace(settings, method=method, warmup=0, seed=seed, first=first)
+        if auto:  # (analyze/ imports numpy: imported by the pilot by now, never before the first invocation)
+            from duetbench.analyze.choice import MAX_REDECISIONS
         fixed = not auto and opts.runs is not None  # this runner measures exactly opts.runs pairs (rounds)
         should_continue, certain = _stop_rule(opts, method, on_progress, progress.due, stop, spent, prior,
                                               watch_for if auto and len(history) <= MAX_REDECISIONS else None)
@@ -322,15 +322,6 @@ class Pilot:
             self.invocations[method][-1].append(inv)
 
     def run(self) -> tuple[MethodChoice | None, str, Invocation | None]:
-        import numpy as np
-
-        from duetbench.analyze.choice import (
-            SEQUENTIAL_MARGIN,
-            choose,
-            duet_candidate,
-            sequential_candidate,
-        )
-
         t0 = time.monotonic()
         try:
             for block in range(self.BLOCKS):
@@ -362,6 +353,17 @@ class Pilot:
                         return None, outcome.status, outcome.failure
         finally:
             self.elapsed_s = time.monotonic() - t0
+        # Imported only now (numpy, ~100 ms here): before the first invocation they delayed it, and the
+        # warm-up's task has imported them by now (`_store_then`, `AFTER_MEASURING`).
+        import numpy as np
+
+        from duetbench.analyze.choice import (
+            SEQUENTIAL_MARGIN,
+            choose,
+            duet_candidate,
+            sequential_candidate,
+        )
+
         cands = {}
         for metric in ("wall", "cpu"):
             d = [samples("duet", block, metric) for block in self.invocations["duet"]]
@@ -425,14 +427,25 @@ def run_compare(opts: CompareOptions, *, db_path: Path, exports: Exports, consol
 
 def _report_apart(opts: CompareOptions, console: Console, show_progress: bool,
                   on_report: Callable[[ComparisonReport], None] | None) -> bool:
-    """Can the reporter forked at start report this comparison (usecases/apart.py)? Where the orchestrator
-    needs no statistics while it measures: two commands, a fixed count of runs of a fixed method, no run
-    criterion, no progress line; one comparison (not a scan's), printed on a console made as it says."""
+    """Can the reporter forked at start report this comparison (usecases/apart.py)? Two commands, no
+    progress line; one comparison (not a scan's), printed on a console made as it says."""
     from duetbench.report.lazy_console import LazyConsole
 
-    return (opts.command_b is not None and opts.runs is not None and opts.method != "auto"
-            and opts.run_criterion is None and not show_progress and on_report is None
+    return (opts.command_b is not None and not show_progress and on_report is None
             and isinstance(console, LazyConsole))
+
+
+def _judged_while_measuring(opts: CompareOptions) -> tuple[str, ...]:
+    """The statistics the orchestrator itself needs while it measures (none for a fixed count of runs of
+    a fixed method): the adaptive stop's, --method auto's pilot's, --run-criterion's."""
+    modules: tuple[str, ...] = ()
+    if opts.runs is None or opts.method == "auto":
+        modules += ("duetbench.analyze.invocations", "duetbench.analyze.monitor")
+    if opts.method == "auto":
+        modules += ("duetbench.analyze.choice",)
+    if opts.run_criterion is not None:
+        modules += ("duetbench.analyze.stopping",)
+    return modules
 
 
 def _compare(opts: CompareOptions, *, db_path: Path, exports: Exports, console: Console, show_progress: bool,
@@ -492,8 +505,9 @@ def _compare(opts: CompareOptions, *, db_path: Path, exports: Exports, console: 
                            input_path=opts.input, labels={"A": opts.name_a, "B": opts.name_b},
                            hook_shell=hook_shell(opts.shell),
                            activity_every_pair=activity_every_pair,
-                           during_warmup=import_modules(AFTER_MEASURING) if reporter is None
-                           else _store_then(reporter.wait_ready))
+                           during_warmup=import_modules((*AFTER_MEASURING, *_judged_while_measuring(opts)))
+                           if reporter is None
+                           else _store_then(reporter.wait_ready, _judged_while_measuring(opts)))
     if reporter is not None and settings.warmup == 0:
         reporter.wait_ready()  # no warm-up to wait beside: its imports must end before the first measured run
     stop = _Stop()
@@ -547,14 +561,18 @@ def _compare(opts: CompareOptions, *, db_path: Path, exports: Exports, console: 
                     on_report=on_report)
 
 
-def _store_then(wait: Callable[[], None]) -> Callable[[], None]:
-    """The warm-up's task where another process reports: import the store (the first pair's), then wait
-    for the reporter's imports."""
+def _store_then(wait: Callable[[], None], judged_by: Sequence[str] = ()) -> Callable[[], None]:
+    """The warm-up's task where another process reports: import the store (the first pair's) and the
+    statistics the orchestrator judges by while it measures (`judged_by`), then wait for the reporter's
+    imports."""
     def task() -> None:
+        import importlib
         import pickle  # noqa: F401 - the hand-over's (~4 ms here, not at the end)
 
         import duetbench.store.direct  # noqa: F401
 
+        for name in judged_by:
+            importlib.import_module(name)
         wait()
 
     return task
