@@ -67,10 +67,16 @@ def test_queued_pairs_are_measured_as_released_ones(native_dir: Path, tmp_path: 
         if inv.cgroup_cpu_s is not None:
             assert inv.cgroup_cpu_s == pytest.approx(inv.user_s + inv.sys_s, rel=0.25, abs=0.002), inv
     assert sorted(pairs) == list(range(1, 15))
+    apart_ns = []
     for pair in pairs.values():
         a, b = sorted(pair, key=lambda i: i.side)
         assert (a.side, b.side) == ("A", "B") and a.cpu_requested != b.cpu_requested
-        assert abs(a.start_ns - b.start_ns) < 2_000_000  # released together by the pair's barrier page
+        apart_ns.append(abs(a.start_ns - b.start_ns))
+        # Released together by the pair's barrier page: never one side after the other's command ...
+        assert apart_ns[-1] < min(a.end_ns - a.start_ns, b.end_ns - b.start_ns), (a, b)
+    # ... and as a rule within microseconds (a side preempted between the barrier and its start stamp, on
+    # a machine busy with other work, can start a few ms late: CI runs beside other test suites).
+    assert sorted(apart_ns)[len(apart_ns) // 2] < 1_000_000, apart_ns
     # the CPUs are drawn per pair, also within a batch
     assert len({(p[0].side, p[0].cpu_requested) for p in pairs.values()}) == 2
 

@@ -147,14 +147,77 @@ StopRule = Callable[[list[Invocation], float], bool]
 CertainRuns = Callable[[list[Invocation], float], int]
 
 
+class RunnerStage:
+    """What the runners of one comparison share: the scratch directory, the launchers (one per CPU) and
+    their release gate, the sides' cgroups, and the last noise-attribution snapshot. `--method auto`
+    runs four runners in its pilot before the measured one; each made and ended all of these itself,
+    ~17 ms per switch of which ~11 went to that (docs/notes/overhead.md, twelfth pass). A runner given no
+    stage makes one for its own run. Ended (launchers, gate, scratch, cgroups) on exit."""
+
+    def __init__(self) -> None:
+        self.servers: dict[int, LauncherServer] = {}
+        self.gate: ReleaseGate | None = None
+        self.workdir: Path | None = None
+        #: The snapshot that closed the last runner's noise window (`_NoiseWindows.hand_on`).
+        self.noise: tuple[Snapshot, float, float] | None = None
+        self._groups: dict[str, SideCgroup | None] = {}
+        self._tag = f"duetbench-{os.getpid()}"
+        self._scratch: Any = None
+
+    def __enter__(self) -> RunnerStage:
+        forget_cgroup_usage()
+        self._scratch = scratch_directory("run")
+        self.workdir = Path(self._scratch.__enter__())
+        self.gate = ReleaseGate()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            try:
+                for server in self.servers.values():
+                    server.close()
+                self.servers.clear()
+                if self.gate is not None:
+                    self.gate.close()
+                    self.gate = None
+            finally:
+                self._scratch.__exit__(*exc)
+        finally:
+            for group in self._groups.values():
+                if group is not None:
+                    group.remove()
+            self._groups = {}
+
+    def cgroups_for(self, settings: RunSettings) -> dict[str, SideCgroup | None]:
+        """The cgroups a runner of `settings` measures its sides in, made on first use: one per side and
+        CPU for a duet (queued pairs swap CPUs between them, and the launcher that ends a side's
+        invocation empties and reads that side's cgroup while the other launcher may have started the
+        side's next one; each launcher then only touches its own cgroups), else one per side."""
+        if not settings.use_cgroups:
+            return {side: None for side in settings.argv}
+        if settings.method == "duet":
+            names = {_cgroup_key(side, cpu): f"{self._tag}-{side}-cpu{cpu}"
+                     for side in settings.argv for cpu in sorted(set(settings.cpus))}
+        else:
+            names = {side: f"{self._tag}-{side}" for side in settings.argv}
+        for key, name in names.items():
+            if key not in self._groups:
+                self._groups[key] = SideCgroup.create(name)
+        return {key: self._groups[key] for key in names}
+
+
 class Runner:
     def __init__(self, settings: RunSettings, should_continue: StopRule,
                  on_invocation: Callable[[Invocation], None],
                  on_activity: Callable[[list[Invocation]], None] | None = None,
                  on_invocations: Callable[[list[Invocation]], None] | None = None,
                  certain: CertainRuns | None = None,
-                 stored_at: Callable[[], tuple[str, int] | None] | None = None) -> None:
+                 stored_at: Callable[[], tuple[str, int] | None] | None = None,
+                 stage: RunnerStage | None = None) -> None:
         self.s = settings
+        # What this runner shares with the comparison's other runners (launchers, cgroups, scratch); None:
+        # it makes its own for its run.
+        self.stage = stage
         self.should_continue = should_continue
         self.certain = certain
         # Where the caller stores (store location, comparison id), once it does: queued pairs' answers are
@@ -253,46 +316,35 @@ class Runner:
     # -- entry point -------------------------------------------------------------------------------
     def run(self) -> RunOutcome:
         settle()  # measuring begins: the orchestrator's start-up is over (startup.py)
-        tag = f"duetbench-{os.getpid()}"
-        cgroups: dict[str, SideCgroup | None] = {side: None for side in self.s.argv}
-        if self.s.use_cgroups and self.s.method == "duet":
-            # One per side and CPU: queued pairs swap CPUs between them, and the launcher that ends a
-            # side's invocation empties and reads that side's cgroup while the other launcher may have
-            # started the side's next one; each launcher then only touches its own cgroups.
-            cgroups = {_cgroup_key(side, cpu): SideCgroup.create(f"{tag}-{side}-cpu{cpu}")
-                       for side in self.s.argv for cpu in sorted(set(self.s.cpus))}
-        elif self.s.use_cgroups:
-            cgroups = {side: SideCgroup.create(f"{tag}-{side}") for side in self.s.argv}
-        forget_cgroup_usage()
-        try:
-            with scratch_directory("run") as tmp, _PipeSinks(Path(tmp)) as pipes:
-                self._workdir = Path(tmp)
-                self._pipes = pipes
-                method = {"duet": self._run_duet, "aduet": self._run_aduet, "sequential": self._run_sequential}
-                self._gate = ReleaseGate()
-                try:
-                    # The launchers start before the first invocation, so no launcher start-up is measured.
-                    for cpu in sorted(set(self.s.cpus)):
-                        self._server(cpu)
-                    failure = method[self.s.method](cgroups)
-                except KeyboardInterrupt:
-                    self.stop_all()
-                    self._noise.close()
-                    return RunOutcome("interrupted", None, self.measured, self._elapsed())
-                finally:
-                    self._meanwhile.join()
-                    for server in self._servers.values():
-                        server.close()
-                    self._servers = {}
-                    self._gate.close()
-                    self._gate = None
+        if self.stage is not None:
+            return self._run_on(self.stage)
+        with RunnerStage() as stage:
+            return self._run_on(stage)
+
+    def _run_on(self, stage: RunnerStage) -> RunOutcome:
+        cgroups = stage.cgroups_for(self.s)
+        assert stage.workdir is not None
+        with _PipeSinks(stage.workdir) as pipes:
+            self._workdir = stage.workdir
+            self._pipes = pipes
+            method = {"duet": self._run_duet, "aduet": self._run_aduet, "sequential": self._run_sequential}
+            self._gate = stage.gate
+            self._servers = stage.servers
+            self._noise.resume(stage.noise)
+            try:
+                # The launchers start before the first invocation, so no launcher start-up is measured.
+                for cpu in sorted(set(self.s.cpus)):
+                    self._server(cpu)
+                failure = method[self.s.method](cgroups)
+            except KeyboardInterrupt:
+                self.stop_all()
                 self._noise.close()
-                status = "failed" if failure is not None else "complete"
-                return RunOutcome(status, failure, self.measured, self._elapsed())
-        finally:
-            for group in cgroups.values():
-                if group is not None:
-                    group.remove()
+                return RunOutcome("interrupted", None, self.measured, self._elapsed())
+            finally:
+                self._meanwhile.join()
+            stage.noise = self._noise.hand_on()
+            status = "failed" if failure is not None else "complete"
+            return RunOutcome(status, failure, self.measured, self._elapsed())
 
     def _filler(self, side: str, cpu: int) -> ServedInvocation:
         """An unmeasured re-run of ``side`` that keeps its CPU busy while the partner still runs."""
@@ -845,6 +897,22 @@ class _NoiseWindows:
             self._close()
         self._before = None
 
+    def hand_on(self) -> tuple[Snapshot, float, float] | None:
+        """`close`, keeping the snapshot that closed the window (or opened the one still empty) for the
+        next runner of the comparison to open its first window with (`resume`): one /proc scan (~4 ms)
+        less at each switch of --method auto's pilot."""
+        if self._pending or self._stored:
+            self._close()
+        kept = None if self._before is None else (self._before, self._opened, self._cost)
+        self._before = None
+        return kept
+
+    def resume(self, kept: tuple[Snapshot, float, float] | None) -> None:
+        """Open the first window with a snapshot another runner handed on (`hand_on`), if any."""
+        if kept is not None and self._before is None:
+            self._before, self._opened, self._cost = kept
+            self._groups = 0
+
 
 class _PipeSinks:
     """--output=pipe: a side's output goes into a FIFO that a thread of ours reads and discards, so the
@@ -894,6 +962,8 @@ class _PipeSinks:
         self._stop()
         for fd in self._fds:
             os.close(fd)
+        for path in self._paths.values():  # the scratch directory may serve the comparison's next runner
+            path.unlink(missing_ok=True)
         self._fds, self._paths = [], {}
 
 

@@ -17,6 +17,7 @@ from duetbench.execute.lock import MeasurementLock
 from duetbench.execute.runner import (
     ACTIVITY_EVERY_PAIR_UP_TO,
     Runner,
+    RunnerStage,
     RunSettings,
     ShellCommandFailed,
     import_modules,
@@ -232,7 +233,15 @@ def _measure(opts: CompareOptions, settings: RunSettings, method: str, options: 
     (the chosen method's runs spreading far more than in its pilot) makes it decide again, at most
     MAX_REDECISIONS times. Staying with the method, the runs go on counting; switching, the earlier
     method's runs are kept as warm-ups, since they cannot enter the new method's interval.
-    Returns (status, failure, the method that was measured last)."""
+    Returns (status, failure, the method that was measured last). Its runners share one stage: the
+    launchers, cgroups and scratch directory live as long as the comparison (execute/runner.py)."""
+    with RunnerStage() as stage:
+        return _measure_on(stage, opts, settings, method, options, comparison, stop, on_progress, progress)
+
+
+def _measure_on(stage: RunnerStage, opts: CompareOptions, settings: RunSettings, method: str,
+                options: dict[str, Any], comparison: _DeferredComparison, stop: _Stop,
+                on_progress: Callable[[int, str], None], progress: LiveProgress) -> tuple[str, Invocation | None, str]:
     auto = method == "auto"
     spent = 0.0
     prior: list[Invocation] = []
@@ -246,7 +255,7 @@ def _measure(opts: CompareOptions, settings: RunSettings, method: str, options: 
         if method == "auto" or stop.reason == "conditions":
             stop.reason = ""
             pilot = Pilot(msgspec.structs.replace(settings, seed=seed, warmup=settings.warmup if not history else 0,
-                                              first=first), comparison.add_invocation, opts.metric)
+                                              first=first), comparison.add_invocation, opts.metric, stage)
             progress.update(done=measured_runs(method, prior) if prior else 0, total=max(opts.min_runs, 1),
                             description="auto: trying duet and sequential", ci="")
             choice, status, failure = pilot.run()
@@ -276,7 +285,8 @@ def _measure(opts: CompareOptions, settings: RunSettings, method: str, options: 
         runner = Runner(msgspec.structs.replace(settings, pairs_at_most=opts.runs) if fixed else settings,
                         should_continue, comparison.add_invocation, on_activity=comparison.set_activity,
                         on_invocations=comparison.add_invocations, certain=certain if journaled else None,
-                        stored_at=lambda: (str(comparison.db_path), comparison.id) if comparison.id >= 0 else None)
+                        stored_at=lambda: (str(comparison.db_path), comparison.id) if comparison.id >= 0 else None,
+                        stage=stage)
         try:
             outcome = runner.run()
         except KeyboardInterrupt:
@@ -297,8 +307,10 @@ class Pilot:
     BLOCKS = 2
     UNITS_PER_BLOCK = 3
 
-    def __init__(self, settings: RunSettings, on_invocation: Callable[[Invocation], None], metric: str) -> None:
+    def __init__(self, settings: RunSettings, on_invocation: Callable[[Invocation], None], metric: str,
+                 stage: RunnerStage | None = None) -> None:
         self.settings = settings
+        self.stage = stage
         self.on_invocation = on_invocation
         self.metric = metric
         self.elapsed_s = 0.0
@@ -338,7 +350,7 @@ class Pilot:
                     def keep(inv: Invocation, m: str = method) -> None:
                         self._keep(m, inv)
 
-                    runner = Runner(settings, more, keep)
+                    runner = Runner(settings, more, keep, stage=self.stage)
                     try:
                         outcome = runner.run()
                     except KeyboardInterrupt:

@@ -1,0 +1,84 @@
+"""The runners of one comparison share a stage (execute/runner.py `RunnerStage`): `--method auto`'s pilot
+runs four runners before the measured one, and each used to start and end its own launchers, cgroups,
+scratch directory and noise snapshots (~17 ms per switch). Real launchers, real cgroups where the
+machine has them."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from duetbench.execute import runner as runner_module
+from duetbench.execute.invocation import Invocation, LauncherServer
+from duetbench.execute.runner import Runner, RunnerStage, RunSettings
+
+CPUS = sorted(os.sched_getaffinity(0))
+two_cpus = pytest.mark.skipif(len(CPUS) < 2, reason="needs two CPUs to run a duet")
+
+
+def _settings(method: str, seed: int) -> RunSettings:
+    return RunSettings(method=method, argv={"A": ["true"], "B": ["true"]}, cpus=(CPUS[0], CPUS[1]), seed=seed,
+                       warmup=1 if method == "duet" else 0)
+
+
+def _units(n: int):  # type: ignore[no-untyped-def]
+    def more(measured: list[Invocation], elapsed: float) -> bool:
+        return len(measured) < 2 * n
+    return more
+
+
+@two_cpus
+def test_runners_on_one_stage_share_launchers_and_end_everything_with_it(native_dir: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    started: list[LauncherServer] = []
+    init = LauncherServer.__init__
+
+    def counted(self: LauncherServer, *args: object, **kwargs: object) -> None:
+        init(self, *args, **kwargs)  # type: ignore[arg-type]
+        started.append(self)
+
+    monkeypatch.setattr(LauncherServer, "__init__", counted)
+    snapshots: list[int] = []
+    take = runner_module.snapshot
+    monkeypatch.setattr(runner_module, "snapshot", lambda: snapshots.append(1) or take())
+    stored: list[Invocation] = []
+    with RunnerStage() as stage:
+        outcomes = [Runner(_settings(method, k), _units(3), stored.append, stage=stage).run()
+                    for k, method in enumerate(["duet", "sequential", "duet", "sequential"])]
+        workdir = stage.workdir
+        groups = [g for g in stage._groups.values() if g is not None]
+        assert workdir is not None and workdir.is_dir()
+    assert [o.status for o in outcomes] == ["complete"] * 4
+    assert len([i for i in stored if not i.warmup]) == 4 * 6
+    # One launcher per CPU for all four runners, each ended with the stage; its scratch and cgroups gone.
+    assert len(started) == 2
+    assert all(server.process.poll() is not None for server in started)
+    assert not workdir.exists()
+    assert all(not Path(g.path).exists() for g in groups)
+    # Each runner's closing snapshot opened the next one's window: 4 closing + 1 opening, not 8.
+    assert len(snapshots) == 5, snapshots
+
+
+@two_cpus
+def test_a_default_compare_starts_two_launchers_for_its_pilot_and_its_runs(duet_env: dict[str, str],
+                                                                           tmp_path: Path) -> None:
+    probe = (
+        "import sys, runpy\n"
+        "from duetbench.execute.invocation import LauncherServer\n"
+        "init = LauncherServer.__init__\n"
+        "def counted(self, *a, **k):\n"
+        "    init(self, *a, **k)\n"
+        "    print('launcher started', flush=True)\n"
+        "LauncherServer.__init__ = counted\n"
+        "sys.argv = ['duet', 'compare', 'true', 'true', '--max-runs', '12', '--no-progress']\n"
+        "try:\n    runpy.run_module('duetbench', run_name='__main__')\nexcept SystemExit as e:\n"
+        "    print('exit', e.code)\n")
+    result = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env=duet_env, capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines.count("launcher started") == 2, result.stdout
+    assert "method auto" in result.stdout and lines[-1] == "exit 0", result.stdout
