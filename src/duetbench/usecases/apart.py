@@ -14,12 +14,13 @@ Wherever no progress line is drawn (the parent would need rich for it) and one c
 commands is printed. A fixed count of runs of a fixed method then measures without numpy at all; an
 adaptive stop or `--method auto`'s pilot needs the statistics in the orchestrator too, which it imports
 beside the warm-up (usecases/compare.py `_store_then`) while the reporter imports the report's (rich, the
-renderer, the exporters) on the other CPU: the end then has nothing to import (~110 ms less from start
-to first pair of a default compare, and ~10 ms less at its end, than with the report imported beside the
-warm-up; docs/notes/overhead.md, twelfth pass). `start` looks at the arguments cheaply; the comparison
-decides for certain once they are parsed (usecases/compare.py `_report_apart`) and kills the reporter
-when it is not wanted, before anything is measured. Only the `duet` program forks (its
-entry point calls `start`), never another program that runs duetbench in its own process.
+renderer, the exporters) on the other CPU (a default compare's first invocation ~90 ms sooner, its start
+and end together ~40 ms shorter, than with the report imported beside the warm-up; a reporter's end
+itself is ~10 ms longer than reporting in-process; docs/notes/overhead.md, twelfth pass). `start`
+looks at the arguments cheaply; the comparison decides for certain once they are parsed
+(usecases/compare.py `_report_apart`) and kills the reporter when it is not wanted, before anything is
+measured. Only the `duet` program forks (its entry point calls `start`), never another program that
+runs duetbench in its own process.
 
 The reporter ignores SIGINT, SIGTERM and SIGHUP (a closed terminal sends it to both): the orchestrator
 handles them (it stops measuring, stores what it has, and hands over an "interrupted" comparison). If
