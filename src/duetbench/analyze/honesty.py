@@ -24,8 +24,8 @@ from duetbench.model.table import IterationTable
 from .api import AnalysisOptions, analyze_group
 from .choice import MethodChoice
 from .comparison import compare
-from .looks import LookSchedule
-from .monitor import EVIDENCE_MIN_UNITS, watch
+from .looks import LookSchedule, first_look
+from .monitor import watch
 
 Noise = Literal["normal", "t3", "outliers", "skewed"]
 #: normal; Student t with 3 degrees of freedom (heavy tails); one-sided outliers (10 % of
@@ -121,14 +121,14 @@ def _watched(method: str, full: Sample, ratio: float, *, min_units: int, target_
         raise ValueError(f"looks must be 'every' or 'schedule', got {looks!r}")
     max_units = len(full.a)
     schedule = LookSchedule(min_units)
-    first_look = min(min_units, EVIDENCE_MIN_UNITS) if evidence else min_units
+    looked_from = first_look(min_units, evidence)
 
     def first(k: int) -> dict[str, np.ndarray] | None:
         return None if full.stamps is None else {key: v[:k] for key, v in full.stamps.items()}
 
     n, kind = max_units, "t"
     for k in range(3, max_units + 1):
-        if looks == "schedule" and not (k >= first_look and schedule.due(k)):
+        if looks == "schedule" and not (k >= looked_from and schedule.due(k)):
             continue
         decision, _ = watch(method, full.a[:k], full.b[:k], min_units=min_units, target_rciw=target_rciw,
                             confidence_level=confidence_level, evidence=evidence, robust=robust,

@@ -18,6 +18,20 @@ import math
 #: A look once the runs grew by this share since the last one (at least one run).
 LOOK_GROWTH = 0.05
 
+#: Fewest units before the evidence rule may stop. The sequence is valid at any n for normal noise, but
+#: a CPU hog that lands on one side of a pair at random makes the noise two-valued, and 5 pairs all hit
+#: on the same side (1 in 16) look like a tight 1.5x difference: a real A/A comparison beside a hog
+#: stopped so at B/A 1.51 (bench/results/trust.md). At 10 the adaptive stop's false alarms beside such
+#: a hog fall from 8 % to 2 % by simulation (`honesty.hog_adaptive`, follow=0.5), and an evident
+#: difference between 10 ms commands still stops within half a second.
+EVIDENCE_MIN_UNITS = 10
+
+
+def first_look(min_runs: int, evidence: bool) -> int:
+    """The first count the adaptive stop looks at: the evidence rule's first (EVIDENCE_MIN_UNITS), when
+    that rule is on and comes before `min_runs`; else `min_runs`, the precision rule's first."""
+    return min(min_runs, EVIDENCE_MIN_UNITS) if evidence else min_runs
+
 
 class LookSchedule:
     """The counts at which the live statistics are computed: every run up to 20, then whenever the runs

@@ -30,14 +30,7 @@ from numpy.typing import ArrayLike
 from ._inputs import FloatArray
 from .comparison import ComparisonResult, anytime_units, compare
 from .interval import PRIOR_PRECISION, confidence_sequence
-
-#: Fewest units before the evidence rule may stop. The sequence is valid at any n for normal noise, but
-#: a CPU hog that lands on one side of a pair at random makes the noise two-valued, and 5 pairs all hit
-#: on the same side (1 in 16) look like a tight 1.5x difference: a real A/A comparison beside a hog
-#: stopped so at B/A 1.51 (bench/results/trust.md). At 10 the adaptive stop's false alarms beside such
-#: a hog fall from 8 % to 2 % by simulation (`honesty.hog_adaptive`, follow=0.5), and an evident
-#: difference between 10 ms commands still stops within half a second.
-EVIDENCE_MIN_UNITS = 10
+from .looks import EVIDENCE_MIN_UNITS
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -162,31 +163,33 @@ class RunnerStage:
         self.noise: tuple[Snapshot, float, float] | None = None
         self._groups: dict[str, SideCgroup | None] = {}
         self._tag = f"duetbench-{os.getpid()}"
-        self._scratch: Any = None
+        self._ends = ExitStack()
 
     def __enter__(self) -> RunnerStage:
         forget_cgroup_usage()
-        self._scratch = scratch_directory("run")
-        self.workdir = Path(self._scratch.__enter__())
+        # Ended in reverse: the launchers and their gate, then the scratch directory, then the cgroups.
+        self._ends.callback(self._remove_cgroups)
+        self.workdir = Path(self._ends.enter_context(scratch_directory("run")))
         self.gate = ReleaseGate()
+        self._ends.callback(self._end_launchers)
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        try:
-            try:
-                for server in self.servers.values():
-                    server.close()
-                self.servers.clear()
-                if self.gate is not None:
-                    self.gate.close()
-                    self.gate = None
-            finally:
-                self._scratch.__exit__(*exc)
-        finally:
-            for group in self._groups.values():
-                if group is not None:
-                    group.remove()
-            self._groups = {}
+    def __exit__(self, *exc: Any) -> None:
+        self._ends.__exit__(*exc)
+
+    def _end_launchers(self) -> None:
+        for server in self.servers.values():
+            server.close()
+        self.servers.clear()
+        if self.gate is not None:
+            self.gate.close()
+            self.gate = None
+
+    def _remove_cgroups(self) -> None:
+        for group in self._groups.values():
+            if group is not None:
+                group.remove()
+        self._groups = {}
 
     def cgroups_for(self, settings: RunSettings) -> dict[str, SideCgroup | None]:
         """The cgroups a runner of `settings` measures its sides in, made on first use: one per side and
@@ -893,9 +896,7 @@ class _NoiseWindows:
 
     def close(self) -> None:
         """The run ended: close the open window, if any, for the invocations still without a record."""
-        if self._pending or self._stored:
-            self._close()
-        self._before = None
+        self.hand_on()
 
     def hand_on(self) -> tuple[Snapshot, float, float] | None:
         """`close`, keeping the snapshot that closed the window (or opened the one still empty) for the

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from duetbench import __version__
-from duetbench.analyze.looks import LookSchedule
+from duetbench.analyze.looks import LookSchedule, first_look
 from duetbench.config.compare import CompareOptions, command_argv, hook_shell
 from duetbench.errors import DuetError
 from duetbench.execute.lock import MeasurementLock
@@ -124,6 +124,7 @@ def _stop_rule(opts: CompareOptions, method: str, on_progress: Callable[[int, st
     adaptive = opts.runs is None
     evidence = adaptive and opts.stop_on_evidence and method != "aduet"
     last_ci = LookSchedule(opts.min_runs)
+    first = first_look(opts.min_runs, evidence)
 
     def should_continue(this_runner: list[Invocation], elapsed: float) -> bool:
         # analyze.monitor imports numpy: a fixed count of runs without a progress line measures without it
@@ -134,10 +135,7 @@ def _stop_rule(opts: CompareOptions, method: str, on_progress: Callable[[int, st
         decision: MonitorDecision | _NoDecision = _NO_DECISION
         # The live CI steers adaptive stopping (on its schedule) and the progress line (only when the bar
         # is redrawn: computing it costs ~1 ms between two pairs); with neither, it is not computed.
-        if adaptive:
-            from duetbench.analyze.monitor import EVIDENCE_MIN_UNITS
-        first_look = min(opts.min_runs, EVIDENCE_MIN_UNITS) if evidence else opts.min_runs
-        deciding = adaptive and n >= first_look
+        deciding = adaptive and n >= first
         if n >= 3 and (last_ci.due(n) if deciding else display_due()):
             from duetbench.analyze.monitor import watch
 
@@ -177,11 +175,8 @@ def _stop_rule(opts: CompareOptions, method: str, on_progress: Callable[[int, st
         n = measured_runs(method, measured)
         if opts.runs is not None:
             return max(1, opts.runs - n)
-        from duetbench.analyze.monitor import EVIDENCE_MIN_UNITS  # imported by should_continue already
-
-        first_look = min(opts.min_runs, EVIDENCE_MIN_UNITS) if evidence else opts.min_runs
-        # the next live CI (the first at first_look, then on its schedule), and the most runs
-        more = min(opts.max_runs, last_ci.next_due(max(n, first_look - 1))) - n
+        # the next live CI (the first at `first`, then on its schedule), and the most runs
+        more = min(opts.max_runs, last_ci.next_due(max(n, first - 1))) - n
         mine = measured_runs(method, this_runner)
         if watch_for is not None:  # the conditions' windows count this runner's runs only
             from duetbench.analyze.choice import RECENT_UNITS, RECENT_WINDOWS
