@@ -13,6 +13,8 @@ at equal run counts; plus what the orchestrator itself costs:
                 launchers; the launcher children's spin at the start barrier is counted apart), as a
                 share of the commands' CPU; and of it the orchestrator process's own
                 (getrusage(RUSAGE_SELF) as it exits, plus its reporter process's, usecases/apart.py);
+                and what one more pair costs: the slope of both between 50 and 150 pairs of the 20 ms
+                command (the start-up and report, the same at both counts, left out);
   start-up      `duet --version`, `duet --help`, and from the moment `duet compare` is started to its
                 first invocation's start (both CLOCK_MONOTONIC);
   campaign      `duet run` of a campaign of 1-ms runs: per-run cost beyond the commands, and where it
@@ -60,6 +62,10 @@ CASES: list[tuple[str, float | None, int]] = [
     ("20 ms", 20.0, 50),
     ("100 ms", 100.0, 20),
 ]
+
+#: The case measured a second time with LONGER_FACTOR times its runs: what one more pair costs in CPU (the
+#: slope between the two counts), apart from the fixed start-up and report that the goal's share includes.
+LONGER_CASE, LONGER_FACTOR = "20 ms", 3
 
 #: The case whose command the default `duet compare` (run_default) measures.
 DEFAULT_CASE = "20 ms"
@@ -385,6 +391,12 @@ def main() -> None:
                     raw["measurements"].append(m)
                     print(f"rep {rep} {name:>6} {m['tool']:9} {m.get('tree') or '':8} wall {m['wall_s']:.3f} s "
                           f"load {m['load']}", file=sys.stderr)
+            longer = next(runs for name, _, runs in cases if name == LONGER_CASE) * LONGER_FACTOR
+            for tree in random.sample(trees, len(trees)):
+                with machine(f"{LONGER_CASE} x {longer}"):
+                    m = run_duet(tree, commands[LONGER_CASE], longer, tmp)
+                m.update(rep=rep, tree=tree.label, tool="duet", case="longer", runs=longer)
+                raw["measurements"].append(m)
             for tree in random.sample(trees, len(trees)):
                 with machine("default compare"):
                     m = run_default(tree, commands[DEFAULT_CASE], tmp, seed=1000 + rep)
@@ -445,6 +457,9 @@ def summarize(raw: dict[str, Any], labels: list[str]) -> dict[str, Any]:
                 "first_invocation_ms": _median([m["first_invocation_ms"] for m in duet]),
                 "load": [m["load"] for m in duet],
             }
+        per_case[LONGER_CASE]["per_pair"] = _per_pair(
+            [m for m in mine if m["case"] == LONGER_CASE and m["tool"] == "duet"],
+            [m for m in mine if m["case"] == "longer"])
         dflt = [m for m in mine if m["case"] == "default"]
         default: dict[str, Any] = {key: _median([m[key] for m in dflt]) for key in
                                    ("wall_s", "pairs", "measured_pairs", "in_pairs_s", "between_pairs_s", "fixed_s",
@@ -478,6 +493,25 @@ def summarize(raw: dict[str, Any], labels: list[str]) -> dict[str, Any]:
     return out
 
 
+def _per_pair(short: list[dict[str, Any]], long: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """What one more pair costs, from the medians at two run counts: duet's own CPU and its orchestrator
+    process's, per pair and as a share of the commands' CPU. (The start-up and the report cost the same at
+    both counts, so the slope leaves them out: this is what the orchestration takes from the machine
+    while it measures.)"""
+    if not short or not long:
+        return None
+
+    def grows(key: str) -> float:
+        return (_median([m[key] for m in long]) or 0.0) - (_median([m[key] for m in short]) or 0.0)
+
+    pairs, commands = grows("pairs"), grows("commands_cpu_s")
+    if pairs <= 0 or commands <= 0:
+        return None
+    return {"pairs": pairs, "own_cpu_ms": 1e3 * grows("own_cpu_s") / pairs,
+            "orchestrator_cpu_ms": 1e3 * grows("orchestrator_cpu_s") / pairs,
+            "own_cpu_share": grows("own_cpu_s") / commands}
+
+
 def _f(value: float | None, fmt: str) -> str:
     return "–" if value is None else format(value, fmt)
 
@@ -508,6 +542,15 @@ def markdown(raw: dict[str, Any], summary: dict[str, Any]) -> str:
                          f"| {share} | {_f(c['orchestrator_cpu_s'], '.3f')} s "
                          f"| {_f(c['barrier_spin_cpu_s'], '.3f')} s | {_f(c['hyperfine_own_cpu_s'], '.3f')} s "
                          f"| {_f(c['first_invocation_ms'], '.0f')} ms |")
+        pp = s["cases"].get(LONGER_CASE, {}).get("per_pair")
+        if pp:
+            runs = s["cases"][LONGER_CASE]["runs"]
+            lines += ["", f"One more pair of the {LONGER_CASE} command (the slope from {runs} to {LONGER_FACTOR}× as "
+                          f"many, medians): duet's own CPU {pp['own_cpu_ms']:.2f} ms per pair, "
+                          f"{100 * pp['own_cpu_share']:.1f}% of the commands' (of which the orchestrator process "
+                          f"{pp['orchestrator_cpu_ms']:.2f} ms): what the orchestration takes from the machine "
+                          "while it measures. The goal's share above also holds the fixed start-up and report, "
+                          "paid once."]
         st, camp = s["startup"], s["campaign"]
         lines += ["", "*duet measuring*: from the first release to the last end, without the one-time pause after "
                       "the first pair where the store is opened; its ratio to hyperfine's whole run is what more "

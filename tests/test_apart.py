@@ -106,6 +106,37 @@ def test_the_reporter_imports_nothing_once_handed_over(duet_env: dict[str, str],
 
 
 @two_cpus
+def test_what_both_processes_need_is_imported_once_before_the_fork(duet_env: dict[str, str],
+                                                                   tmp_path: Path) -> None:
+    # Each module the orchestrator has imported by its first launch and the reporter needs too was paid
+    # twice (~25 ms of CPU, issue 17); nor may what is imported before the fork reach numpy (the
+    # orchestrator would then import it before measuring).
+    probe = (
+        "import os, sys, runpy\n"
+        "parent = os.getpid()\n"
+        "def hook(event, args):\n"
+        "    if event == 'import' and os.getpid() != parent:\n"
+        "        with open('reporter.txt', 'a') as out:\n"
+        "            out.write(str(args[0]) + '\\n')\n"
+        "    elif event == 'subprocess.Popen' and os.getpid() == parent and not os.path.exists('first.txt'):\n"
+        "        with open('first.txt', 'w') as out:\n"
+        "            out.write('\\n'.join(sorted(sys.modules)))\n"
+        "sys.addaudithook(hook)\n"
+        "sys.argv = ['duet', 'compare', 'true', 'true', '--runs', '3', '--method', 'duet', '--no-progress']\n"
+        "try:\n    runpy.run_module('duetbench', run_name='__main__')\nexcept SystemExit as e:\n"
+        "    assert e.code in (0, None), e.code\n")
+    result = _probe(probe, duet_env, tmp_path)
+    assert result.returncode == 0 and "duet compare #" in result.stdout, result.stderr
+    at_first_launch = set((tmp_path / "first.txt").read_text().split())
+    in_reporter = set((tmp_path / "reporter.txt").read_text().split())
+    def numpy_in(modules: set[str]) -> bool:
+        return any(name.split(".")[0] == "numpy" for name in modules)
+
+    assert not numpy_in(at_first_launch) and numpy_in(in_reporter)
+    assert sorted(at_first_launch & in_reporter) == []
+
+
+@two_cpus
 def test_a_fixed_compare_is_measured_without_numpy_and_reported_once(duet_env: dict[str, str],
                                                                     tmp_path: Path) -> None:
     probe = (
