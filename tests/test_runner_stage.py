@@ -5,6 +5,7 @@ machine has them."""
 from __future__ import annotations
 
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -82,3 +83,26 @@ def test_a_default_compare_starts_two_launchers_for_its_pilot_and_its_runs(duet_
     lines = result.stdout.splitlines()
     assert lines.count("launcher started") == 2, result.stdout
     assert "method auto" in result.stdout and lines[-1] == "exit 0", result.stdout
+
+
+def test_the_stage_makes_each_queued_stderr_file_once_and_never_empties_it() -> None:
+    with RunnerStage() as stage:
+        path = stage.queued_stderr(0, 3)
+        assert path.is_file() and path.stat().st_size == 0 and path.parent == stage.workdir
+        path.write_text("left by the last pair\n")  # the child empties it as it starts (O_TRUNC)
+        assert stage.queued_stderr(0, 3) == path and path.read_text() == "left by the last pair\n"
+        assert stage.queued_stderr(1, 3) != path
+    assert not path.exists()
+
+
+@two_cpus
+def test_queued_pairs_keep_each_invocations_own_stderr_across_batches(duet, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # 70 pairs: a batch of at most 64, then the rest in the same files (each child empties its file).
+    command = "sh -c 'echo $DUET_SIDE $DUET_ITERATION >&2'"
+    result = duet("compare", command, command, "--runs", "70", "--method", "duet", "--no-progress",
+                  "--db", "d.db")
+    assert result.returncode == 0, result.stderr
+    rows = sqlite3.connect(tmp_path / "d.db").execute(  # the fixture runs `duet` in tmp_path
+        'SELECT side, "index", stderr_tail FROM invocations WHERE NOT warmup').fetchall()
+    assert len(rows) == 140
+    assert all(tail.strip() == f"{side} {index}" for side, index, tail in rows), rows[:5]
