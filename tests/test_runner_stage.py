@@ -8,6 +8,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -106,3 +107,24 @@ def test_queued_pairs_keep_each_invocations_own_stderr_across_batches(duet, tmp_
         'SELECT side, "index", stderr_tail FROM invocations WHERE NOT warmup').fetchall()
     assert len(rows) == 140
     assert all(tail.strip() == f"{side} {index}" for side, index, tail in rows), rows[:5]
+
+
+@two_cpus
+def test_the_first_batchs_stderr_files_are_made_beside_the_warmup(native_dir: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    # Made while the warm-up runs (the orchestrator only waits there), not at the first batch's start.
+    calls: list[tuple[str, int, int]] = []
+    make = RunnerStage.queued_stderr
+
+    def recorded(self: RunnerStage, cpu: int, slot: int) -> Path:
+        calls.append((threading.current_thread().name, cpu, slot))
+        return make(self, cpu, slot)
+
+    monkeypatch.setattr(RunnerStage, "queued_stderr", recorded)
+    stored: list[Invocation] = []
+    outcome = Runner(_settings("duet", 7), _units(5), stored.append,
+                     certain=lambda measured, elapsed: max(1, 5 - len(measured) // 2)).run()
+    assert outcome.status == "complete" and len([i for i in stored if not i.warmup]) == 10
+    beside = [(cpu, slot) for thread, cpu, slot in calls if thread == "duetbench-meanwhile"]
+    assert sorted(beside) == sorted((cpu, slot) for cpu in CPUS[:2] for slot in range(5))
+    assert all(thread == "duetbench-meanwhile" for thread, _, _ in calls[:len(beside)])
