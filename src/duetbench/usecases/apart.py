@@ -37,7 +37,7 @@ import sys
 from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from rich.console import Console
 
@@ -213,9 +213,10 @@ class Reporter:
         if not ready:
             self.kill()
 
-    def hand_over(self, handover: Handover) -> int | None:
+    def hand_over(self, handover: Handover, meanwhile: Callable[[], object] | None = None) -> int | None:
         """Give the reporter the comparison to report and wait for it; its exit code, or None if it is gone
-        (then the caller reports itself; the reporter's imports held nothing it needs)."""
+        (then the caller reports itself; the reporter's imports held nothing it needs). `meanwhile`: what
+        the orchestrator still has to do (end its launchers), done while the reporter reports."""
         import pickle
 
         self.wait_ready()
@@ -237,9 +238,14 @@ class Reporter:
         # The reporter ignores Ctrl-C and finishes the report: so does its waiter.
         previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
         try:
-            return self._reap()
+            if meanwhile is not None:
+                meanwhile()
         finally:
-            signal.signal(signal.SIGINT, previous)
+            try:
+                code = self._reap()
+            finally:
+                signal.signal(signal.SIGINT, previous)
+        return code
 
     def kill(self) -> None:
         """No hand-over will come: end the reporter now, wherever it is (its imports must not go on beside

@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -223,15 +224,16 @@ def _stopped_interval(interval: str) -> str:
 
 def _measure(opts: CompareOptions, settings: RunSettings, method: str, options: dict[str, Any],
              comparison: _DeferredComparison, stop: _Stop, on_progress: Callable[[int, str], None],
-             progress: LiveProgress) -> tuple[str, Invocation | None, str]:
+             progress: LiveProgress, ends: ExitStack) -> tuple[str, Invocation | None, str]:
     """Run the comparison: with --method auto, a pilot decides the method, and a change of conditions
     (the chosen method's runs spreading far more than in its pilot) makes it decide again, at most
     MAX_REDECISIONS times. Staying with the method, the runs go on counting; switching, the earlier
     method's runs are kept as warm-ups, since they cannot enter the new method's interval.
     Returns (status, failure, the method that was measured last). Its runners share one stage: the
-    launchers, cgroups and scratch directory live as long as the comparison (execute/runner.py)."""
-    with RunnerStage() as stage:
-        return _measure_on(stage, opts, settings, method, options, comparison, stop, on_progress, progress)
+    launchers, cgroups and scratch directory live as long as the comparison (execute/runner.py), ended by
+    `ends` (where a reporter reports, while it does: ~2.5 ms less after the last pair)."""
+    stage = ends.enter_context(RunnerStage())
+    return _measure_on(stage, opts, settings, method, options, comparison, stop, on_progress, progress)
 
 
 def _measure_on(stage: RunnerStage, opts: CompareOptions, settings: RunSettings, method: str,
@@ -517,55 +519,59 @@ def _compare(opts: CompareOptions, *, db_path: Path, exports: Exports, console: 
                            else _store_then(reporter.wait_ready, _judged_while_measuring(opts)))
     if reporter is not None and settings.warmup == 0:
         reporter.wait_ready()  # no warm-up to wait beside: its imports must end before the first measured run
-    stop = _Stop()
-    status = "failed"
-    failure: Invocation | None = None
-    shell_failure: ShellCommandFailed | None = None
-    # SIGTERM (e.g. from a CI timeout) and SIGHUP are handled like Ctrl-C: stop, keep, report.
-    previous = stop_like_ctrl_c()
-    try:
-        with progress:
-            for side, script in opts.per_side(opts.setup).items():
-                if script:
-                    run_shell(script, f"--setup ({side})", settings.hook_shell)
-            status, failure, method = _measure(opts, settings, method, options, comparison, stop, on_progress,
-                                               progress)
-            for side, script in opts.per_side(opts.cleanup).items():
-                if script:
-                    run_shell(script, f"--cleanup ({side})", settings.hook_shell)
-    except ShellCommandFailed as exc:
-        shell_failure = exc
-    finally:
-        restore(previous)
-        if stop.reason:
-            options["stopped_by"] = stop.reason
-            if stop.reason == "evidence":
-                # The stop looked at the estimate: only the confidence sequence stays valid (analyze/monitor.py).
-                options["interval"] = "anytime"
-            else:  # it looked at the spread: the interval it judged is the one that stays valid
-                options["interval"] = _stopped_interval(opts.interval)
+    # What the runners share (launchers, cgroups, scratch) is ended by `ends`: where a reporter reports,
+    # while it does.
+    with ExitStack() as ends:
+        stop = _Stop()
+        status = "failed"
+        failure: Invocation | None = None
+        shell_failure: ShellCommandFailed | None = None
+        # SIGTERM (e.g. from a CI timeout) and SIGHUP are handled like Ctrl-C: stop, keep, report.
+        previous = stop_like_ctrl_c()
         try:
-            comparison.open().finish_comparison(comparison.id, status if shell_failure is None else "failed",
-                                                options if stop.reason or "auto" in options else None,
-                                                method=method if method != record_method else None)
+            with progress:
+                for side, script in opts.per_side(opts.setup).items():
+                    if script:
+                        run_shell(script, f"--setup ({side})", settings.hook_shell)
+                status, failure, method = _measure(opts, settings, method, options, comparison, stop, on_progress,
+                                                   progress, ends)
+                for side, script in opts.per_side(opts.cleanup).items():
+                    if script:
+                        run_shell(script, f"--cleanup ({side})", settings.hook_shell)
+        except ShellCommandFailed as exc:
+            shell_failure = exc
         finally:
-            lock.release()
+            restore(previous)
+            if stop.reason:
+                options["stopped_by"] = stop.reason
+                if stop.reason == "evidence":
+                    # The stop looked at the estimate: only the confidence sequence stays valid (analyze/monitor.py).
+                    options["interval"] = "anytime"
+                else:  # it looked at the spread: the interval it judged is the one that stays valid
+                    options["interval"] = _stopped_interval(opts.interval)
+            try:
+                comparison.open().finish_comparison(comparison.id, status if shell_failure is None else "failed",
+                                                    options if stop.reason or "auto" in options else None,
+                                                    method=method if method != record_method else None)
+            finally:
+                lock.release()
 
-    ending = Ending(status, failure, ShellFailure(shell_failure.what, shell_failure.command, shell_failure.code,
-                                                  shell_failure.stderr) if shell_failure is not None else None,
-                    method, opts.name_a, opts.name_b, opts.fail_if_slower)
-    if reporter is not None:
-        from duetbench.report.lazy_console import LazyConsole
-        from duetbench.usecases.apart import Handover
+        ending = Ending(status, failure, ShellFailure(shell_failure.what, shell_failure.command, shell_failure.code,
+                                                      shell_failure.stderr) if shell_failure is not None else None,
+                        method, opts.name_a, opts.name_b, opts.fail_if_slower)
+        if reporter is not None:
+            from duetbench.report.lazy_console import LazyConsole
+            from duetbench.usecases.apart import Handover
 
-        comparison.close()
-        assert isinstance(console, LazyConsole)  # _report_apart
-        code = reporter.hand_over(Handover(comparison.id, ending, db_path, exports, console.options_given,
-                                           time_unit))
-        if code is not None:
-            return code
-    return conclude(ending, comparison, db_path=db_path, exports=exports, console=console, time_unit=time_unit,
-                    on_report=on_report)
+            comparison.close()
+            assert isinstance(console, LazyConsole)  # _report_apart
+            code = reporter.hand_over(Handover(comparison.id, ending, db_path, exports, console.options_given,
+                                               time_unit), meanwhile=ends.close)
+            if code is not None:
+                return code
+        ends.close()
+        return conclude(ending, comparison, db_path=db_path, exports=exports, console=console, time_unit=time_unit,
+                        on_report=on_report)
 
 
 def _store_then(wait: Callable[[], None], judged_by: Sequence[str] = ()) -> Callable[[], None]:
