@@ -6,6 +6,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -78,6 +79,34 @@ def duet_env(native_dir: Path) -> dict[str, str]:
     """The environment to run the ``duet`` CLI in a subprocess (a fixture: test modules cannot import
     conftest reliably when several directories have one)."""
     return cli_env(native_dir)
+
+
+@pytest.fixture()
+def duet_probe(native_dir: Path, tmp_path: Path):
+    """Run ``duet ARGS...`` in one ``python -c`` process, as the ``duet`` program does, with a probe's hooks
+    installed first, in a fresh directory. `setup`: source run before (os, sys and runpy imported);
+    `at_first_run`: an expression printed, after "at the first run: ", when the orchestrator's first runner
+    starts (before its first launch); `then`: source run after the program ended, with its SystemExit as
+    `e` (a compare's reporter process ends on its own: it never runs it). Returns the CompletedProcess."""
+
+    def run(setup: str, args: list[str], then: str = "assert e.code in (0, None), e.code\n",
+            at_first_run: str | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+        if at_first_run is not None:
+            setup += ("import duetbench.execute.runner as _runner\n"
+                      "_run, _seen = _runner.Runner.run, []\n"
+                      "def _first(self, *a, **k):\n"
+                      "    if not _seen:\n"
+                      "        _seen.append(1)\n"
+                      f"        print('at the first run:', {at_first_run}, flush=True)\n"
+                      "    return _run(self, *a, **k)\n"
+                      "_runner.Runner.run = _first\n")
+        script = (f"import os, sys, runpy\n{setup}sys.argv = ['duet', *{args!r}]\n"
+                  "try:\n    runpy.run_module('duetbench', run_name='__main__')\nexcept SystemExit as e:\n"
+                  + textwrap.indent(then, "    "))
+        return subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=cli_env(native_dir),
+                              capture_output=True, text=True, timeout=timeout)
+
+    return run
 
 
 @pytest.fixture()

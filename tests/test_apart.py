@@ -56,12 +56,6 @@ def _start(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.Popen[
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
 
 
-def _probe(script: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    """`python -c script`: a `duet` run in-process with the probe's hooks installed first."""
-    return subprocess.run([sys.executable, "-c", script], cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=120)
-
-
 def _wait_for(predicate, timeout: float = 30.0) -> None:  # type: ignore[no-untyped-def]
     deadline = time.monotonic() + timeout
     while not predicate():
@@ -83,52 +77,42 @@ def test_the_arguments_decide_whether_to_fork() -> None:
         assert not apart._worth_forking(args), args
 
 
-def test_the_reporter_imports_nothing_once_handed_over(duet_env: dict[str, str], tmp_path: Path) -> None:
+def test_the_reporter_imports_nothing_once_handed_over(duet_probe, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     # What the reporter imports after the hand-over is on the comparison's critical path (issue 17): the
     # exporters, the safe-text helpers and the store's owner records were ~15 ms of it, imported late.
-    probe = (
-        "import os, sys, runpy\n"
-        "late = []\n"
-        "def hook(event, args):\n"
-        "    if event == 'pickle.find_class' and args[1] == 'Handover':\n"
-        "        late.append('handed over')\n"
-        "    elif event == 'import' and late:\n"
-        "        with open('late.txt', 'a') as out:\n"
-        "            out.write(str(args[0]) + '\\n')\n"
-        "sys.addaudithook(hook)\n"
-        "sys.argv = ['duet', 'compare', 'true', 'true', '--runs', '3', '--method', 'duet', '--no-progress']\n"
-        "try:\n    runpy.run_module('duetbench', run_name='__main__')\nexcept SystemExit as e:\n"
-        "    assert e.code in (0, None), e.code\n")
-    result = _probe(probe, duet_env, tmp_path)
+    hooks = ("late = []\n"
+             "def hook(event, args):\n"
+             "    if event == 'pickle.find_class' and args[1] == 'Handover':\n"
+             "        late.append('handed over')\n"
+             "    elif event == 'import' and late:\n"
+             "        with open('late.txt', 'a') as out:\n"
+             "            out.write(str(args[0]) + '\\n')\n"
+             "sys.addaudithook(hook)\n")
+    result = duet_probe(hooks, ["compare", "true", "true", "--runs", "3", "--method", "duet", "--no-progress"])
     assert result.returncode == 0 and "duet compare #" in result.stdout, result.stderr
     late = (tmp_path / "late.txt").read_text().split() if (tmp_path / "late.txt").exists() else []
     assert late == [], late
 
 
 @two_cpus
-def test_what_both_processes_need_is_imported_once_before_the_fork(duet_env: dict[str, str],
-                                                                   tmp_path: Path) -> None:
+def test_what_both_processes_need_is_imported_once_before_the_fork(duet_probe, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     # Each module the orchestrator has imported by its first launch and the reporter needs too was paid
     # twice (~25 ms of CPU, issue 17); nor may what is imported before the fork reach numpy (the
     # orchestrator would then import it before measuring).
-    probe = (
-        "import os, sys, runpy\n"
-        "parent = os.getpid()\n"
-        "def hook(event, args):\n"
-        "    if event == 'import' and os.getpid() != parent:\n"
-        "        with open('reporter.txt', 'a') as out:\n"
-        "            out.write(str(args[0]) + '\\n')\n"
-        "    elif event == 'subprocess.Popen' and os.getpid() == parent and not os.path.exists('first.txt'):\n"
-        "        with open('first.txt', 'w') as out:\n"
-        "            out.write('\\n'.join(sorted(sys.modules)))\n"
-        "sys.addaudithook(hook)\n"
-        "sys.argv = ['duet', 'compare', 'true', 'true', '--runs', '3', '--method', 'duet', '--no-progress']\n"
-        "try:\n    runpy.run_module('duetbench', run_name='__main__')\nexcept SystemExit as e:\n"
-        "    assert e.code in (0, None), e.code\n")
-    result = _probe(probe, duet_env, tmp_path)
+    hooks = ("parent = os.getpid()\n"
+             "def hook(event, args):\n"
+             "    if event == 'import' and os.getpid() != parent:\n"
+             "        with open('reporter.txt', 'a') as out:\n"
+             "            out.write(str(args[0]) + '\\n')\n"
+             "    elif event == 'subprocess.Popen' and os.getpid() == parent and not os.path.exists('first.txt'):\n"
+             "        with open('first.txt', 'w') as out:\n"
+             "            out.write('\\n'.join(sorted(sys.modules)))\n"
+             "sys.addaudithook(hook)\n")
+    result = duet_probe(hooks, ["compare", "true", "true", "--runs", "3", "--method", "duet", "--no-progress"])
     assert result.returncode == 0 and "duet compare #" in result.stdout, result.stderr
     at_first_launch = set((tmp_path / "first.txt").read_text().split())
     in_reporter = set((tmp_path / "reporter.txt").read_text().split())
+
     def numpy_in(modules: set[str]) -> bool:
         return any(name.split(".")[0] == "numpy" for name in modules)
 
@@ -137,26 +121,15 @@ def test_what_both_processes_need_is_imported_once_before_the_fork(duet_env: dic
 
 
 @two_cpus
-def test_a_fixed_compare_is_measured_without_numpy_and_reported_once(duet_env: dict[str, str],
-                                                                    tmp_path: Path) -> None:
-    probe = (
-        "import sys, runpy\n"
-        "import duetbench.execute.runner as r\n"
-        "run = r.Runner.run\n"
-        "def first(self, *a, **k):\n"
-        "    print('numpy at the first run:', 'numpy' in sys.modules, flush=True)\n"
-        "    return run(self, *a, **k)\n"
-        "r.Runner.run = first\n"
-        "sys.argv = ['duet', 'compare', 'true', 'true', '--runs', '3', '--method', 'duet', '--no-progress', "
-        "'--export-json', 'o.json']\n"
-        "try:\n    runpy.run_module('duetbench', run_name='__main__')\nexcept SystemExit as e:\n"
-        "    print('exit', e.code, 'numpy at the end:', 'numpy' in sys.modules)\n")
-    result = _probe(probe, duet_env, tmp_path)
+def test_a_fixed_compare_is_measured_without_numpy_and_reported_once(duet_probe, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    result = duet_probe("", ["compare", "true", "true", "--runs", "3", "--method", "duet", "--no-progress",
+                             "--export-json", "o.json"], at_first_run="'numpy' in sys.modules",
+                        then="print('exit', e.code, 'numpy at the end:', 'numpy' in sys.modules)\n")
     assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
     lines = result.stdout.splitlines()
     # The orchestrator ran, and ended, without numpy; the report came once, from the reporter (which ends
     # where the program does: it never returned into this probe's code).
-    assert lines.count("numpy at the first run: False") == 1, result.stdout
+    assert lines.count("at the first run: False") == 1, result.stdout
     assert lines[-1] == "exit 0 numpy at the end: False", result.stdout
     assert sum(line.startswith("duet compare #") for line in lines) == 1, result.stdout
     assert (tmp_path / "o.json").is_file()
@@ -164,29 +137,17 @@ def test_a_fixed_compare_is_measured_without_numpy_and_reported_once(duet_env: d
 
 @two_cpus
 @pytest.mark.parametrize("how", [["--method", "duet"], []], ids=["adaptive", "auto"])
-def test_an_adaptive_compare_starts_without_numpy_and_is_reported_once(duet_env: dict[str, str], tmp_path: Path,
+def test_an_adaptive_compare_starts_without_numpy_and_is_reported_once(duet_probe, tmp_path: Path,  # type: ignore[no-untyped-def]
                                                                         how: list[str]) -> None:
     # The adaptive stop and --method auto's pilot judge in the orchestrator: it imports their statistics
     # beside the warm-up, never before the first invocation (numpy there delayed it by ~110 ms), and the
     # reporter forked at start reports.
-    probe = (
-        "import sys, runpy\n"
-        "import duetbench.execute.runner as r\n"
-        "run = r.Runner.run\n"
-        "seen = []\n"
-        "def first(self, *a, **k):\n"
-        "    if not seen:\n"
-        "        seen.append(1)\n"
-        "        print('numpy at the first run:', 'numpy' in sys.modules, flush=True)\n"
-        "    return run(self, *a, **k)\n"
-        "r.Runner.run = first\n"
-        f"sys.argv = ['duet', 'compare', 'true', 'true', '--no-progress', '--max-runs', '12', *{how!r}]\n"
-        "try:\n    runpy.run_module('duetbench', run_name='__main__')\nexcept SystemExit as e:\n"
-        "    print('exit', e.code, 'renderer:', 'duetbench.report.terminal' in sys.modules)\n")
-    result = _probe(probe, duet_env, tmp_path)
+    result = duet_probe("", ["compare", "true", "true", "--no-progress", "--max-runs", "12", *how],
+                        at_first_run="'numpy' in sys.modules",
+                        then="print('exit', e.code, 'renderer:', 'duetbench.report.terminal' in sys.modules)\n")
     assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
     lines = result.stdout.splitlines()
-    assert lines.count("numpy at the first run: False") == 1, result.stdout
+    assert lines.count("at the first run: False") == 1, result.stdout
     # Printed once, by the reporter: the orchestrator never imported the renderer (the reporter ends where
     # the program does: it never returns into this probe's code).
     assert sum(line.startswith("duet compare #") for line in lines) == 1, result.stdout

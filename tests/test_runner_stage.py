@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import subprocess
-import sys
 import threading
 from pathlib import Path
 
@@ -65,21 +63,15 @@ def test_runners_on_one_stage_share_launchers_and_end_everything_with_it(native_
 
 
 @two_cpus
-def test_a_default_compare_starts_two_launchers_for_its_pilot_and_its_runs(duet_env: dict[str, str],
-                                                                           tmp_path: Path) -> None:
-    probe = (
-        "import sys, runpy\n"
-        "from duetbench.execute.invocation import LauncherServer\n"
-        "init = LauncherServer.__init__\n"
-        "def counted(self, *a, **k):\n"
-        "    init(self, *a, **k)\n"
-        "    print('launcher started', flush=True)\n"
-        "LauncherServer.__init__ = counted\n"
-        "sys.argv = ['duet', 'compare', 'true', 'true', '--max-runs', '12', '--no-progress']\n"
-        "try:\n    runpy.run_module('duetbench', run_name='__main__')\nexcept SystemExit as e:\n"
-        "    print('exit', e.code)\n")
-    result = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env=duet_env, capture_output=True, text=True,
-                            timeout=120)
+def test_a_default_compare_starts_two_launchers_for_its_pilot_and_its_runs(duet_probe) -> None:  # type: ignore[no-untyped-def]
+    hooks = ("from duetbench.execute.invocation import LauncherServer\n"
+             "init = LauncherServer.__init__\n"
+             "def counted(self, *a, **k):\n"
+             "    init(self, *a, **k)\n"
+             "    print('launcher started', flush=True)\n"
+             "LauncherServer.__init__ = counted\n")
+    result = duet_probe(hooks, ["compare", "true", "true", "--max-runs", "12", "--no-progress"],
+                        then="print('exit', e.code)\n")
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines.count("launcher started") == 2, result.stdout

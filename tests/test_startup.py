@@ -66,28 +66,20 @@ def test_a_duets_report_draws_nothing_and_imports_no_bootstrap(tmp_path: Path) -
 
 
 @pytest.mark.parametrize("progress", [["--no-progress"], []])
-def test_a_compare_on_sqlite_imports_no_sqlalchemy_and_nothing_heavy_before_its_first_run(tmp_path: Path,
+def test_a_compare_on_sqlite_imports_no_sqlalchemy_and_nothing_heavy_before_its_first_run(duet_probe,  # type: ignore[no-untyped-def]
                                                                                          progress: list[str]) -> None:
     # Without a progress line (--no-progress, or standard output not a terminal: here a pipe), rich waits
     # for the report; the options are validated without pydantic (config/compare.py: ~195 ms on an AMD EPYC
     # VM); the store is reached without SQLAlchemy (store/direct.py), on a new database as on an existing one.
-    probe = (
-        "import sys, runpy\n"
-        "import duetbench.execute.runner as r\n"
-        "run, seen = r.Runner.run, []\n"
-        "def first(self, *a, **k):\n"
-        "    seen.append(sorted({m.split('.')[0] for m in sys.modules if m.startswith(HEAVY)}))\n"
-        "    return run(self, *a, **k)\n"
-        "r.Runner.run = first\n"
-        f"HEAVY = {HEAVY!r}\n"
-        f"sys.argv = ['duet', 'compare', 'true', 'true', '--runs', '2', '--method', 'duet', *{progress!r}, "
-        f"'--db', {str(tmp_path / 'r.db')!r}]\n"
-        "try:\n    runpy.run_module('duetbench', run_name='__main__')\nexcept SystemExit as e:\n"
-        "    assert e.code in (0, None), e.code\n"
-        "print(seen[0], 'sqlalchemy' in sys.modules)\n")
     for _ in range(2):
-        out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
-        assert out.strip().splitlines()[-1] == "[] False"
+        result = duet_probe(f"HEAVY = {HEAVY!r}\n", ["compare", "true", "true", "--runs", "2", "--method", "duet",
+                                                      *progress, "--db", "r.db"],
+                            at_first_run="sorted({m.split('.')[0] for m in sys.modules if m.startswith(HEAVY)})",
+                            then="assert e.code in (0, None), e.code\n"
+                                 "print('at the end:', 'sqlalchemy' in sys.modules)\n")
+        assert result.returncode == 0, result.stderr
+        lines = result.stdout.splitlines()
+        assert "at the first run: []" in lines and lines[-1] == "at the end: False", result.stdout
 
 
 def test_help_lists_every_lazy_command_as_the_command_itself_would() -> None:
@@ -193,66 +185,55 @@ _COUNT_DATACLASSES = (
     "dataclasses._process_class = counted\n")
 
 
-def test_no_dataclass_is_made_before_a_compares_first_run_nor_among_the_reporters_imports(tmp_path: Path) -> None:
+def test_no_dataclass_is_made_before_a_compares_first_run_nor_among_the_reporters_imports(duet_probe) -> None:  # type: ignore[no-untyped-def]
     """Making a dataclass costs ~1-1.4 ms on a 2-vCPU AMD EPYC VM (six `exec`s of generated code), a
     msgspec Struct ~0.04 ms: the ~25 classes on these two paths were ~30 ms of each (issue 17, the ninth
     pass of docs/notes/overhead.md). A class they need is a Struct; this fails when a dataclass comes back."""
-    parent = (
-        _COUNT_DATACLASSES +
-        "import runpy\n"
-        "import duetbench.execute.runner as r\n"
-        "run, seen = r.Runner.run, []\n"
-        "def first(self, *a, **k):\n"
-        "    seen.append(list(made))\n"
-        "    return run(self, *a, **k)\n"
-        "r.Runner.run = first\n"
-        f"sys.argv = ['duet', 'compare', 'true', 'true', '--runs', '2', '--method', 'duet', '--no-progress', "
-        f"'--db', {str(tmp_path / 'r.db')!r}]\n"
-        "try:\n    runpy.run_module('duetbench', run_name='__main__')\nexcept SystemExit as e:\n"
-        "    assert e.code in (0, None), e.code\n"
-        "import json; print(json.dumps(seen[0]))\n")
-    # What the reporter imports (usecases/apart.py `start`): its modules and, once handed over, REPORT_MODULES.
+    result = duet_probe(_COUNT_DATACLASSES, ["compare", "true", "true", "--runs", "2", "--method", "duet",
+                                             "--no-progress", "--db", "r.db"], at_first_run="made")
+    assert result.returncode == 0, result.stderr
+    assert "at the first run: []" in result.stdout.splitlines(), result.stdout
+    # What the reporter imports (usecases/apart.py `start`): what both processes need, imported before the
+    # fork, then REPORT_MODULES.
     reporter = (
         _COUNT_DATACLASSES +
         "import importlib, json\n"
         "import duetbench.cli.program\n"
-        "for name in ('duetbench.usecases.conclude', 'duetbench.report.lazy_console'):\n"
+        "from duetbench.usecases.apart import BOTH_IMPORT\n"
+        "for name in BOTH_IMPORT:\n"
         "    importlib.import_module(name)\n"
         "from duetbench.usecases.conclude import REPORT_MODULES\n"
         "for name in REPORT_MODULES:\n"
         "    importlib.import_module(name)\n"
         "print(json.dumps(made))\n")
-    for probe in (parent, reporter):
-        out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
-        assert json.loads(out.strip().splitlines()[-1]) == []
+    out = subprocess.run([sys.executable, "-c", reporter], capture_output=True, text=True, check=True).stdout
+    assert json.loads(out.strip().splitlines()[-1]) == []
 
 
-def test_a_compares_start_up_runs_no_cyclic_collection_in_either_process(tmp_path: Path) -> None:
+def test_a_compares_start_up_runs_no_cyclic_collection_in_either_process(duet_probe, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """The collector is off from `duet`'s first line until start-up is over (duetbench/startup.py): in the
     orchestrator until its runner starts, in the reporter until its imports are done; on after that. With
     it on, ~30 collections took 6-10 ms of the orchestrator's way to its first command and 12-18 ms of the
     reporter's imports on a 2-vCPU VM (issue 17)."""
     record = tmp_path / "settled.jsonl"
-    probe = (
-        "import gc, json, os, runpy, sys\n"
-        "import duetbench.startup as s\n"
-        "collections = [0]\n"
-        "gc.callbacks.append(lambda phase, info: collections.__setitem__(0, collections[0] + (phase == 'start')))\n"
-        "defer, settle = s.defer_collection, s.settle\n"
-        "def deferred():\n"
-        "    collections[0] = 0\n"
-        "    defer()\n"
-        "def settled():\n"
-        "    before = collections[0]\n"
-        "    settle()\n"
-        f"    with open({str(record)!r}, 'a') as f:\n"
-        "        f.write(json.dumps([os.getpid(), before, gc.isenabled()]) + '\\n')\n"
-        "s.defer_collection, s.settle = deferred, settled\n"
-        f"sys.argv = ['duet', 'compare', 'true', 'true', '--runs', '2', '--method', 'duet', '--no-progress', "
-        f"'--db', {str(tmp_path / 'r.db')!r}]\n"
-        "try:\n    runpy.run_module('duetbench', run_name='__main__')\nexcept SystemExit as e:\n"
-        "    assert e.code in (0, None), e.code\n")
-    subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    hooks = ("import gc, json\n"
+             "import duetbench.startup as s\n"
+             "collections = [0]\n"
+             "gc.callbacks.append(lambda phase, info:\n"
+             "                    collections.__setitem__(0, collections[0] + (phase == 'start')))\n"
+             "defer, settle = s.defer_collection, s.settle\n"
+             "def deferred():\n"
+             "    collections[0] = 0\n"
+             "    defer()\n"
+             "def settled():\n"
+             "    before = collections[0]\n"
+             "    settle()\n"
+             f"    with open({str(record)!r}, 'a') as f:\n"
+             "        f.write(json.dumps([os.getpid(), before, gc.isenabled()]) + '\\n')\n"
+             "s.defer_collection, s.settle = deferred, settled\n")
+    result = duet_probe(hooks, ["compare", "true", "true", "--runs", "2", "--method", "duet", "--no-progress",
+                                "--db", "r.db"])
+    assert result.returncode == 0, result.stderr
     settled = [json.loads(line) for line in record.read_text().splitlines()]
     assert len({pid for pid, _, _ in settled}) == 2, settled  # the orchestrator and its reporter
     assert all(before == 0 and enabled for _, before, enabled in settled), settled
