@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._inputs import FloatArray
+from .quantile import median
 from .ratio import MAD_TO_SIGMA
 
 #: CPU time must promise at least this much narrower an interval before the choice says so.
@@ -46,7 +47,7 @@ def robust_variance(x: FloatArray) -> float:
     """(1.4826 · MAD)²: the variance of normal data, unmoved by a few outliers (Hampel 1974, JASA 69(346))."""
     if x.size < 2:
         return math.inf
-    mad = float(np.median(np.abs(x - np.median(x))))
+    mad = median(np.abs(x - median(x)))
     sd = MAD_TO_SIGMA * mad
     # With many identical values the MAD is 0; fall back to the plain spread so a method is never free.
     return sd * sd if sd > 0 else float(x.var(ddof=1))

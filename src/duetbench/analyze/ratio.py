@@ -30,6 +30,7 @@ from ._inputs import (
     check_random_state,
 )
 from .interval import Interval, fieller_ratio, student_t, welch_difference
+from .quantile import median
 
 #: "t": the Student-t family of `interval` (default: keeps its level at small n); "bootstrap": the
 #: papers' percentile bootstrap (Bulej et al. 2020 §3), kept for reproducing them and for large n.
@@ -359,8 +360,8 @@ def robust_pair_filter(
     cap = int(math.floor(max_fraction * lr.size))
     if cap == 0:
         return keep
-    deviation = np.abs(lr - np.median(lr))
-    limit = max(k * MAD_TO_SIGMA * float(np.median(deviation)), floor)
+    deviation = np.abs(lr - median(lr))
+    limit = max(k * MAD_TO_SIGMA * median(deviation), floor)
     outliers = np.flatnonzero(deviation > limit)
     if outliers.size > cap:
         most_extreme_first = np.argsort(-deviation[outliers], kind="stable")

@@ -4,10 +4,10 @@ from __future__ import annotations
 import math
 
 import msgspec
-import numpy as np
 from numpy.typing import ArrayLike
 
 from ._inputs import as_sample
+from .quantile import percentiles
 
 
 class Summary(msgspec.Struct, frozen=True):
@@ -34,7 +34,7 @@ def describe(x: ArrayLike) -> Summary:
     n = int(arr.size)
     mean = float(arr.mean())
     stdev = float(arr.std(ddof=1)) if n >= 2 else math.nan
-    q1, median, q3 = (float(v) for v in np.percentile(arr, [25.0, 50.0, 75.0]))
+    q1, median, q3 = percentiles(arr, (25.0, 50.0, 75.0))
     cv = _cv(mean, stdev)
     return Summary(
         n=n, mean=mean, median=median, stdev=stdev, min=float(arr.min()), max=float(arr.max()), q1=q1, q3=q3, cv=cv

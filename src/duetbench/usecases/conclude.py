@@ -29,11 +29,11 @@ if TYPE_CHECKING:
 
 METRICS = ("wall", "cpu")  # = evaluation.METRICS (tests/test_startup.py)
 
-#: What the end of a comparison imports (numpy.ma: numpy.percentile imports it on first use, in the
-#: report's summary): imported beside the first warm-up unit by the orchestrator, or by the reporter
-#: process while the orchestrator starts. The reporter's also: what unpickling the hand-over (the
-#: exports) and reporting need, which it otherwise imported after the last pair (~15 ms here).
-REPORT_MODULES = ("numpy.ma", "duetbench.analyze.invocations", "duetbench.report.terminal",
+#: What the end of a comparison imports: imported beside the first warm-up unit by the orchestrator, or by
+#: the reporter process while the orchestrator starts. The reporter's also: what unpickling the hand-over
+#: (the exports) and reporting need, which it otherwise imported after the last pair (~15 ms here). (Not
+#: numpy.ma, which numpy's median and percentile import on first use: analyze/quantile.py `median`.)
+REPORT_MODULES = ("duetbench.analyze.invocations", "duetbench.report.terminal",
                   "duetbench.report.warnings", "duetbench.store.direct", "duetbench.report.exporters",
                   "duetbench.report.safe_text", "duetbench.store.orchestrators", "duetbench.report.console")
 

@@ -30,7 +30,7 @@ SINGLE = "single"
 
 #: What a single command's benchmark imports once it has measured, imported while its warm-up runs
 #: instead (as `usecases.compare.AFTER_MEASURING`).
-AFTER_MEASURING = ("numpy.ma", "duetbench.analyze.single", "duetbench.analyze.invocations",
+AFTER_MEASURING = ("duetbench.analyze.single", "duetbench.analyze.invocations",
                    "duetbench.report.terminal", "duetbench.store.direct")
 
 
