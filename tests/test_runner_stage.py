@@ -88,6 +88,24 @@ def test_the_stage_makes_each_queued_stderr_file_once_and_never_empties_it() -> 
     assert not path.exists()
 
 
+def test_a_stderr_file_the_stage_cannot_make_is_left_to_the_child(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A full disk: the child's own open then fails and is reported as the command's set-up failure, one
+    # line (as before the stage made the files), not a traceback of the orchestrator.
+    with RunnerStage() as stage:
+        real_open = os.open
+
+        def full(path: object, *args: object, **kwargs: object) -> int:
+            if str(path).endswith(".stderr"):
+                raise OSError(28, "No space left on device")
+            return real_open(path, *args, **kwargs)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(runner_module.os, "open", full)
+        path = stage.queued_stderr(0, 1)
+        monkeypatch.undo()
+        assert not path.exists()
+        assert stage.queued_stderr(0, 1) == path and path.is_file()  # made once there is room
+
+
 @two_cpus
 def test_queued_pairs_keep_each_invocations_own_stderr_across_batches(duet, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     # 70 pairs: a batch of at most 64, then the rest in the same files (each child empties its file).

@@ -196,11 +196,16 @@ class RunnerStage:
         """The file the stderr of queued request `slot` on `cpu`'s launcher goes to, made here the first
         time (later batches reuse it; the child empties it). Made by the child instead, between two pairs
         while both CPUs were busy, a new file on ext4 took ~0.2 ms (0.16-0.33) of the gap on a 2-vCPU
-        Intel Xeon VM, an existing one ~11 us; made here, before the batch, ~15 us (issue 17)."""
+        Intel Xeon VM, an existing one ~11 us; made here, before the batch, ~15 us (issue 17). One that
+        cannot be made here (a full disk) is left to the child, whose failure to open it is reported as
+        the command's ("cannot set up the command's output ...")."""
         assert self.workdir is not None
         path = self.workdir / f"queued-{cpu}-{slot}.stderr"
         if path not in self._stderr_files:
-            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o644))
+            try:
+                os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o644))
+            except OSError:
+                return path
             self._stderr_files.add(path)
         return path
 
