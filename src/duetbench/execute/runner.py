@@ -522,8 +522,9 @@ class Runner:
         return max(1, min(count, QUEUE_MAX_PAIRS, fits, int(QUEUE_SPAN_S / per_pair)))
 
     def _may_queue(self) -> bool:
+        """Do the settings let this runner queue units (and the stop rule say how far, `certain`)?"""
         s = self.s
-        return (self.certain is not None and s.method in ("duet", "sequential") and not s.fill
+        return (s.method in ("duet", "sequential") and not s.fill
                 and not s.activity_every_pair and not s.show_output
                 and not any(s.prepare.get(side) or s.conclude.get(side) for side in s.argv)
                 and not any(s.output.get(side) == "inherit" for side in s.argv))
