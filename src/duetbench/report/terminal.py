@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import statistics
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.table import Table
@@ -10,6 +11,9 @@ from duetbench.analyze.verdicts import describe_change
 from duetbench.report.model import ComparisonReport
 from duetbench.report.units import fmt_time
 from duetbench.report.wide import print_table
+
+if TYPE_CHECKING:
+    from duetbench.analyze.comparison import ComparisonResult
 
 _VERDICT_STYLE = {"slower": "bold red", "faster": "bold green", "no difference": "bold"}
 
@@ -31,7 +35,7 @@ def render(report: ComparisonReport, console: Console, time_unit: str | None = N
     names = report.names
     _ms = lambda seconds: fmt_time(seconds, time_unit)  # noqa: E731
     first = next(iter(report.results.values()), None)
-    runs = f" · {first.runs} runs" if first else ""
+    runs = f" · {_measured(first)}" if first else ""
     console.print(f"[bold]duet compare #{report.id}[/bold] · method [cyan]{report.method}[/cyan]{runs} · "
                   f"seed {report.seed} · {report.status}")
     auto = report.options.get("auto")
@@ -68,7 +72,7 @@ def render(report: ComparisonReport, console: Console, time_unit: str | None = N
     if primary is not None:
         ranges = " · ".join(f"{names[side]} {_ms(s.min)} … {_ms(s.max)}"
                             for side, s in (("A", primary.a), ("B", primary.b)))
-        console.print(f"  Range (min … max): {ranges}  [dim]({primary.metric}, {primary.runs} runs)[/dim]",
+        console.print(f"  Range (min … max): {ranges}  [dim]({primary.metric}, {_measured(primary)})[/dim]",
                       soft_wrap=True)
     for metric, result in report.results.items():
         marker = "▶" if metric == report.primary_metric else " "
@@ -87,6 +91,14 @@ def render(report: ComparisonReport, console: Console, time_unit: str | None = N
         console.print(f"[yellow]No statistics: {report.analysis_error}[/yellow]")
     for warning in report.warnings:
         console.print(f"[yellow]warning:[/yellow] {warning}")
+
+
+def _measured(result: ComparisonResult) -> str:
+    """The runs measured per side, as hyperfine counts them (`result.runs` is what the interval is over:
+    the robust pair filter's outliers are set aside there, and its line says how many; the table and the
+    range cover them)."""
+    a, b = result.a.n, result.b.n
+    return f"{a} runs" if a == b else f"{a} + {b} runs"
 
 
 def render_single(report: ComparisonReport, console: Console, time_unit: str | None = None) -> None:

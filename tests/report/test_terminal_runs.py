@@ -1,0 +1,42 @@
+"""The comparison report's run counts: runs measured per side, as hyperfine counts them, whatever the
+robust pair filter sets aside for the interval."""
+from __future__ import annotations
+
+import io
+
+import numpy as np
+from rich.console import Console
+
+from duetbench.analyze.comparison import compare
+from duetbench.report.model import ComparisonReport
+from duetbench.report.terminal import render
+
+
+def _printed(a: np.ndarray, b: np.ndarray, method: str = "duet") -> str:
+    result = compare(method, a, b, random_state=1)
+    report = ComparisonReport(id=1, status="complete", method=method, names={"A": "A", "B": "B"},
+                              commands={"A": "a", "B": "b"}, seed=1, options={}, host={}, tool_version="0",
+                              primary_metric="wall", results={"wall": result}, invocations=[])
+    out = io.StringIO()
+    render(report, Console(file=out, width=200, color_system=None))
+    return out.getvalue()
+
+
+def test_the_header_counts_the_runs_measured_not_those_left_after_the_pair_filter() -> None:
+    rng = np.random.default_rng(7)
+    a = 0.020 * (1 + 0.003 * rng.standard_normal(50))
+    b = a * (1 + 0.003 * rng.standard_normal(50))
+    b[[5, 17, 33]] *= 1.5  # three pairs where B alone was disturbed: the filter sets them aside
+    text = _printed(a, b)
+    assert compare("duet", a, b, random_state=1).outliers_removed == 3
+    assert "· 50 runs ·" in text.splitlines()[0], text
+    assert "(wall, 50 runs)" in text and "3 outlier pair(s) set aside" in text, text
+    assert "47 runs" not in text, text
+
+
+def test_sides_measured_unequally_show_both_counts() -> None:
+    # a sequential comparison cut short (Ctrl-C) after A's 12th run and B's 11th
+    rng = np.random.default_rng(3)
+    a, b = 0.020 * (1 + 0.01 * rng.standard_normal(12)), 0.021 * (1 + 0.01 * rng.standard_normal(11))
+    text = _printed(a, b, "sequential")
+    assert "· 12 + 11 runs ·" in text.splitlines()[0], text
