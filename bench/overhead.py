@@ -15,6 +15,10 @@ at equal run counts; plus what the orchestrator itself costs:
                 (getrusage(RUSAGE_SELF) as it exits, plus its reporter process's, usecases/apart.py);
                 and what one more pair costs: the slope of both between 50 and 150 pairs of the 20 ms
                 command (the start-up and report, the same at both counts, left out);
+  floor         the CPU of a bare `python -c "import click, msgspec, numpy, rich.console, rich.table,
+                sqlite3"` (the libraries a compare stands on, numpy with one BLAS thread as duet imports it),
+                and of `python -c pass`: what any build on these libraries pays before doing anything, as a
+                share of the 20 ms case's commands' CPU, beside the goal's 5 %;
   start-up      `duet --version`, `duet --help`, and from the moment `duet compare` is started to its
                 first invocation's start (both CLOCK_MONOTONIC);
   campaign      `duet run` of a campaign of 1-ms runs: per-run cost beyond the commands, and where it
@@ -198,6 +202,25 @@ def timed(argv: list[str], env: dict[str, str] | None = None, cwd: Path | None =
     return wall, usage.ru_utime + usage.ru_stime, t0
 
 
+#: What `duet compare` imports beyond the standard library (the orchestrator: click, msgspec, sqlite3; its
+#: reporter: numpy, rich), imported the way duet does (numpy with one BLAS thread, src/duetbench/_blas.py).
+LIBRARIES = "import click, msgspec, numpy, rich.console, rich.table, sqlite3"
+#: The orchestrator's alone: the floor of a build whose report did without numpy and rich.
+ORCHESTRATOR_LIBRARIES = "import click, msgspec, sqlite3"
+ONE_BLAS_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
+def floor_cost(tmp: Path) -> dict[str, Any]:
+    """CPU seconds of a bare interpreter and of one that imports the libraries a compare stands on: the
+    floor under any build of duet that uses them (the goal's CPU share holds start-up and report)."""
+    env = {**os.environ, **ONE_BLAS_THREAD}
+    _, bare, _ = timed([sys.executable, "-c", "pass"], env=env, cwd=tmp)
+    _, libraries, _ = timed([sys.executable, "-c", LIBRARIES], env=env, cwd=tmp)
+    _, orchestrator, _ = timed([sys.executable, "-c", ORCHESTRATOR_LIBRARIES], env=env, cwd=tmp)
+    return {"interpreter_cpu_s": bare, "libraries_cpu_s": libraries, "orchestrator_libraries_cpu_s": orchestrator,
+            "load": load()}
+
+
 def workload_command(native: Path, target_ms: float | None) -> str:
     if target_ms is None:
         return "true"
@@ -376,6 +399,10 @@ def main() -> None:
                     wall, _, _ = timed(tree.argv(what), env=tree.env, cwd=tmp)
                     raw["measurements"].append({"rep": rep, "tree": tree.label, "case": what, "tool": "duet",
                                                 "wall_s": wall, "load": load()})
+            for _ in range(3):
+                m = floor_cost(tmp)
+                m.update(rep=rep, tree=None, tool="python", case="floor")
+                raw["measurements"].append(m)
             for name, _, runs in cases:
                 order: list[Any] = [*trees, "hyperfine"]
                 random.shuffle(order)
@@ -454,6 +481,7 @@ def summarize(raw: dict[str, Any], labels: list[str]) -> dict[str, Any]:
                 "orchestrator_cpu_s": _median([m.get("orchestrator_cpu_s") for m in duet]),
                 "barrier_spin_cpu_s": _median([m["barrier_spin_cpu_s"] for m in duet]),
                 "hyperfine_own_cpu_s": _median([m["own_cpu_s"] for m in hf]),
+                "commands_cpu_s": _median([m["commands_cpu_s"] for m in duet]),
                 "first_invocation_ms": _median([m["first_invocation_ms"] for m in duet]),
                 "load": [m["load"] for m in duet],
             }
@@ -489,7 +517,7 @@ def summarize(raw: dict[str, Any], labels: list[str]) -> dict[str, Any]:
             "help_ms": (startup["help_ms"], startup["help_ms"] <= GOALS["help_ms"]),
         }
         out[label] = {"cases": per_case, "startup": startup, "campaign": campaign, "default": default,
-                      "goals": goals}
+                      "goals": goals, "floor": _floor([m for m in ms if m["case"] == "floor"], c20)}
     return out
 
 
@@ -510,6 +538,25 @@ def _per_pair(short: list[dict[str, Any]], long: list[dict[str, Any]]) -> dict[s
     return {"pairs": pairs, "own_cpu_ms": 1e3 * grows("own_cpu_s") / pairs,
             "orchestrator_cpu_ms": 1e3 * grows("orchestrator_cpu_s") / pairs,
             "own_cpu_share": grows("own_cpu_s") / commands}
+
+
+def _floor(floor: list[dict[str, Any]], c20: dict[str, Any]) -> dict[str, Any] | None:
+    """The libraries' import CPU beside the 20 ms case: its share of that case's commands' CPU, and with it
+    what the measured pairs cost on top (the per-pair slope times the case's pairs): the share no build on
+    these libraries can go below."""
+    commands = c20.get("commands_cpu_s")
+    libraries = _median([m["libraries_cpu_s"] for m in floor])
+    if not floor or not commands or libraries is None:
+        return None
+    pp = c20.get("per_pair") or {}
+    pairs_cpu = (pp.get("own_cpu_ms") or 0.0) / 1e3 * c20["runs"]
+    orchestrator = _median([m["orchestrator_libraries_cpu_s"] for m in floor]) or 0.0
+    return {"interpreter_cpu_s": _median([m["interpreter_cpu_s"] for m in floor]), "libraries_cpu_s": libraries,
+            "libraries_share": libraries / commands, "pairs_cpu_s": pairs_cpu,
+            "floor_share": (libraries + pairs_cpu) / commands, "budget_s": GOALS["own_cpu_share_20ms"] * commands,
+            "orchestrator_libraries_cpu_s": orchestrator,
+            # duet's own fixed work beyond its libraries: its modules, start-up, launchers' start, analysis, report
+            "own_fixed_s": (c20.get("own_cpu_s") or 0.0) - pairs_cpu - libraries}
 
 
 def _f(value: float | None, fmt: str) -> str:
@@ -581,6 +628,20 @@ def markdown(raw: dict[str, Any], summary: dict[str, Any]) -> str:
                       f"{d['between_pairs_s']:.3f} s (gap median {_f(d['gap_median_ms'], '.2f')} / mean "
                       f"{_f(d['gap_mean_ms'], '.2f')} ms), the rest {d['fixed_s']:.3f} s (start-up, report); "
                       f"not in a pair: {100 * d['not_in_pairs_share']:.1f}% of the wall time.", ""]
+        fl = s.get("floor")
+        if fl:
+            lines += [f"Floor: a bare interpreter takes {1e3 * fl['interpreter_cpu_s']:.0f} ms of CPU; one that only "
+                      f"imports what a compare stands on (`python -c \"{LIBRARIES}\"`, one BLAS thread) "
+                      f"{1e3 * fl['libraries_cpu_s']:.0f} ms: {100 * fl['libraries_share']:.1f}% of the 20 ms "
+                      f"case's commands' CPU, whose 5% is {1e3 * fl['budget_s']:.0f} ms. With its pairs' own cost "
+                      f"({1e3 * fl['pairs_cpu_s']:.0f} ms, the slope above) {100 * fl['floor_share']:.1f}%: the least "
+                      "any build of duet on these libraries can take at this run count, start-up and report "
+                      f"included. Beyond them duet's own fixed work (its modules, the launchers' start, the analysis "
+                      f"and the report) takes {1e3 * fl['own_fixed_s']:.0f} ms. A report without numpy and rich would "
+                      f"leave the orchestrator's libraries (`{ORCHESTRATOR_LIBRARIES}`) "
+                      f"{1e3 * fl['orchestrator_libraries_cpu_s']:.0f} ms, and "
+                      f"{1e3 * (fl['budget_s'] - fl['orchestrator_libraries_cpu_s'] - fl['pairs_cpu_s']):.0f} ms "
+                      "for all of duet's own fixed work.", ""]
         lines += ["| goal | value | met |", "|---|---:|---|"]
         names = {"gap_ms": "orchestration per pair beyond the slower side (worst case's mean) ≤ 1 ms",
                  "ratio_20ms": "duet/hyperfine wall, 20 ms command ≤ 0.6×",
