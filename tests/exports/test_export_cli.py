@@ -44,6 +44,24 @@ def test_compare_and_show_write_every_format_and_replace_what_is_there(duet, tmp
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".c.")) == []  # no temporary file left
 
 
+def test_dash_prints_exports_after_the_report_as_hyperfine_does(duet, tmp_path: Path) -> None:
+    # hyperfine (1.16 on) takes `--export-FORMAT -` as standard output; it used to make a file named "-".
+    result = duet("compare", "sleep 0.01", "sleep 0.012", "--method", "sequential", "--runs", "3", *FAST,
+                  "--export-markdown", "-", "--export-json", "-")
+    assert result.returncode == 0, result.stderr
+    assert not (tmp_path / "-").exists()
+    out = result.stdout
+    report, json_at, markdown_at = out.index("duet compare #1"), out.index('{\n'), out.index("### duetbench: B vs A")
+    assert report < json_at < markdown_at, out  # the report, then each export in the registry's order
+    doc = json.loads(out[json_at:markdown_at])
+    assert doc["comparisons"][0]["method"] == "sequential"
+    assert out.rstrip().endswith("</sub>") and "| wall |" in out[markdown_at:]
+    # `duet show` prints them the same way
+    shown = duet("show", "1", "--export-csv", "-")
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.index("duet compare #1") < shown.stdout.index("comparison_id,method") and not (tmp_path / "-").exists()
+
+
 def test_one_command_exports_its_own_table_in_the_time_unit(duet, tmp_path: Path) -> None:
     """`duet compare CMD`: hyperfine's table (no empty B) in -u's unit; `duet show` has no -u, so its unit is
     chosen from the mean, as hyperfine chooses it."""

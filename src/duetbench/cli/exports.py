@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 import click
 
-from duetbench.report.exporters import formats_for, option_name
+from duetbench.report.exporters import formats_for, option_name, to_stdout
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -20,7 +20,7 @@ def writable_target(ctx: click.Context, param: click.Parameter, value: Path | No
     under a file, or in a directory that cannot be written. Directories that do not exist yet are made
     when it is written (`--export-json .duet/r.json` before the first comparison has made `.duet`); a
     device or a pipe is written straight through."""
-    if value is None:
+    if value is None or to_stdout(value):
         return value
     try:
         existing = os.stat(value)
@@ -50,7 +50,8 @@ def export_options(*kinds: str) -> Callable[[F], F]:
             func = click.option(f"--export-{fmt.name}", option_name(fmt.name),
                                 type=click.Path(dir_okay=False, path_type=Path), metavar="PATH",
                                 callback=writable_target,
-                                help=f"{fmt.help} Replaces PATH if it exists.")(func)
+                                help=f"{fmt.help} Replaces PATH if it exists; '-' prints it after the "
+                                     "report.")(func)
         return func
 
     return decorate

@@ -8,7 +8,8 @@ command offers exactly the formats that can write what it produces.
 
 One rule for every file, hyperfine's: an existing file is replaced. The replacement is atomic (a temporary
 file in the same directory, renamed over the target), so a run killed while exporting leaves the old file
-or the new one, never half of one.
+or the new one, never half of one. The path ``-`` is standard output, as in hyperfine (1.16 on): the
+export is printed after the report, each such export after the one before.
 
 Adding a format: a module here defining ``EXPORTER`` and its entry in `TABLE` (docs/contributing.md,
 "Adding an export format"). The command line is built from the table alone, and the modules import only
@@ -136,6 +137,15 @@ def kind_of(subject: Subject) -> str:
     raise TypeError(f"nothing exports a {type(subject).__name__}")
 
 
+#: ``--export-FORMAT -``: standard output.
+STDOUT = "-"
+
+
+def to_stdout(path: Path | str) -> bool:
+    """Does this export path mean standard output?"""
+    return str(path) == STDOUT
+
+
 def _umask() -> int:
     mask = os.umask(0)  # the only way to read it is to set it
     os.umask(mask)
@@ -146,8 +156,11 @@ def write_atomically(path: Path, data: str | bytes, what: str, hint: str = "choo
     """Replace `path` with `data` (text is UTF-8) all at once: a temporary file beside it, flushed to disk,
     renamed over it; missing directories are made first. A symbolic link's target is replaced (the link
     stays); something that is not a regular file (/dev/stdout, a pipe) cannot be replaced and is written
-    straight through."""
+    straight through; ``-`` is standard output (`to_stdout`)."""
     payload = data.encode("utf-8") if isinstance(data, str) else data
+    if to_stdout(path):
+        _print(payload, what)
+        return
     try:
         try:
             existing: os.stat_result | None = os.stat(path)
@@ -177,6 +190,25 @@ def write_atomically(path: Path, data: str | bytes, what: str, hint: str = "choo
             raise
     except OSError as exc:
         raise DuetError(f"cannot write the {what} to {path}: {exc.strerror or exc}", hint=hint) from None
+
+
+def _print(payload: bytes, what: str) -> None:
+    """An export to standard output, after what is printed there already (the report). A reader that has
+    gone (`| head`) wants no more of it: said nothing, as click says nothing then."""
+    import sys
+
+    from duetbench.report.streams import discard_further_output
+
+    try:
+        sys.stdout.flush()
+        sys.stdout.buffer.write(payload if payload.endswith(b"\n") or not payload else payload + b"\n")
+        sys.stdout.flush()
+    except BrokenPipeError:
+        discard_further_output(sys.stdout)
+    except OSError as exc:
+        discard_further_output(sys.stdout)
+        raise DuetError(f"cannot write the {what} to standard output: {exc.strerror or exc}",
+                        hint="send it where there is room, or give the export a file") from None
 
 
 class TextExporter(msgspec.Struct, frozen=True):
@@ -222,7 +254,7 @@ class Exports:
         seen: dict[str, str] = {}
         for name, path in self.paths.items():
             key = os.path.realpath(path)
-            if key in seen and not path_is_special(path):
+            if key in seen and not to_stdout(path) and not path_is_special(path):
                 raise DuetError(f"--export-{seen[key]} and --export-{name} both name {path}",
                                 hint="give each export its own file")
             seen[key] = name

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from duetbench.report.exporters import TextExporter, described, write_atomically
+from duetbench.report.exporters import TextExporter, described, to_stdout, write_atomically
 from duetbench.report.safe_text import csv_row
 
 if TYPE_CHECKING:
@@ -61,8 +61,9 @@ def campaign_csv(campaign: CampaignReport) -> str:
 
 
 def studies_path(path: Path) -> Path:
-    """Where a campaign's method studies go beside its CSV: NAME.studies.csv."""
-    return path.with_name(path.stem + ".studies.csv")
+    """Where a campaign's method studies go beside its CSV: NAME.studies.csv (to standard output after it,
+    where the CSV goes there)."""
+    return path if to_stdout(path) else path.with_name(path.stem + ".studies.csv")
 
 
 class CsvExporter(TextExporter, frozen=True):
