@@ -65,3 +65,13 @@ def test_every_command_takes_the_same_confidence_range(duet, tmp_path: Path, lev
         r = duet(*args, "--confidence", level)
         assert r.returncode == 2, (args, r.stdout, r.stderr)
         assert f"--confidence must be in [0.5, 1), got {float(level)}" in r.stderr, (args, r.stderr)
+
+
+def test_max_runs_alone_lowers_the_default_minimum_as_in_hyperfine(duet, tmp_path: Path) -> None:
+    # hyperfine --max-runs 3 measures 3 runs; duet refused it ("--min-runs (10) is larger than --max-runs (3)")
+    # until the minimum was lowered the same way. An explicit --min-runs above it is still refused.
+    r = duet("compare", "true", "true", "--max-runs", "3", "--method", "sequential", "--warmup", "0")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[0].split(" · ")[2] == "3 runs", r.stdout
+    refused = duet("compare", "true", "true", "--min-runs", "5", "--max-runs", "3")
+    assert refused.returncode == 2 and "--min-runs (5) is larger than --max-runs (3)" in refused.stderr

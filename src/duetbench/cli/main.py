@@ -416,6 +416,10 @@ def compare(commands: tuple[str, ...], db: Path, no_progress: bool, **options: A
     if options.get("seed") is None:
         options["seed"] = random.SystemRandom().randrange(2**31)
     check_confidence(float(options["confidence"]))
+    # hyperfine's rule: --max-runs alone, below the default minimum, lowers the minimum to it
+    if (click.get_current_context().get_parameter_source("min_runs") is click.core.ParameterSource.DEFAULT
+            and options["max_runs"] < options["min_runs"]):
+        options["min_runs"] = options["max_runs"]
     for key in ("prepare", "conclude", "setup", "cleanup"):
         options[key] = list(options[key])
     console, show_progress = _styled_console(style, no_progress)
