@@ -187,6 +187,26 @@ def test_output_to_files_pipe_and_input_file(duet, tmp_path: Path) -> None:
     assert "--show-output" in one_line_error(duet("compare", "true", "--output", "pipe", "--show-output", *ONE))
 
 
+def test_each_invocation_sees_its_number_as_hyperfine_names_it(duet, tmp_path: Path) -> None:
+    # hyperfine's own example for keeping every iteration's output: `my-command > output-${HYPERFINE_ITERATION}.log`
+    result = duet("compare", "echo $HYPERFINE_ITERATION $DUET_ITERATION >> a.txt",
+                  "echo $HYPERFINE_ITERATION >> b.txt", "--warmup", "1", "--runs", "3", "--method", "sequential",
+                  "--no-progress")
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "a.txt").read_text().split("\n")[:4] == ["warmup-0 0", "1 1", "2 2", "3 3"]
+    assert (tmp_path / "b.txt").read_text().split() == ["warmup-0", "1", "2", "3"]
+
+
+def test_hyperfines_short_hook_flags(duet, tmp_path: Path) -> None:
+    # -s/-p/-C/-c: hyperfine's --setup, --prepare, --conclude (1.19 on) and --cleanup
+    result = duet("compare", "true", "true", "--method", "sequential", "--runs", "2", *ONE,
+                  "-s", "echo s >> hooks.txt", "-p", "echo p >> hooks.txt", "-C", "echo C >> hooks.txt",
+                  "-c", "echo c >> hooks.txt")
+    assert result.returncode == 0, result.stderr
+    seen = (tmp_path / "hooks.txt").read_text().split()
+    assert seen[0] == "s" and seen[-1] == "c" and seen.count("p") == seen.count("C") == 4, seen
+
+
 def test_time_unit_and_style(duet) -> None:
     result = duet("compare", "sleep 0.01", "--runs", "3", "-u", "microsecond", *ONE)
     assert result.returncode == 0 and " µs" in result.stdout and " ms" not in result.stdout

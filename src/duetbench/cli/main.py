@@ -287,7 +287,7 @@ Exit codes: 0 done; 1 a command (or --setup/--prepare/...) failed; 2 bad input;
               help="Also stop (after --min-runs) once both sides' runs are stable by this criterion (Laaber et al.).")
 @click.option("-p", "--prepare", multiple=True, metavar="CMD",
               help="Shell command run before each invocation; give it twice for separate A and B commands.")
-@click.option("--conclude", multiple=True, metavar="CMD",
+@click.option("-C", "--conclude", multiple=True, metavar="CMD",
               help="Shell command run after each invocation (in a duet: after each pair); once or twice, as --prepare.")
 @click.option("-s", "--setup", multiple=True, metavar="CMD", help="Shell command run once before measuring.")
 @click.option("-c", "--cleanup", multiple=True, metavar="CMD", help="Shell command run once after measuring.")

@@ -50,6 +50,16 @@ class LaunchSpec(msgspec.Struct):
     label: str | None = None
 
 
+def side_env(spec: LaunchSpec) -> dict[str, str]:
+    """What every invocation is told about itself: its side, its number (DUET_ITERATION), and the same
+    number as hyperfine names it for the commands it runs (HYPERFINE_ITERATION, hyperfine 1.19 on:
+    "warmup-N" for a warm-up run), so that a command written for hyperfine, such as
+    `my-command > out-${HYPERFINE_ITERATION}.log`, keeps one file per invocation here too."""
+    number = str(spec.index)
+    return {"DUET_SIDE": spec.side, "DUET_ITERATION": number,
+            "HYPERFINE_ITERATION": f"warmup-{number}" if spec.warmup else number}
+
+
 class Queued(msgspec.Struct, frozen=True):
     """Where a queued invocation meets its partner: the page of the barrier file (`BarrierPage` slot),
     the page whose abort halts the rest of the queue once a pair failed (None: nothing halts it), whether
@@ -95,7 +105,7 @@ class RunningInvocation:
         argv += ["--", *spec.argv]
         env = dict(os.environ)
         env.update(spec.env)
-        env.update({"DUET_SIDE": spec.side, "DUET_ITERATION": str(spec.index)})
+        env.update(side_env(spec))
         self._cgroup_before = (spec.cgroup.usage_usec(), spec.cgroup.wait_usec()) if spec.cgroup else None
         with open(self.stderr_path, "wb") as err, open(spec.stdout_path or os.devnull, "wb") as out, \
                 open(spec.stdin_path or os.devnull, "rb") as stdin:
@@ -392,7 +402,7 @@ class LauncherServer:
 
     def _request(self, spec: LaunchSpec, extra: list[str], *, discard_output: bool = False,
                  stderr_path: Path | None = None, lazy_cgroup: bool = False) -> tuple[ServedInvocation, bytes]:
-        env = {**spec.env, "DUET_SIDE": spec.side, "DUET_ITERATION": str(spec.index)}
+        env = {**spec.env, **side_env(spec)}
         entries = [f"arg={a}" for a in spec.argv]
         entries += [f"env={k}={v}" for k, v in env.items()]
         if spec.cpu is not None:
