@@ -207,8 +207,8 @@ from duetbench.report import exporters
 write = exporters.Exports.write
 sent = []
 
-def write_then_sigterm(self, subject):
-    write(self, subject)
+def write_then_sigterm(self, subject, **where):
+    write(self, subject, **where)
     if getattr(subject, "entries", None) and not sent:
         sent.append(1)
         os.kill(os.getpid(), signal.SIGTERM)

@@ -62,6 +62,18 @@ def test_dash_prints_exports_after_the_report_as_hyperfine_does(duet, tmp_path: 
     assert shown.stdout.index("duet compare #1") < shown.stdout.index("comparison_id,method") and not (tmp_path / "-").exists()
 
 
+def test_a_series_prints_its_exports_once_after_its_summary(duet, tmp_path: Path) -> None:
+    # A series writes its files after every comparison (a kill keeps them); `-` is printed once, at its end.
+    result = duet("compare", "sleep 0.01", "sleep 0.012", "sleep 0.01", "--method", "sequential", "--runs", "2",
+                  *FAST, "--export-json", "-", "--export-markdown", "n.md")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    json_at = out.index("{\n")
+    doc = json.loads(out[json_at:])  # one document: printed twice, it would not parse
+    assert len(doc["scan"]) == 2 and "Summary" in out[:json_at], out
+    assert (tmp_path / "n.md").exists() and not (tmp_path / "-").exists()
+
+
 def test_one_command_exports_its_own_table_in_the_time_unit(duet, tmp_path: Path) -> None:
     """`duet compare CMD`: hyperfine's table (no empty B) in -u's unit; `duet show` has no -u, so its unit is
     chosen from the mean, as hyperfine chooses it."""
@@ -241,8 +253,13 @@ benchmarks:
     # B does 4x the work: each iteration's time is its wall time, and a process busy on one CPU through one of
     # the 2 runs slows the side pinned there by up to 2x, which takes a 2x ratio to ~1.4, near the bound below
     # (a 1.5x one read 1.075 so in tests/campaign/test_duet_sync.py).
-    result = duet("run", "campaign.yml", "--no-progress", *_args("r", ("json", "csv", "markdown", "html")), timeout=300)
+    result = duet("run", "campaign.yml", "--no-progress", *_args("r", ("json", "csv", "markdown", "html")),
+                  "--export-orgmode", "-", timeout=300)
     assert result.returncode == 0, result.stderr
+    # `-`: printed once, after the closing table
+    org_at = result.stdout.index("* duetbench")
+    assert "│" in result.stdout[:org_at] and "│" not in result.stdout[org_at:] and result.stdout.count("* duetbench") == 1
+    assert "| more | duet | 2 |" in result.stdout[org_at:] and not (tmp_path / "-").exists()
     rows = {r["method"]: r for r in json.loads((tmp_path / "r.json").read_text())["rows"]}
     assert set(rows) == {"sequential", "duet"} and rows["duet"]["benchmark"] == "more"
     assert rows["duet"]["runs"] == 2 and rows["duet"]["ratio"] > 1.3

@@ -435,7 +435,7 @@ def run_campaign(path: Path, opts: RunOptions, console: Console, *, backend: str
             return 130
         rows = summarize(campaigns, campaign_id, by_name, seed=seed, confidence=opts.confidence,
                          n_resamples=opts.n_resamples)
-        export_campaign(campaigns, campaign_id, rows, opts, seed=seed)
+        export_campaign(campaigns, campaign_id, rows, opts, seed=seed, printed=False)
         if rows:
             print_summary(console, rows, opts.confidence)
             print_stopping(console, campaigns, campaign_id)
@@ -444,6 +444,7 @@ def run_campaign(path: Path, opts: RunOptions, console: Console, *, backend: str
             console.print(f"  {escape(name)}: method auto → {escape(choice['reason'])}", highlight=False)
             if choice.get("cpu_hint"):
                 console.print(f"  {escape(name)}: note: {escape(choice['cpu_hint'])}", highlight=False)
+        export_campaign(campaigns, campaign_id, rows, opts, seed=seed, files=False)  # `-`: after the summary
         failed = sum(r.runs_failed for r in rows)
         if failed:
             console.print(f"[yellow]{failed} run(s) failed[/yellow]; their exit codes and stderr are stored, raw "
@@ -713,9 +714,10 @@ def summarize(campaigns: CampaignStore, campaign_id: int, by_name: Mapping[str, 
 
 
 def export_campaign(campaigns: CampaignStore, campaign_id: int, rows: list[AnalysisRow], opts: RunOptions, *,
-                    seed: int) -> None:
-    """Write `duet run`'s --export-FORMAT files: the closing table's rows, in `duet analyze`'s shape."""
-    if not opts.exports:
+                    seed: int, files: bool = True, printed: bool = True) -> None:
+    """Write `duet run`'s --export-FORMAT files (`files`) and print those to standard output (`printed`):
+    the closing table's rows, in `duet analyze`'s shape."""
+    if not opts.exports or not (files or (printed and opts.exports.printing)):
         return
     from duetbench.report.campaign_context import campaign_commands, campaign_environment, campaign_facts
     from duetbench.report.model import CampaignReport
@@ -730,4 +732,5 @@ def export_campaign(campaigns: CampaignStore, campaign_id: int, rows: list[Analy
               "options": {"seed": seed, "confidence": opts.confidence, "resamples": opts.n_resamples},
               **({"auto": record.options["auto"]} if record.options.get("auto") else {})},
         table=table, environment=campaign_environment(record), facts=campaign_facts(record),
-        commands=campaign_commands(record) if table is not None else {}, source=record.source_text))
+        commands=campaign_commands(record) if table is not None else {}, source=record.source_text),
+        files=files, printed=printed)

@@ -35,22 +35,26 @@ class Step:
 TABLE_FORMATS = ("markdown", "asciidoc", "orgmode")
 
 
-def series_export(exports: Exports, sort: str) -> Callable[[list[ScanEntry]], None]:
-    """What `run_series` calls to export the comparisons finished so far: every requested file written as a
-    scan, the tables of TABLE_FORMATS in the order of --sort."""
+#: What `run_series` calls to export the comparisons finished so far: (entries, write the files, print the
+#: exports to standard output).
+SeriesExport = Callable[[list[ScanEntry], bool, bool], None]
+
+
+def series_export(exports: Exports, sort: str) -> SeriesExport:
+    """Every requested file written as a scan, the tables of TABLE_FORMATS in the order of --sort."""
     if sort != "mean-time":
-        return lambda entries: exports.write(ScanReport(entries))
+        return lambda entries, files, printed: exports.write(ScanReport(entries), files=files, printed=printed)
     tables = Exports({name: path for name, path in exports.paths.items() if name in TABLE_FORMATS})
     others = Exports({name: path for name, path in exports.paths.items() if name not in TABLE_FORMATS})
 
-    def write(entries: list[ScanEntry]) -> None:
-        others.write(ScanReport(entries))
-        tables.write(ScanReport(sorted_entries(entries, sort)))
+    def write(entries: list[ScanEntry], files: bool, printed: bool) -> None:
+        others.write(ScanReport(entries), files=files, printed=printed)
+        tables.write(ScanReport(sorted_entries(entries, sort)), files=files, printed=printed)
 
     return write
 
 
-def run_series(steps: list[Step], *, db_path: Path, export: Callable[[list[ScanEntry]], None],
+def run_series(steps: list[Step], *, db_path: Path, export: SeriesExport,
                summarize: Callable[[list[ScanEntry]], None], console: Console, show_progress: bool = True,
                time_unit: str | None = None) -> int:
     """Run every step's comparison in order, then `summarize` what finished. `export` is given the
@@ -67,7 +71,7 @@ def run_series(steps: list[Step], *, db_path: Path, export: Callable[[list[ScanE
 
     def export_finished() -> None:
         nonlocal exported
-        export(entries)
+        export(entries, True, False)  # the files; what goes to standard output follows the summary, once
         exported = len(entries)
 
     code = 0
@@ -96,5 +100,6 @@ def run_series(steps: list[Step], *, db_path: Path, export: Callable[[list[ScanE
             summarize(entries)
             if exported != len(entries):
                 export_finished()
+            export(entries, False, True)
         finally:
             restore(previous)

@@ -274,9 +274,18 @@ class Exports:
             if kind not in kinds:
                 raise DuetError(f"--export-{name} cannot write a {kind}", hint=f"it writes: {', '.join(sorted(kinds))}")
 
-    def write(self, subject: Subject) -> None:
+    @property
+    def printing(self) -> bool:
+        """Does any export go to standard output (``-``)?"""
+        return any(to_stdout(path) for path in self.paths.values())
+
+    def write(self, subject: Subject, *, files: bool = True, printed: bool = True) -> None:
+        """Write the files (`files`) and print the exports to standard output (`printed`). What a command
+        writes while it goes on (a series after each comparison, so that a kill keeps them) it prints only
+        once, at its end, after its report."""
         for name, path in self.paths.items():
-            exporter(name).write(subject, path)
+            if printed if to_stdout(path) else files:
+                exporter(name).write(subject, path)
 
 
 def path_is_special(path: Path) -> bool:
