@@ -197,6 +197,31 @@ def test_each_invocation_sees_its_number_as_hyperfine_names_it(duet, tmp_path: P
     assert (tmp_path / "b.txt").read_text().split() == ["warmup-0", "1", "2", "3"]
 
 
+def test_ignore_failure_with_a_list_of_exit_codes(duet, tmp_path: Path) -> None:
+    # hyperfine 1.20: --ignore-failure=2 times the runs that exit 2 and stops at any other code; -i alone
+    # (and =all-non-zero) every non-zero one; the value only attached with "=", so `-i CMD` stays the flag.
+    exits_2 = "sh -c 'exit 2'"
+    for how in (["--ignore-failure=2"], ["-i=1,2"], ["-i"], ["--ignore-failure=all-non-zero"]):
+        r = duet("compare", "true", exits_2, "--runs", "3", *ONE, *how)
+        assert r.returncode == 0, (how, r.stderr)
+        assert "3 runs" in r.stdout.splitlines()[0], (how, r.stdout)
+    other = duet("compare", "true", exits_2, "--runs", "3", *ONE, "--ignore-failure=1")
+    assert other.returncode == 1 and "failed with exit code 2" in other.stderr, other.stderr
+    # pairs queued to the launchers (not halted by them when failures are ignored): nothing is stored after
+    # the first pair that exits with another code
+    late = duet("compare", "true", "sh -c 'test $DUET_ITERATION -lt 5 && exit 2 || exit 3'", "--method", "duet",
+                "--runs", "8", *ONE, "--ignore-failure=2", "--export-json", "late.json")
+    assert late.returncode == 1 and "failed with exit code 3 (invocation 5)" in late.stderr, late.stderr
+    stored = json.loads((tmp_path / "late.json").read_text())["invocations"]
+    assert [(i["side"], i["exit_code"]) for i in stored][-2:] == [("A", 0), ("B", 3)] and len(stored) == 12
+    for bad in ("--ignore-failure=x", "--ignore-failure=0", "-i=256", "--ignore-failure="):
+        refused = duet("compare", "true", exits_2, "--runs", "3", *ONE, bad)
+        assert refused.returncode == 2 and "not a list of exit codes" in refused.stderr, (bad, refused.stderr)
+    # after `--` it is a command's word, not the option
+    word = duet("compare", "--runs", "2", *ONE, "--", "true", "--ignore-failure=2")
+    assert word.returncode == 2 and "command B not found: '--ignore-failure=2'" in word.stderr, word.stderr
+
+
 def test_hyperfines_short_hook_flags(duet, tmp_path: Path) -> None:
     # -s/-p/-C/-c: hyperfine's --setup, --prepare, --conclude (1.19 on) and --cleanup
     result = duet("compare", "true", "true", "--method", "sequential", "--runs", "2", *ONE,

@@ -12,7 +12,7 @@ import os
 import random
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import click
 
@@ -24,6 +24,8 @@ from duetbench.execute.backends.registry import BACKENDS
 from duetbench.model.method import COMPARE_METHODS
 
 if TYPE_CHECKING:  # analyze.stopping imports numpy: only for the annotations
+    from collections.abc import Sequence
+
     from duetbench.analyze.stopping import Criterion
     from duetbench.report.speed import RelativeTo
 
@@ -78,7 +80,7 @@ def _fail(exc: DuetError) -> None:
     sys.exit(exc.exit_code)
 
 
-def _refuse_undecodable(args: list[str] | None) -> None:
+def _refuse_undecodable(args: Sequence[str] | None) -> None:
     """Every argument must be text: Python decodes bytes that are not UTF-8 (a Latin-1 file name, a command
     with such a byte) to lone surrogates, which run, but can be neither stored nor printed; refused here,
     before anything is measured, in one line that shows the bytes."""
@@ -95,6 +97,23 @@ def _refuse_undecodable(args: list[str] | None) -> None:
             raise DuetError(f"argument {position} is not UTF-8 text: '{shown}'",
                             hint="duetbench stores commands, names and paths as text; give them in UTF-8 "
                                  "(rename the file, or use a name)") from None
+
+
+#: hyperfine 1.20's `--ignore-failure=1,2` (`-i=1,2`): the value must be attached with "=", so that `-i CMD`
+#: stays the flag. click has no such option (an optional value takes the next word, the command), so the
+#: attached value is moved to a hidden option of its own before click parses.
+_IGNORE_FAILURE_FORMS = ("--ignore-failure=", "-i=")
+
+
+def _attached_ignore_failure(args: list[str]) -> list[str]:
+    """`args` with `--ignore-failure=V` as `--ignore-failure --ignore-exit-codes V` (up to a `--`)."""
+    out: list[str] = []
+    for k, arg in enumerate(args):
+        if arg == "--":
+            return out + args[k:]
+        form = next((f for f in _IGNORE_FAILURE_FORMS if arg.startswith(f)), None) if isinstance(arg, str) else None
+        out += [arg] if form is None else ["--ignore-failure", "--ignore-exit-codes", arg[len(form):]]
+    return out
 
 
 class _DatabaseParam(click.ParamType):
@@ -170,8 +189,10 @@ class _Group(click.Group):
         # click prints a usage error with the values as typed: mask a URL's password first (a command or a
         # name may be one), and keep it one line.
         try:
-            _refuse_undecodable(args[0] if args else kwargs.get("args"))  # type: ignore[arg-type]
-            rv = super().main(*args, standalone_mode=False, **kwargs)  # type: ignore[call-overload]
+            given = cast("Sequence[str] | None", args[0] if args else kwargs.pop("args", None))
+            _refuse_undecodable(given)
+            argv = _attached_ignore_failure(list(sys.argv[1:] if given is None else given))
+            rv = super().main(argv, *args[1:], standalone_mode=False, **kwargs)  # type: ignore[call-overload]
         except DuetError as exc:
             if not standalone_mode:
                 raise
@@ -322,7 +343,10 @@ Exit codes: 0 done; 1 a command (or --setup/--prepare/...) failed; 2 bad input;
               help="Order of the summary of three or more commands and of the tables of their Markdown, AsciiDoc "
                    "and Org exports: auto: the summary by time, the tables as the commands were given; command: "
                    "both as given; mean-time: both by time, fastest first (also a parameter scan's table).")
-@click.option("-i", "--ignore-failure", is_flag=True, help="Time invocations that exit non-zero instead of stopping.")
+@click.option("-i", "--ignore-failure", is_flag=True,
+              help="Time invocations that exit non-zero instead of stopping; --ignore-failure=1,2: only those exit "
+                   "codes (as hyperfine).")
+@click.option("--ignore-exit-codes", hidden=True, metavar="CODES")
 @click.option("--show-output", is_flag=True,
               help="Show the commands' output (stdout and stderr), each line prefixed with the command's name, "
                    "once each invocation ended (= --output=inherit).")
@@ -416,6 +440,7 @@ def compare(commands: tuple[str, ...], db: Path, no_progress: bool, **options: A
     if options.get("seed") is None:
         options["seed"] = random.SystemRandom().randrange(2**31)
     check_confidence(float(options["confidence"]))
+    options["ignore_exit_codes"] = _exit_codes(options.pop("ignore_exit_codes"))
     # hyperfine's rule: --max-runs alone, below the default minimum, lowers the minimum to it
     if (click.get_current_context().get_parameter_source("min_runs") is click.core.ParameterSource.DEFAULT
             and options["max_runs"] < options["min_runs"]):
@@ -465,6 +490,20 @@ def compare(commands: tuple[str, ...], db: Path, no_progress: bool, **options: A
 def _letter_name(k: int) -> str:
     """The default name of the k-th command: A, B, C, ... (#27 on)."""
     return chr(ord("A") + k) if k < 26 else f"#{k + 1}"
+
+
+def _exit_codes(value: str | None) -> list[int]:
+    """--ignore-failure=VALUE's exit codes: "1,2"; none (every one) for "all-non-zero", as in hyperfine."""
+    if value is None or value.strip() == "all-non-zero":
+        return []
+    try:
+        codes = [int(code) for code in value.split(",")]
+    except ValueError:
+        codes = []
+    if not codes or not all(0 < code < 256 for code in codes):
+        raise DuetError(f"--ignore-failure={value}: not a list of exit codes",
+                        hint="--ignore-failure=1,2 (codes 1 to 255), or -i alone for every non-zero one")
+    return sorted(set(codes))
 
 
 def _commands_and_names(commands: list[str], options: dict[str, Any]) -> tuple[list[tuple[str, bool]], list[str]]:

@@ -67,6 +67,9 @@ class CompareOptions(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     n_resamples: Annotated[int, Meta(ge=100)] = 10_000
     min_overlap_rate: Annotated[float, Meta(gt=0, lt=1)] = 0.4
     ignore_failure: bool = False
+    #: With ignore_failure, only these exit codes are timed, any other ends the comparison (hyperfine's
+    #: --ignore-failure=1,2); empty: every non-zero one.
+    ignore_exit_codes: list[Annotated[int, Meta(ge=1, le=255)]] = []
     show_output: bool = False
     fail_if_slower: Annotated[float, Meta(ge=0)] | None = None
     robust: bool = True

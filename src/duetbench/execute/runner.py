@@ -88,6 +88,10 @@ class RunSettings(msgspec.Struct):
     prepare: dict[str, str | None] = msgspec.field(default_factory=lambda: {"A": None, "B": None})
     conclude: dict[str, str | None] = msgspec.field(default_factory=lambda: {"A": None, "B": None})
     ignore_failure: bool = False
+    #: With ignore_failure, the exit codes that are timed (--ignore-failure=1,2); empty: every one. A queued
+    #: batch is then not halted by the launchers at a failure (they halt at any non-zero exit or none):
+    #: the orchestrator stops at the first other code when the batch ends, and stores nothing after it.
+    ignore_exit_codes: frozenset[int] = frozenset()
     show_output: bool = False
     use_cgroups: bool = True
     # Keep the side that finished first busy with unmeasured re-runs until its partner finishes, so the
@@ -291,7 +295,7 @@ class Runner:
         if inv.ok:
             return False
         if inv.status == "failed" and self.s.ignore_failure:
-            return False
+            return bool(self.s.ignore_exit_codes) and inv.exit_code not in self.s.ignore_exit_codes
         return True
 
     def _prepare(self, side: str) -> None:

@@ -119,6 +119,7 @@ def run_single(opts: CompareOptions, *, db_path: Path, exports: Exports, console
     settings = RunSettings(method="sequential", argv={"A": argv}, cpus=(cpu, cpu), seed=opts.seed, warmup=opts.warmup,
                            timeout_s=opts.timeout, prepare={"A": opts.per_side(opts.prepare)["A"]},
                            conclude={"A": opts.per_side(opts.conclude)["A"]}, ignore_failure=opts.ignore_failure,
+                           ignore_exit_codes=frozenset(opts.ignore_exit_codes),
                            show_output=opts.show_output, output={"A": opts.per_side(opts.output)["A"] or "null"},
                            input_path=opts.input, labels={"A": opts.name_a}, hook_shell=hook_shell(opts.shell),
                            during_warmup=import_modules(AFTER_MEASURING))
