@@ -245,6 +245,7 @@ def test_show_lists_and_reprints(duet, tmp_path: Path) -> None:
     assert first.returncode == 0, first.stderr
     listing = duet("show")
     assert listing.returncode == 0 and "old" in listing.stdout and "new" in listing.stdout
+    assert "· 4 runs" in listing.stdout  # the runs measured per side, as the report's header counts them
     again = duet("show", "1", "--export-json", "again.json")
     assert again.returncode == 0
     data = json.loads((tmp_path / "again.json").read_text())

@@ -35,7 +35,7 @@ def render(report: ComparisonReport, console: Console, time_unit: str | None = N
     names = report.names
     _ms = lambda seconds: fmt_time(seconds, time_unit)  # noqa: E731
     first = next(iter(report.results.values()), None)
-    runs = f" · {_measured(first)}" if first else ""
+    runs = f" · {runs_measured(first)}" if first else ""
     console.print(f"[bold]duet compare #{report.id}[/bold] · method [cyan]{report.method}[/cyan]{runs} · "
                   f"seed {report.seed} · {report.status}")
     auto = report.options.get("auto")
@@ -72,7 +72,7 @@ def render(report: ComparisonReport, console: Console, time_unit: str | None = N
     if primary is not None:
         ranges = " · ".join(f"{names[side]} {_ms(s.min)} … {_ms(s.max)}"
                             for side, s in (("A", primary.a), ("B", primary.b)))
-        console.print(f"  Range (min … max): {ranges}  [dim]({primary.metric}, {_measured(primary)})[/dim]",
+        console.print(f"  Range (min … max): {ranges}  [dim]({primary.metric}, {runs_measured(primary)})[/dim]",
                       soft_wrap=True)
     for metric, result in report.results.items():
         marker = "▶" if metric == report.primary_metric else " "
@@ -93,7 +93,7 @@ def render(report: ComparisonReport, console: Console, time_unit: str | None = N
         console.print(f"[yellow]warning:[/yellow] {warning}")
 
 
-def _measured(result: ComparisonResult) -> str:
+def runs_measured(result: ComparisonResult) -> str:
     """The runs measured per side, as hyperfine counts them (`result.runs` is what the interval is over:
     the robust pair filter's outliers are set aside there, and its line says how many; the table and the
     range cover them)."""

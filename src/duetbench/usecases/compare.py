@@ -602,6 +602,7 @@ def _short(name: str, command: str, width: int = 28) -> str:
 
 
 def show(db_path: Path, comparison_id: int | None, *, exports: Exports, console: Console, limit: int = 30) -> int:
+    from duetbench.report.terminal import runs_measured
     from duetbench.store.db import Store
 
     if not db_path.exists():
@@ -624,7 +625,7 @@ def show(db_path: Path, comparison_id: int | None, *, exports: Exports, console:
                     continue
                 primary = built.primary
                 judged = (f"[bold]{primary.verdict}[/bold] B/A {primary.ratio.estimate:.4f} "
-                          f"[{primary.ratio.low:.4f}, {primary.ratio.high:.4f}] · {primary.runs} runs"
+                          f"[{primary.ratio.low:.4f}, {primary.ratio.high:.4f}] · {runs_measured(primary)}"
                           if primary else "no statistics")
                 console.print(f"[bold]#{rec.id}[/bold] {when} · {rec.method} · {rec.status} · {judged}")
                 console.print(f"    {_short(rec.name_a, rec.command_a, 70)}\n"
