@@ -1,5 +1,5 @@
-"""The comparison report's run counts: runs measured per side, as hyperfine counts them, whatever the
-robust pair filter sets aside for the interval."""
+"""The run counts a comparison shows (its header, its range, a scan's table): the runs measured per side,
+as hyperfine counts them, whatever the robust pair filter sets aside for the interval."""
 from __future__ import annotations
 
 import io
@@ -8,25 +8,39 @@ import numpy as np
 from rich.console import Console
 
 from duetbench.analyze.comparison import compare
-from duetbench.report.model import ComparisonReport
+from duetbench.report.exporters.markdown import EXPORTER as MARKDOWN
+from duetbench.report.model import ComparisonReport, ScanEntry, ScanReport
 from duetbench.report.terminal import render
 
 
-def _printed(a: np.ndarray, b: np.ndarray, method: str = "duet") -> str:
+def _markdown(subject: ScanReport) -> str:
+    text = MARKDOWN.render(subject)
+    return text if isinstance(text, str) else text.decode()
+
+
+def _report(a: np.ndarray, b: np.ndarray, method: str = "duet") -> ComparisonReport:
     result = compare(method, a, b, random_state=1)
-    report = ComparisonReport(id=1, status="complete", method=method, names={"A": "A", "B": "B"},
-                              commands={"A": "a", "B": "b"}, seed=1, options={}, host={}, tool_version="0",
-                              primary_metric="wall", results={"wall": result}, invocations=[])
+    return ComparisonReport(id=1, status="complete", method=method, names={"A": "A", "B": "B"},
+                            commands={"A": "a", "B": "b"}, seed=1, options={}, host={}, tool_version="0",
+                            primary_metric="wall", results={"wall": result}, invocations=[])
+
+
+def _printed(a: np.ndarray, b: np.ndarray, method: str = "duet") -> str:
     out = io.StringIO()
-    render(report, Console(file=out, width=200, color_system=None))
+    render(_report(a, b, method), Console(file=out, width=200, color_system=None))
     return out.getvalue()
 
 
-def test_the_header_counts_the_runs_measured_not_those_left_after_the_pair_filter() -> None:
+def _disturbed() -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(7)
     a = 0.020 * (1 + 0.003 * rng.standard_normal(50))
     b = a * (1 + 0.003 * rng.standard_normal(50))
     b[[5, 17, 33]] *= 1.5  # three pairs where B alone was disturbed: the filter sets them aside
+    return a, b
+
+
+def test_the_header_counts_the_runs_measured_not_those_left_after_the_pair_filter() -> None:
+    a, b = _disturbed()
     text = _printed(a, b)
     assert compare("duet", a, b, random_state=1).outliers_removed == 3
     assert "· 50 runs ·" in text.splitlines()[0], text
@@ -40,3 +54,10 @@ def test_sides_measured_unequally_show_both_counts() -> None:
     a, b = 0.020 * (1 + 0.01 * rng.standard_normal(12)), 0.021 * (1 + 0.01 * rng.standard_normal(11))
     text = _printed(a, b, "sequential")
     assert "· 12 + 11 runs ·" in text.splitlines()[0], text
+
+
+def test_a_scans_table_counts_the_runs_measured() -> None:
+    a, b = _disturbed()
+    table = _markdown(ScanReport([ScanEntry({"n": "1"}, _report(a, b))]))
+    row = next(line for line in table.splitlines() if line.startswith("| 1 |"))
+    assert row.rstrip().endswith("| 50 |"), table

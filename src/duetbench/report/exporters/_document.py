@@ -252,7 +252,8 @@ def scan_document(scan: ScanReport) -> Document:
             rows.append((*values, "–", "–", "no statistics", "0"))
         else:
             rows.append((*values, f"{p.ratio.estimate:.4f}",
-                         f"{percent_change(p.ratio.low)} … {percent_change(p.ratio.high)}", p.verdict, str(p.runs)))
+                         f"{percent_change(p.ratio.low)} … {percent_change(p.ratio.high)}", p.verdict,
+                         str(p.runs + p.outliers_removed)))  # measured, as in one comparison's paragraph
     if _is_many(scan):
         others = ", ".join(e.report.names["B"] for e in entries)
         heading = f"duetbench: {others} against {first.names['A']} ({first.method})"
