@@ -1,12 +1,13 @@
 """``--export-hyperfine``: A's and B's times in hyperfine's ``--export-json`` format, for tools that read it
 (Bencher's hyperfine adapter, hyperfine's plot scripts, CI dashboards).
 
-One entry per command with the keys hyperfine 1.15 writes: ``command``, ``mean``, ``stddev`` (null
-below two runs), ``median``, ``user``, ``system``, ``min``, ``max``, ``times``, ``exit_codes``, and
-``parameters`` in a parameter scan. Times are the measured (non-warm-up) invocations' elapsed seconds,
-as hyperfine's are its timing runs. What hyperfine has no key for — the pairing, the ratio's CI, the
-verdict — is in our own ``--export-json``. A campaign's harness iterations are no command's timing
-runs: this format writes comparisons and scans only.
+One entry per command with the keys hyperfine writes: ``command``, ``mean``, ``stddev`` (null below two
+runs), ``median``, ``user``, ``system``, ``min``, ``max``, ``times``, ``exit_codes``, ``parameters`` in a
+parameter scan, and (hyperfine 1.20 on) ``memory_usage_byte``: each run's peak resident set size, from
+the same `ru_maxrss` hyperfine reads (KiB on Linux, times 1024). Times are the measured (non-warm-up)
+invocations' elapsed seconds, as hyperfine's are its timing runs. What hyperfine has no key for — the
+pairing, the ratio's CI, the verdict — is in our own ``--export-json``. A campaign's harness iterations
+are no command's timing runs: this format writes comparisons and scans only.
 """
 from __future__ import annotations
 
@@ -35,6 +36,7 @@ def _entry(report: ComparisonReport, side: str, parameters: Mapping[str, str]) -
         "max": max(times) if times else None,
         "times": times,
         "exit_codes": [i.exit_code for i in runs],
+        "memory_usage_byte": [i.maxrss_kb * 1024 for i in runs],
     }
     if parameters:
         entry["parameters"] = dict(parameters)
