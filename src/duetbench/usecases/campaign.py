@@ -69,6 +69,7 @@ from duetbench.usecases.interrupts import restore, stop_like_ctrl_c
 
 if TYPE_CHECKING:
     from duetbench.report.exporters import Exports
+    from duetbench.report.model import CampaignReport
 
 
 
@@ -435,7 +436,7 @@ def run_campaign(path: Path, opts: RunOptions, console: Console, *, backend: str
             return 130
         rows = summarize(campaigns, campaign_id, by_name, seed=seed, confidence=opts.confidence,
                          n_resamples=opts.n_resamples)
-        export_campaign(campaigns, campaign_id, rows, opts, seed=seed, printed=False)
+        exported = export_campaign(campaigns, campaign_id, rows, opts, seed=seed, printed=False)
         if rows:
             print_summary(console, rows, opts.confidence)
             print_stopping(console, campaigns, campaign_id)
@@ -444,7 +445,8 @@ def run_campaign(path: Path, opts: RunOptions, console: Console, *, backend: str
             console.print(f"  {escape(name)}: method auto → {escape(choice['reason'])}", highlight=False)
             if choice.get("cpu_hint"):
                 console.print(f"  {escape(name)}: note: {escape(choice['cpu_hint'])}", highlight=False)
-        export_campaign(campaigns, campaign_id, rows, opts, seed=seed, files=False)  # `-`: after the summary
+        if exported is not None and opts.exports:  # `-`: after the closing table
+            opts.exports.write(exported, files=False)
         failed = sum(r.runs_failed for r in rows)
         if failed:
             console.print(f"[yellow]{failed} run(s) failed[/yellow]; their exit codes and stderr are stored, raw "
@@ -714,11 +716,12 @@ def summarize(campaigns: CampaignStore, campaign_id: int, by_name: Mapping[str, 
 
 
 def export_campaign(campaigns: CampaignStore, campaign_id: int, rows: list[AnalysisRow], opts: RunOptions, *,
-                    seed: int, files: bool = True, printed: bool = True) -> None:
-    """Write `duet run`'s --export-FORMAT files (`files`) and print those to standard output (`printed`):
-    the closing table's rows, in `duet analyze`'s shape."""
-    if not opts.exports or not (files or (printed and opts.exports.printing)):
-        return
+                    seed: int, printed: bool = True) -> CampaignReport | None:
+    """Write `duet run`'s --export-FORMAT files, and print those to standard output unless `printed` is
+    False (then the caller prints the report returned after its closing table): the closing table's rows,
+    in `duet analyze`'s shape. None where nothing is exported."""
+    if not opts.exports:
+        return None
     from duetbench.report.campaign_context import campaign_commands, campaign_environment, campaign_facts
     from duetbench.report.model import CampaignReport
 
@@ -726,11 +729,12 @@ def export_campaign(campaigns: CampaignStore, campaign_id: int, rows: list[Analy
     assert record is not None
     # The HTML report plots the iterations: loaded only when it is asked for.
     table = iteration_table(campaigns, campaign_id) if "html" in opts.exports.paths else None
-    opts.exports.write(CampaignReport(
+    report = CampaignReport(
         campaign_id=campaign_id, name=record.name, rows=list(rows),
         meta={"campaign": campaign_id, "name": record.name,
               "options": {"seed": seed, "confidence": opts.confidence, "resamples": opts.n_resamples},
               **({"auto": record.options["auto"]} if record.options.get("auto") else {})},
         table=table, environment=campaign_environment(record), facts=campaign_facts(record),
-        commands=campaign_commands(record) if table is not None else {}, source=record.source_text),
-        files=files, printed=printed)
+        commands=campaign_commands(record) if table is not None else {}, source=record.source_text)
+    opts.exports.write(report, printed=printed)
+    return report

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from rich.console import Console
 from rich.markup import escape
@@ -35,19 +36,21 @@ class Step:
 TABLE_FORMATS = ("markdown", "asciidoc", "orgmode")
 
 
-#: What `run_series` calls to export the comparisons finished so far: (entries, write the files, print the
-#: exports to standard output).
-SeriesExport = Callable[[list[ScanEntry], bool, bool], None]
+class SeriesExport(Protocol):
+    """What `run_series` calls to export the comparisons finished so far: the files (`files`), the exports
+    to standard output (`printed`)."""
+
+    def __call__(self, entries: list[ScanEntry], *, files: bool, printed: bool) -> None: ...
 
 
 def series_export(exports: Exports, sort: str) -> SeriesExport:
     """Every requested file written as a scan, the tables of TABLE_FORMATS in the order of --sort."""
     if sort != "mean-time":
-        return lambda entries, files, printed: exports.write(ScanReport(entries), files=files, printed=printed)
+        return lambda entries, *, files, printed: exports.write(ScanReport(entries), files=files, printed=printed)
     tables = Exports({name: path for name, path in exports.paths.items() if name in TABLE_FORMATS})
     others = Exports({name: path for name, path in exports.paths.items() if name not in TABLE_FORMATS})
 
-    def write(entries: list[ScanEntry], files: bool, printed: bool) -> None:
+    def write(entries: list[ScanEntry], *, files: bool, printed: bool) -> None:
         others.write(ScanReport(entries), files=files, printed=printed)
         tables.write(ScanReport(sorted_entries(entries, sort)), files=files, printed=printed)
 
@@ -71,7 +74,7 @@ def run_series(steps: list[Step], *, db_path: Path, export: SeriesExport,
 
     def export_finished() -> None:
         nonlocal exported
-        export(entries, True, False)  # the files; what goes to standard output follows the summary, once
+        export(entries, files=True, printed=False)  # what goes to standard output follows the summary, once
         exported = len(entries)
 
     code = 0
@@ -100,6 +103,6 @@ def run_series(steps: list[Step], *, db_path: Path, export: SeriesExport,
             summarize(entries)
             if exported != len(entries):
                 export_finished()
-            export(entries, False, True)
+            export(entries, files=False, printed=True)
         finally:
             restore(previous)
