@@ -61,3 +61,16 @@ def test_a_scans_table_counts_the_runs_measured() -> None:
     table = _markdown(ScanReport([ScanEntry({"n": "1"}, _report(a, b))]))
     row = next(line for line in table.splitlines() if line.startswith("| 1 |"))
     assert row.rstrip().endswith("| 50 |"), table
+
+
+def test_the_exports_count_unequal_sides_as_the_terminal_does() -> None:
+    # One derivation for every report: the Markdown paragraph and a scan's table read "12 + 11" too,
+    # where they showed the pairs the interval is over (11).
+    rng = np.random.default_rng(3)
+    a, b = 0.020 * (1 + 0.01 * rng.standard_normal(12)), 0.021 * (1 + 0.01 * rng.standard_normal(11))
+    report = _report(a, b, "sequential")
+    paragraph = _markdown(report)  # type: ignore[arg-type]
+    assert "wall time, 12 + 11 runs" in paragraph, paragraph
+    table = _markdown(ScanReport([ScanEntry({"n": "1"}, report)]))
+    row = next(line for line in table.splitlines() if line.startswith("| 1 |"))
+    assert row.rstrip().endswith("| 12 + 11 |"), table

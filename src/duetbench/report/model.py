@@ -49,6 +49,20 @@ class ComparisonReport(msgspec.Struct):
         return f"{self.names['B']} vs {self.names['A']}"
 
 
+def runs_measured(result: ComparisonResult) -> str:
+    """The runs measured per side, as hyperfine counts them, for every report that names them (terminal,
+    `duet show`, the table exports). `result.runs` is what the interval is over: the robust pair filter's
+    outliers are set aside there, and the report says how many; a sequential comparison cut short between
+    A and B has one run more of A."""
+    return f"{measured_count(result)} runs"
+
+
+def measured_count(result: ComparisonResult) -> str:
+    """`runs_measured` without the word: "50", or "12 + 11" when the sides differ (a table's runs column)."""
+    a, b = result.a.n, result.b.n
+    return f"{a}" if a == b else f"{a} + {b}"
+
+
 class ScanEntry(msgspec.Struct, frozen=True):
     """One comparison of a parameter scan, with the values its placeholders took."""
 

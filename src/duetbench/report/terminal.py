@@ -2,18 +2,14 @@
 from __future__ import annotations
 
 import statistics
-from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.table import Table
 
 from duetbench.analyze.verdicts import describe_change
-from duetbench.report.model import ComparisonReport
+from duetbench.report.model import ComparisonReport, runs_measured
 from duetbench.report.units import fmt_time
 from duetbench.report.wide import print_table
-
-if TYPE_CHECKING:
-    from duetbench.analyze.comparison import ComparisonResult
 
 _VERDICT_STYLE = {"slower": "bold red", "faster": "bold green", "no difference": "bold"}
 
@@ -91,14 +87,6 @@ def render(report: ComparisonReport, console: Console, time_unit: str | None = N
         console.print(f"[yellow]No statistics: {report.analysis_error}[/yellow]")
     for warning in report.warnings:
         console.print(f"[yellow]warning:[/yellow] {warning}")
-
-
-def runs_measured(result: ComparisonResult) -> str:
-    """The runs measured per side, as hyperfine counts them (`result.runs` is what the interval is over:
-    the robust pair filter's outliers are set aside there, and its line says how many; the table and the
-    range cover them)."""
-    a, b = result.a.n, result.b.n
-    return f"{a} runs" if a == b else f"{a} + {b} runs"
 
 
 def render_single(report: ComparisonReport, console: Console, time_unit: str | None = None) -> None:

@@ -602,7 +602,7 @@ def _short(name: str, command: str, width: int = 28) -> str:
 
 
 def show(db_path: Path, comparison_id: int | None, *, exports: Exports, console: Console, limit: int = 30) -> int:
-    from duetbench.report.terminal import runs_measured
+    from duetbench.report.model import runs_measured
     from duetbench.store.db import Store
 
     if not db_path.exists():

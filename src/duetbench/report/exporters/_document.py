@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from duetbench.report.exporters import TextExporter
+from duetbench.report.model import measured_count, runs_measured
 from duetbench.report.units import time_scale
 
 if TYPE_CHECKING:
@@ -208,8 +209,8 @@ def comparison_document(report: ComparisonReport) -> Document:
         # The runs measured, and how many of them the robust filter set aside: "9 runs" after `--runs 10`
         # reads as a run lost.
         aside = primary.outliers_removed
-        runs = (f"{primary.runs + aside} runs ({aside} outlier pair{'s' if aside != 1 else ''} set aside)"
-                if aside else f"{primary.runs} runs")
+        runs = runs_measured(primary) + (f" ({aside} outlier pair{'s' if aside != 1 else ''} set aside)"
+                                         if aside else "")
         doc.append(Paragraph((Strong(describe_change(primary.ratio, a, b)),
                               f" — {primary.metric} time, {runs}{kind}.")))
     auto = report.options.get("auto")
@@ -253,7 +254,7 @@ def scan_document(scan: ScanReport) -> Document:
         else:
             rows.append((*values, f"{p.ratio.estimate:.4f}",
                          f"{percent_change(p.ratio.low)} … {percent_change(p.ratio.high)}", p.verdict,
-                         str(p.runs + p.outliers_removed)))  # measured, as in one comparison's paragraph
+                         measured_count(p)))
     if _is_many(scan):
         others = ", ".join(e.report.names["B"] for e in entries)
         heading = f"duetbench: {others} against {first.names['A']} ({first.method})"
