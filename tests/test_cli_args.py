@@ -50,6 +50,10 @@ def test_bad_option_values_never_crash(native_dir: Path, tmp_path: Path, option:
     (["compare", "true", "true", "--name-a", "x", "--name-b", "x"], "different names"),
     (["compare", "true", "true", "--prepare", "a", "--prepare", "b", "--prepare", "c"], "--prepare"),
     (["compare", "", "true"], "empty"),
+    # The error names the flag the user typed, not the option's field (target_rciw, min_overlap_rate).
+    (["compare", "true", "true", "--target-width", "-0.1"], "invalid option --target-width: must be > 0"),
+    (["compare", "true", "true", "--target-width", "inf"], "invalid option --target-width: must be a finite"),
+    (["compare", "true", "true", "--min-overlap", "2", "--method", "aduet"], "invalid option --min-overlap: must be <"),
 ])
 def test_specific_usage_errors(native_dir: Path, tmp_path: Path, args: list[str], expected: str) -> None:
     result = CliRunner().invoke(main, [*args, "--db", str(tmp_path / "r.db"), "--no-progress"])

@@ -86,7 +86,7 @@ class CompareOptions(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
         for name in ("time_budget", "target_rciw", "timeout", "confidence", "min_overlap_rate", "fail_if_slower"):
             value = getattr(self, name)
             if value is not None and not math.isfinite(value):
-                raise ValueError(f"--{name.replace('_', '-')}: must be a finite number, got {value}")
+                raise ValueError(f"{flag(name)}: must be a finite number, got {value}")
         if self.min_runs > self.max_runs:
             raise ValueError(f"--min-runs ({self.min_runs}) is larger than --max-runs ({self.max_runs})")
         if self.command_b is not None and self.name_a == self.name_b:
@@ -116,6 +116,15 @@ def check_confidence(confidence: float) -> float:
     return confidence
 
 
+#: The options whose flag is not their field's name with dashes (cli/main.py names them so).
+_FLAGS = {"target_rciw": "--target-width", "min_overlap_rate": "--min-overlap", "ignore_exit_codes": "--ignore-failure"}
+
+
+def flag(field: str) -> str:
+    """The command-line flag a user gives for the field `field` of CompareOptions (an error names it)."""
+    return _FLAGS.get(field, f"--{field.replace('_', '-')}")
+
+
 #: msgspec's "... - at `$.min_runs`": the message and the option it is about.
 _AT = re.compile(r"^(?P<message>.*?)(?: - at `\$\.(?P<where>[A-Za-z_]+)[^`]*`)?$", re.DOTALL)
 
@@ -138,7 +147,7 @@ def validated(**kwargs: object) -> CompareOptions:
         match = _AT.match(str(exc))
         assert match is not None  # the pattern matches any text
         message, where = _plain(match["message"]), match["where"]
-        prefix = f"--{where.replace('_', '-')}: " if where else ""
+        prefix = f"{flag(where)}: " if where else ""
         raise DuetError(f"invalid option {prefix}{message}", hint="see duet compare --help") from None
 
 
