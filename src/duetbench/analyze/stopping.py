@@ -526,7 +526,7 @@ def ratio_precision_stop(
     elapsed_s: float, budget_s: float | None,
 ) -> Decision:
     """Stop launching runs when the CI of the A/B ratio is narrower than `target` (relative width,
-    e.g. 0.01 for `--target-rciw 1%`), within min/max runs and a time budget.
+    e.g. 0.01 for `--target-width 0.01`), within min/max runs and a time budget.
 
     Stops on precision, never on significance: whether the CI excludes 1 plays no part, because
     stopping once a difference looks significant inflates false alarms; a width-based rule only
@@ -535,7 +535,7 @@ def ratio_precision_stop(
     end past it. `rciw_of_ratio` may be nan (too few runs for a CI): then only limits stop.
     """
     if not (math.isfinite(target) and target > 0):
-        raise DuetError(f"target relative CI width must be > 0, got {target!r}", hint="e.g. --target-rciw 1%")
+        raise DuetError(f"target relative CI width must be > 0, got {target!r}", hint="e.g. --target-width 0.01")
     if min_runs < 1 or max_runs < min_runs:
         raise DuetError(f"run limits must satisfy 1 <= min_runs <= max_runs, got {min_runs} and {max_runs}")
     if budget_s is not None and not budget_s > 0:
