@@ -159,3 +159,9 @@ def test_duet_merge_command(tmp_path: Path, duet_env: dict[str, str]) -> None:
     assert clash.stdout.count("differs from the run merged first") == 2
     missing = merge("nope.db", "--db", "all.db")
     assert missing.returncode == 2 and "Traceback" not in missing.stderr and "nope.db" in missing.stderr
+    # A file that is no results database: the hint is about the files to merge, not about --db.
+    (tmp_path / "notes.txt").write_text("not a database\n" * 200)
+    foreign = merge("notes.txt", "--db", "all.db")
+    assert foreign.returncode == 2 and "Traceback" not in foreign.stderr, foreign.stderr
+    assert "not a database" in foreign.stderr and "give duet merge results files" in foreign.stderr, foreign.stderr
+    assert "--db" not in foreign.stderr, foreign.stderr

@@ -69,7 +69,14 @@ def merge_databases(sources: Sequence[str | Path | StoreLocation], dest: Store) 
         if location.same_place(dest.location):
             raise DuetError(f"{location} is both a source and the destination of the merge",
                             hint="give --db a different database than the files merged into it")
-        src = Store(location)
+        try:
+            src = Store(location)
+        except DuetError as exc:
+            if "--db" not in (exc.hint or ""):
+                raise
+            # The store's hint is about --db; this file is one to merge.
+            raise DuetError(exc.message, hint="give duet merge results files duet wrote (duet compare, duet run, "
+                            "duet import)", exit_code=exc.exit_code) from None
         try:
             _merge_campaigns(src, dest, report, str(location))
             _merge_comparisons(src, dest, report, str(location))
