@@ -9,6 +9,7 @@ from duetbench.analyze.comparison import ComparisonResult
 from duetbench.analyze.interference import NOTE_MARK
 from duetbench.model.invocation import Invocation
 from duetbench.model.method import PAIRED_METHODS
+from duetbench.report.units import fmt_time
 
 HIGH_CV = 0.05
 SHORT_INVOCATION_S = 0.005
@@ -18,6 +19,8 @@ NOISE_SHARE = 0.05
 NOISE_MIN_MS = 1.0
 # A duet's wall-time CI this many times wider than its CPU-time CI means noise that hits one side only.
 ASYMMETRIC_NOISE_FACTOR = 3.0
+# A command on a CPU for less than this share of its wall time (its runs' median) mostly waits.
+ON_CPU_SHARE = 0.5
 
 
 def teaching_warnings(method: str, results: dict[str, ComparisonResult], invocations: list[Invocation],
@@ -38,6 +41,9 @@ def teaching_warnings(method: str, results: dict[str, ComparisonResult], invocat
             out.append(f"{names[side]} takes under {SHORT_INVOCATION_S * 1000:.0f} ms per invocation: process "
                        "start-up and scheduling dominate what is measured. Make the work per invocation longer, "
                        "or benchmark it with an in-process harness (duet run).")
+    off_cpu = off_cpu_warning(measured, names)
+    if off_cpu:
+        out.append(off_cpu)
     wall = results.get("wall")
     cpu = results.get("cpu")
     if wall is not None:
@@ -71,6 +77,43 @@ def teaching_warnings(method: str, results: dict[str, ComparisonResult], invocat
                        "none is spare for it), which a duet does not cancel. For CPU-bound commands use "
                        "--metric cpu; otherwise --method sequential is likely more precise here.")
     return out
+
+
+def _median(values: list[float]) -> float:
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+def off_cpu_warning(measured: list[Invocation], names: dict[str, str]) -> str | None:
+    """The commands that spent most of their wall time off any CPU (median CPU time / wall time of their
+    measured runs below ON_CPU_SHARE): they slept or were blocked (I/O, a lock, a timer, a child they wait
+    for) or waited for a CPU, and their wall-time ratio compares that waiting as well as their work — often
+    not what was meant (hyperfine#898 asks hyperfine for this warning). Where the side's cgroup recorded its
+    CPU pressure, the share spent runnable but waiting for a CPU is named apart. Commands shorter than
+    SHORT_INVOCATION_S are left to the start-up warning. None if no command qualifies."""
+    names_, shares, details = [], [], []
+    for side in ("A", "B"):
+        runs = [i for i in measured if i.side == side and i.ok and i.wall_s > 0]
+        if not runs:
+            continue
+        wall = _median([i.wall_s for i in runs])
+        share = _median([i.cpu_s / i.wall_s for i in runs])
+        if wall < SHORT_INVOCATION_S or share >= ON_CPU_SHARE:
+            continue
+        waits = [i.cgroup_wait_s / i.wall_s for i in runs if i.cgroup_wait_s is not None]
+        waiting = f", {_median(waits):.0%} waiting for a CPU" if waits and _median(waits) >= 0.05 else ""
+        names_.append(names[side])
+        shares.append(f"{share:.0%}")
+        details.append(f"{names[side]}: CPU {fmt_time(_median([i.cpu_s for i in runs]))} of {fmt_time(wall)}{waiting}")
+    if not names_:
+        return None
+    its = "its" if len(names_) == 1 else "their"
+    return (f"{' and '.join(names_)} ran on a CPU for only {' and '.join(shares)} of {its} wall time (medians; "
+            f"{'; '.join(details)}): the rest went to sleeping or being blocked (I/O, a lock, a timer, "
+            "a child process) or to waiting for a CPU, and the wall-time ratio compares that waiting as well as "
+            "the work. To compare the work alone, use --metric cpu; if the waiting is what you compare, look at "
+            "what the command waits for.")
 
 
 def slowest_runs_noise(invocations: list[Invocation], fraction: float = 0.1, top: int = 3) -> str:
