@@ -222,11 +222,19 @@ def test_jmh_duet_aligns_every_iteration(build: Build, tmp_path: Path) -> None:
             assert [len(fork) for fork in result[0]["primaryMetric"]["rawData"]] == [3]
         return assert_synchronized(a, b)
 
-    # Each JVM shares the one CPU it is pinned to with its JIT and GC threads, which may hold a side for
-    # milliseconds right at a release: one CI run saw [104, 4248, -195, 6095, 0.2] µs, and three attempts
-    # alike; on an idle machine 8 attempts had median |skew| 0.4 µs–1.7 ms, one 6 ms. The ordering checks in
-    # run() prove every release whatever the scheduling; this only asks the latency to be mostly sub-2-ms.
-    well_aligned(run, tmp_path, lambda skews: statistics.median(abs(x) for x in skews) < 2_000_000, "JMH")
+    # Each JVM shares the one CPU it is pinned to with its JIT compiler and GC threads and with JMH's host
+    # JVM (which prints each iteration's result right at the next release), so a side that waits at the
+    # barrier is often off its CPU for milliseconds when the release comes, most in the first iterations,
+    # while C2 compiles. An idle Intel Xeon VM (kernel 6.18) on 2026-11-28: 8 runs of this duet had median
+    # |skew| 0.2 µs–2.9 ms, 5 of them above 2 ms, and a skew under 100 µs in every run (their skews:
+    # [-9192, 9286, -1589, 2313, 0.1], [931, -11236, 2851, -0.1, -7042] µs ...). Yielding in the spin, or
+    # parking 20 µs between looks, left skews of 4-11 ms in most runs (2 and 1 of 8 runs above 2 ms: within
+    # the noise of 8 runs), so the barrier stays a pure spin, as the C one. The ordering checks
+    # in run() prove every release whatever the scheduling; this asks that a release the JVM's own threads
+    # did not delay is prompt (one skew under 100 µs: a barrier that slept between looks would miss it) and
+    # that the typical one stays well below an iteration (median under 10 ms of 200).
+    well_aligned(run, tmp_path, lambda skews: min(abs(x) for x in skews) < 100_000
+                 and statistics.median(abs(x) for x in skews) < 10_000_000, "JMH")
 
 
 def test_jmh_forks_each_synchronize_and_append(build: Build, tmp_path: Path) -> None:
