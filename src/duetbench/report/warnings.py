@@ -9,7 +9,6 @@ from duetbench.analyze.comparison import ComparisonResult
 from duetbench.analyze.interference import NOTE_MARK
 from duetbench.model.invocation import Invocation
 from duetbench.model.method import PAIRED_METHODS
-from duetbench.report.units import fmt_time
 
 HIGH_CV = 0.05
 SHORT_INVOCATION_S = 0.005
@@ -88,32 +87,31 @@ def _median(values: list[float]) -> float:
 def off_cpu_warning(measured: list[Invocation], names: dict[str, str]) -> str | None:
     """The commands that spent most of their wall time off any CPU (median CPU time / wall time of their
     measured runs below ON_CPU_SHARE): they slept or were blocked (I/O, a lock, a timer, a child they wait
-    for) or waited for a CPU, and their wall-time ratio compares that waiting as well as their work — often
-    not what was meant (hyperfine#898 asks hyperfine for this warning). Where the side's cgroup recorded its
-    CPU pressure, the share spent runnable but waiting for a CPU is named apart. Commands shorter than
+    for) or waited for a CPU, and their wall time (and its ratio) counts that waiting as well as their work:
+    often not what was meant (hyperfine#898 asks hyperfine for this warning). Where the side's cgroup
+    recorded its CPU pressure, the share spent runnable but waiting for a CPU is named apart. Shares only,
+    no times: the report's table shows those, in the unit -u chose. Commands shorter than
     SHORT_INVOCATION_S are left to the start-up warning. None if no command qualifies."""
-    names_, shares, details = [], [], []
+    found: list[tuple[str, str]] = []
     for side in ("A", "B"):
         runs = [i for i in measured if i.side == side and i.ok and i.wall_s > 0]
-        if not runs:
+        if not runs or _median([i.wall_s for i in runs]) < SHORT_INVOCATION_S:
             continue
-        wall = _median([i.wall_s for i in runs])
         share = _median([i.cpu_s / i.wall_s for i in runs])
-        if wall < SHORT_INVOCATION_S or share >= ON_CPU_SHARE:
+        if share >= ON_CPU_SHARE:
             continue
         waits = [i.cgroup_wait_s / i.wall_s for i in runs if i.cgroup_wait_s is not None]
-        waiting = f", {_median(waits):.0%} waiting for a CPU" if waits and _median(waits) >= 0.05 else ""
-        names_.append(names[side])
-        shares.append(f"{share:.0%}")
-        details.append(f"{names[side]}: CPU {fmt_time(_median([i.cpu_s for i in runs]))} of {fmt_time(wall)}{waiting}")
-    if not names_:
+        waiting = f" ({_median(waits):.0%} waiting for a CPU)" if waits and _median(waits) >= 0.05 else ""
+        found.append((names[side], f"{share:.0%}{waiting}"))
+    if not found:
         return None
-    its = "its" if len(names_) == 1 else "their"
-    return (f"{' and '.join(names_)} ran on a CPU for only {' and '.join(shares)} of {its} wall time (medians; "
-            f"{'; '.join(details)}): the rest went to sleeping or being blocked (I/O, a lock, a timer, "
-            "a child process) or to waiting for a CPU, and the wall-time ratio compares that waiting as well as "
-            "the work. To compare the work alone, use --metric cpu; if the waiting is what you compare, look at "
-            "what the command waits for.")
+    who = " and ".join(name for name, _ in found)
+    shares = " and ".join(share for _, share in found)
+    its = "its" if len(found) == 1 else "their"
+    return (f"{who} ran on a CPU for only {shares} of {its} wall time (median over {its} runs): the rest went "
+            "to sleeping or being blocked (I/O, a lock, a timer, a child process) or to waiting for a CPU, and "
+            "wall time (and a ratio of wall times) counts that waiting as well as the work. To measure the work "
+            "alone, use --metric cpu; if the waiting is what you measure, look at what the command waits for.")
 
 
 def slowest_runs_noise(invocations: list[Invocation], fraction: float = 0.1, top: int = 3) -> str:

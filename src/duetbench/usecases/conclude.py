@@ -176,11 +176,16 @@ def build_report(record: ComparisonRecord, invocations: list[Invocation]) -> Com
         from duetbench.usecases.single import benchmark_of
 
         bench = benchmark_of(invocations, opts["metric"], opts["confidence"])
+        names = {"A": record.name_a, "B": ""}
+        # What applies to one command: failed runs timed, too short, off the CPU, steal, noisy neighbours.
+        named = {"A": "The command" if record.name_a == "A" else record.name_a, "B": ""}
+        warnings = teaching_warnings(record.method, {}, invocations, names=named,
+                                     usable_cpus=len(record.host.get("usable_cpus", [])))
         return ComparisonReport(
-            id=record.id, status=record.status, method=record.method, names={"A": record.name_a, "B": ""},
+            id=record.id, status=record.status, method=record.method, names=names,
             commands={"A": record.command_a, "B": ""}, seed=record.seed, options=opts, host=record.host,
             tool_version=record.tool_version, primary_metric=opts["metric"], results={}, invocations=invocations,
-            analysis_error=None if bench is not None else "no run finished", benchmark=bench)
+            warnings=warnings, analysis_error=None if bench is not None else "no run finished", benchmark=bench)
     results: dict[str, ComparisonResult] = {}
     error = None
     for metric in METRICS if record.method != "auto" else ():
