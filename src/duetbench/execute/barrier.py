@@ -14,6 +14,7 @@ import struct
 import tempfile
 from pathlib import Path
 
+from duetbench.errors import DuetError
 from duetbench.execute.owner import page_tag, tag_is_dead
 
 MAGIC = 0x54455544
@@ -30,6 +31,11 @@ PREFIX = "duetbench-barrier-"
 _OWNED = re.compile(rf"^{PREFIX}(\d+)-(\d+)-")
 
 
+def _unusable(where: str, exc: OSError) -> DuetError:
+    return DuetError(f"cannot make the duet's barrier page in {where}: {exc.strerror or exc}",
+                     hint=f"free space there (df {where}) or make it writable; the sequential method needs no barrier")
+
+
 class BarrierPage:
     """A barrier file plus our own mapping of it.
 
@@ -40,12 +46,23 @@ class BarrierPage:
 
     def __init__(self, parties: int = 2, directory: str | None = None, pages: int = 1) -> None:
         shm = directory or ("/dev/shm" if os.path.isdir("/dev/shm") else None)
-        fd, name = tempfile.mkstemp(prefix=f"{PREFIX}{page_tag()}-", dir=shm)
+        where = shm or tempfile.gettempdir()
+        try:
+            fd, name = tempfile.mkstemp(prefix=f"{PREFIX}{page_tag()}-", dir=shm)
+        except OSError as exc:
+            raise _unusable(where, exc) from None
         self.path = Path(name)
         self.pages = pages
-        os.ftruncate(fd, SIZE * pages)
-        self._map = mmap.mmap(fd, SIZE * pages, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
-        os.close(fd)
+        try:
+            # Allocated, not only sized: on a full tmpfs a sparse file maps fine and the first write to
+            # it kills the process with SIGBUS; fallocate says ENOSPC instead.
+            os.posix_fallocate(fd, 0, SIZE * pages)
+            self._map = mmap.mmap(fd, SIZE * pages, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+        except OSError as exc:
+            self.path.unlink(missing_ok=True)
+            raise _unusable(where, exc) from None
+        finally:
+            os.close(fd)
         self.parties = parties
         self.reset(*range(pages))
 

@@ -185,7 +185,10 @@ class Reporter:
         from duetbench.startup import settle
 
         settle()  # its start-up is over; the report collects as Python does
-        os.write(ready_w, b"r")
+        try:
+            os.write(ready_w, b"r")
+        except OSError:  # EPIPE: the parent is gone already (it failed, or was killed): nothing to report
+            os._exit(0)
         os.close(ready_w)
         data = _read_all(job_r)
         os.close(job_r)
