@@ -184,5 +184,8 @@ def test_slowest_runs_noise_names_the_busy_processes() -> None:
     runs = [inv(k, 0.1, [{"pid": 1, "comm": "quiet", "cpu_ms": 0.1}]) for k in range(19)]
     runs.append(inv(19, 0.3, [{"pid": 9, "comm": "cronjob", "cpu_ms": 150.0}]))
     assert slowest_runs_noise(runs).startswith("cronjob 150 ms")
+    # -u names the unit of every time the report shows, warnings included
+    assert slowest_runs_noise(runs, time_unit="microsecond").startswith("cronjob 150000.0 µs")
+    assert slowest_runs_noise(runs, time_unit="second").startswith("cronjob 0.1500 s")
     assert slowest_runs_noise(runs[:19]) == ""  # nothing busy enough to name
     assert slowest_runs_noise([inv(0, 0.1, None)]) == ""

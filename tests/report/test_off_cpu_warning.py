@@ -72,3 +72,14 @@ def test_one_command_gets_the_warnings_that_apply_to_it(duet, tmp_path: Path) ->
     short = duet("compare", "true", "-n", "tiny", "--runs", "3", "--no-progress", "--export-json", str(tmp_path / "t.json"))
     assert short.returncode == 0, short.stderr
     assert any(w.startswith("tiny takes under 5 ms") for w in json.loads((tmp_path / "t.json").read_text())["warnings"])
+
+
+def test_the_short_command_warning_speaks_the_time_unit() -> None:
+    from duetbench.report.warnings import teaching_warnings
+
+    runs = _runs("A", 0.001, 0.0009) + _runs("B", 0.001, 0.0009)
+    plain = teaching_warnings("duet", {}, runs, names=NAMES, usable_cpus=2)
+    assert any(w.startswith("old takes under 5 ms per invocation") for w in plain), plain
+    micro = teaching_warnings("duet", {}, runs, names=NAMES, usable_cpus=2, time_unit="microsecond")
+    assert any(w.startswith("old takes under 5000.0 µs per invocation") for w in micro), micro
+    assert not any(" ms" in w for w in micro), micro

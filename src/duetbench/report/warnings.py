@@ -3,12 +3,14 @@ from __future__ import annotations
 
 import json
 import math
+import statistics
 from typing import Any
 
 from duetbench.analyze.comparison import ComparisonResult
 from duetbench.analyze.interference import NOTE_MARK
 from duetbench.model.invocation import Invocation
 from duetbench.model.method import PAIRED_METHODS
+from duetbench.report.units import fmt_time
 
 HIGH_CV = 0.05
 SHORT_INVOCATION_S = 0.005
@@ -22,8 +24,14 @@ ASYMMETRIC_NOISE_FACTOR = 3.0
 ON_CPU_SHARE = 0.5
 
 
+def _duration(seconds: float, time_unit: str | None) -> str:
+    """A time a warning names: whole milliseconds, or in the unit -u gave (as the report's other times)."""
+    return f"{seconds * 1000:.0f} ms" if time_unit in (None, "auto") else fmt_time(seconds, time_unit)
+
+
 def teaching_warnings(method: str, results: dict[str, ComparisonResult], invocations: list[Invocation],
-                      *, names: dict[str, str], usable_cpus: int, fell_back: bool = False) -> list[str]:
+                      *, names: dict[str, str], usable_cpus: int, fell_back: bool = False,
+                      time_unit: str | None = None) -> list[str]:
     out: list[str] = []
     measured = [i for i in invocations if not i.warmup]
     if fell_back:
@@ -37,9 +45,9 @@ def teaching_warnings(method: str, results: dict[str, ComparisonResult], invocat
     for side in ("A", "B"):
         walls = [i.wall_s for i in measured if i.side == side and i.ok]
         if walls and sorted(walls)[len(walls) // 2] < SHORT_INVOCATION_S:
-            out.append(f"{names[side]} takes under {SHORT_INVOCATION_S * 1000:.0f} ms per invocation: process "
-                       "start-up and scheduling dominate what is measured. Make the work per invocation longer, "
-                       "or benchmark it with an in-process harness (duet run).")
+            out.append(f"{names[side]} takes under {_duration(SHORT_INVOCATION_S, time_unit)} per invocation: "
+                       "process start-up and scheduling dominate what is measured. Make the work per invocation "
+                       "longer, or benchmark it with an in-process harness (duet run).")
     off_cpu = off_cpu_warning(measured, names)
     if off_cpu:
         out.append(off_cpu)
@@ -54,10 +62,11 @@ def teaching_warnings(method: str, results: dict[str, ComparisonResult], invocat
     total_wall = sum(i.wall_s for i in measured)
     total_steal = sum(i.steal_s or 0.0 for i in measured)
     if total_wall > 0 and total_steal / total_wall > STEAL_FRACTION:
-        out.append(f"The hypervisor stole {total_steal * 1000:.0f} ms of CPU ({total_steal / total_wall:.1%} of "
+        stolen = _duration(total_steal, time_unit)
+        out.append(f"The hypervisor stole {stolen} of CPU ({total_steal / total_wall:.1%} of "
                    "the measured time): this VM shares its host with others. A duet cancels such interference "
                    "when it hits both sides alike; sequential results will be noisier.")
-    noise = slowest_runs_noise(measured)
+    noise = slowest_runs_noise(measured, time_unit=time_unit)
     if noise:
         out.append(f"During the slowest runs other processes were busy: {noise}. EMP (Suh et al.) attributes "
                    "outliers to such daemons; `duet measure` removes the samples they disturbed.")
@@ -78,12 +87,6 @@ def teaching_warnings(method: str, results: dict[str, ComparisonResult], invocat
     return out
 
 
-def _median(values: list[float]) -> float:
-    ordered = sorted(values)
-    mid = len(ordered) // 2
-    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
-
-
 def off_cpu_warning(measured: list[Invocation], names: dict[str, str]) -> str | None:
     """The commands that spent most of their wall time off any CPU (median CPU time / wall time of their
     measured runs below ON_CPU_SHARE): they slept or were blocked (I/O, a lock, a timer, a child they wait
@@ -95,13 +98,14 @@ def off_cpu_warning(measured: list[Invocation], names: dict[str, str]) -> str | 
     found: list[tuple[str, str]] = []
     for side in ("A", "B"):
         runs = [i for i in measured if i.side == side and i.ok and i.wall_s > 0]
-        if not runs or _median([i.wall_s for i in runs]) < SHORT_INVOCATION_S:
+        if not runs or statistics.median([i.wall_s for i in runs]) < SHORT_INVOCATION_S:
             continue
-        share = _median([i.cpu_s / i.wall_s for i in runs])
+        share = statistics.median([i.cpu_s / i.wall_s for i in runs])
         if share >= ON_CPU_SHARE:
             continue
         waits = [i.cgroup_wait_s / i.wall_s for i in runs if i.cgroup_wait_s is not None]
-        waiting = f" ({_median(waits):.0%} waiting for a CPU)" if waits and _median(waits) >= 0.05 else ""
+        wait = statistics.median(waits) if waits else 0.0
+        waiting = f" ({wait:.0%} waiting for a CPU)" if wait >= 0.05 else ""
         found.append((names[side], f"{share:.0%}{waiting}"))
     if not found:
         return None
@@ -114,9 +118,11 @@ def off_cpu_warning(measured: list[Invocation], names: dict[str, str]) -> str | 
             "alone, use --metric cpu; if the waiting is what you measure, look at what the command waits for.")
 
 
-def slowest_runs_noise(invocations: list[Invocation], fraction: float = 0.1, top: int = 3) -> str:
+def slowest_runs_noise(invocations: list[Invocation], fraction: float = 0.1, top: int = 3,
+                       time_unit: str | None = None) -> str:
     """Names the busiest other processes during the slowest ``fraction`` of runs (by wall time), from the
-    activity recorded with each run; "" when nothing was recorded or they used little CPU."""
+    activity recorded with each run, with their CPU time (whole milliseconds; in `time_unit` where -u gave
+    one); "" when nothing was recorded or they used little CPU."""
     recorded = [i for i in invocations if i.activity and i.wall_s is not None and i.start_ns is not None]
     if not recorded:
         return ""
@@ -139,7 +145,8 @@ def slowest_runs_noise(invocations: list[Invocation], fraction: float = 0.1, top
     busiest = [(name, ms) for name, ms in busiest if ms >= NOISE_MIN_MS]
     if not busiest or wall_ms <= 0 or busiest[0][1] < NOISE_SHARE * wall_ms:
         return ""
-    return ", ".join(f"{name} {ms:.0f} ms" for name, ms in busiest) + f" (in the {len(slow)} slowest runs)"
+    named = ", ".join(f"{name} {_duration(ms / 1e3, time_unit)}" for name, ms in busiest)
+    return f"{named} (in the {len(slow)} slowest runs)"
 
 
 def name_noise(rows: list[Any], runs: list[Any]) -> None:

@@ -169,8 +169,10 @@ def _names(record: ComparisonRecord) -> dict[str, str]:
     return {"A": record.name_a, "B": record.name_b}
 
 
-def build_report(record: ComparisonRecord, invocations: list[Invocation]) -> ComparisonReport:
-    """Judge stored invocations. Deterministic (seeded), so ``duet show`` reprints the same numbers."""
+def build_report(record: ComparisonRecord, invocations: list[Invocation], time_unit: str | None = None
+                 ) -> ComparisonReport:
+    """Judge stored invocations. Deterministic (seeded), so ``duet show`` reprints the same numbers.
+    `time_unit` (-u): the unit of the times its warnings name."""
     opts = record.options
     if record.method == "single":
         from duetbench.usecases.single import benchmark_of
@@ -180,7 +182,7 @@ def build_report(record: ComparisonRecord, invocations: list[Invocation]) -> Com
         # What applies to one command: failed runs timed, too short, off the CPU, steal, noisy neighbours.
         named = {"A": "The command" if record.name_a == "A" else record.name_a, "B": ""}
         warnings = teaching_warnings(record.method, {}, invocations, names=named,
-                                     usable_cpus=len(record.host.get("usable_cpus", [])))
+                                     usable_cpus=len(record.host.get("usable_cpus", [])), time_unit=time_unit)
         return ComparisonReport(
             id=record.id, status=record.status, method=record.method, names=names,
             commands={"A": record.command_a, "B": ""}, seed=record.seed, options=opts, host=record.host,
@@ -209,7 +211,7 @@ def build_report(record: ComparisonRecord, invocations: list[Invocation]) -> Com
                                  "warm-ups, and no method was chosen yet to judge them by")
     report.warnings = teaching_warnings(record.method, results, invocations, names=report.names,
                                         usable_cpus=len(record.host.get("usable_cpus", [])),
-                                        fell_back=bool(opts.get("fell_back_to_sequential")))
+                                        fell_back=bool(opts.get("fell_back_to_sequential")), time_unit=time_unit)
     return report
 
 
@@ -248,7 +250,7 @@ def report_stored(comparison: _DeferredComparison, status: str, failure: Invocat
     store = comparison.open()
     record = store.comparison(comparison.id)
     assert record is not None
-    report = build_report(record, store.invocations(comparison.id))
+    report = build_report(record, store.invocations(comparison.id), time_unit=time_unit)
     report.time_unit = time_unit
     store.close()
     if report.results or report.benchmark is not None or status != "failed":
