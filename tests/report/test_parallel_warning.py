@@ -27,6 +27,9 @@ def test_own_threads_queueing_for_the_cpu_is_named() -> None:
     text = parallel_warning(_runs("A", 0.040, 0.0398, 0.0001) + _runs("B", 0.040, 0.0399, 0.0392), NAMES)
     assert text is not None and text.startswith("threads kept its CPU busy and still had tasks waiting for it 98%")
     assert "serial" not in text and "one CPU" in text, text
+    both = parallel_warning(_runs("A", 0.040, 0.0398, 0.02) + _runs("B", 0.040, 0.0399, 0.0392), NAMES)
+    assert both is not None and both.startswith("serial and threads kept their CPUs busy and still had tasks "
+                                                "waiting for them 50% and 98% of their wall time"), both
 
 
 def test_a_neighbour_on_the_cpu_or_no_pressure_record_is_not_parallelism() -> None:

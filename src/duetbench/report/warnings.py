@@ -149,8 +149,9 @@ def parallel_warning(measured: list[Invocation], names: dict[str, str]) -> str |
     shares = " and ".join(share for _, share in found)
     one = len(found) == 1
     its = "its" if one else "their"
-    return (f"{who} kept {its} CPU busy and still had tasks waiting for it {shares} of {its} wall time (median "
-            f"over {its} runs): {'it runs' if one else 'they run'} several threads or processes at once, and "
+    cpus, it = ("CPU", "it") if one else ("CPUs", "them")
+    return (f"{who} kept {its} {cpus} busy and still had tasks waiting for {it} {shares} of {its} wall time "
+            f"(median over {its} runs): {'it runs' if one else 'they run'} several threads or processes at once, and "
             "duetbench gives each command one CPU, so what is compared is the work done on one CPU: a change in "
             "how well a command runs in parallel does not show here.")
 
