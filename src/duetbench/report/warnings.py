@@ -94,6 +94,22 @@ def teaching_warnings(method: str, results: dict[str, ComparisonResult], invocat
     return out
 
 
+def _cpu_shares(measured: list[Invocation], side: str) -> tuple[float, float | None] | None:
+    """A side's medians over its finished runs: CPU time / wall time, and the time its cgroup's tasks waited
+    for a CPU / wall time (None where no cgroup recorded it). None for no runs, or runs shorter than
+    SHORT_INVOCATION_S (the start-up warning speaks for those)."""
+    runs = [i for i in measured if i.side == side and i.ok and i.wall_s > 0]
+    if not runs or statistics.median([i.wall_s for i in runs]) < SHORT_INVOCATION_S:
+        return None
+    waits = [i.cgroup_wait_s / i.wall_s for i in runs if i.cgroup_wait_s is not None]
+    return statistics.median([i.cpu_s / i.wall_s for i in runs]), statistics.median(waits) if waits else None
+
+
+def _sides(found: list[tuple[str, str]]) -> tuple[str, str, bool]:
+    """The names and shares of the sides a warning is about, "A and B", "12% and 15%"; and whether one."""
+    return " and ".join(n for n, _ in found), " and ".join(v for _, v in found), len(found) == 1
+
+
 def off_cpu_warning(measured: list[Invocation], names: dict[str, str]) -> str | None:
     """The commands that spent most of their wall time off any CPU (median CPU time / wall time of their
     measured runs below ON_CPU_SHARE): they slept or were blocked (I/O, a lock, a timer, a child they wait
@@ -104,22 +120,17 @@ def off_cpu_warning(measured: list[Invocation], names: dict[str, str]) -> str | 
     SHORT_INVOCATION_S are left to the start-up warning. None if no command qualifies."""
     found: list[tuple[str, str]] = []
     for side in ("A", "B"):
-        runs = [i for i in measured if i.side == side and i.ok and i.wall_s > 0]
-        if not runs or statistics.median([i.wall_s for i in runs]) < SHORT_INVOCATION_S:
+        shares = _cpu_shares(measured, side)
+        if shares is None or shares[0] >= ON_CPU_SHARE:
             continue
-        share = statistics.median([i.cpu_s / i.wall_s for i in runs])
-        if share >= ON_CPU_SHARE:
-            continue
-        waits = [i.cgroup_wait_s / i.wall_s for i in runs if i.cgroup_wait_s is not None]
-        wait = statistics.median(waits) if waits else 0.0
-        waiting = f" ({wait:.0%} waiting for a CPU)" if wait >= 0.05 else ""
-        found.append((names[side], f"{share:.0%}{waiting}"))
+        busy, wait = shares
+        waiting = f" ({wait:.0%} waiting for a CPU)" if wait is not None and wait >= 0.05 else ""
+        found.append((names[side], f"{busy:.0%}{waiting}"))
     if not found:
         return None
-    who = " and ".join(name for name, _ in found)
-    shares = " and ".join(share for _, share in found)
-    its = "its" if len(found) == 1 else "their"
-    return (f"{who} ran on a CPU for only {shares} of {its} wall time (median over {its} runs): the rest went "
+    who, values, one = _sides(found)
+    its = "its" if one else "their"
+    return (f"{who} ran on a CPU for only {values} of {its} wall time (median over {its} runs): the rest went "
             "to sleeping or being blocked (I/O, a lock, a timer, a child process) or to waiting for a CPU, and "
             "wall time (and a ratio of wall times) counts that waiting as well as the work. To measure the work "
             "alone, use --metric cpu; if the waiting is what you measure, look at what the command waits for.")
@@ -136,21 +147,14 @@ def parallel_warning(measured: list[Invocation], names: dict[str, str]) -> str |
     the duet no difference. None if no command qualifies or no cgroup recorded the pressure."""
     found: list[tuple[str, str]] = []
     for side in ("A", "B"):
-        runs = [i for i in measured if i.side == side and i.ok and i.wall_s > 0 and i.cgroup_wait_s is not None]
-        if not runs or statistics.median([i.wall_s for i in runs]) < SHORT_INVOCATION_S:
-            continue
-        busy = statistics.median([i.cpu_s / i.wall_s for i in runs])
-        wait = statistics.median([(i.cgroup_wait_s or 0.0) / i.wall_s for i in runs])
-        if busy >= BUSY_SHARE and wait >= SELF_WAIT_SHARE:
-            found.append((names[side], f"{wait:.0%}"))
+        shares = _cpu_shares(measured, side)
+        if shares is not None and shares[1] is not None and shares[0] >= BUSY_SHARE and shares[1] >= SELF_WAIT_SHARE:
+            found.append((names[side], f"{shares[1]:.0%}"))
     if not found:
         return None
-    who = " and ".join(name for name, _ in found)
-    shares = " and ".join(share for _, share in found)
-    one = len(found) == 1
-    its = "its" if one else "their"
-    cpus, it = ("CPU", "it") if one else ("CPUs", "them")
-    return (f"{who} kept {its} {cpus} busy and still had tasks waiting for {it} {shares} of {its} wall time "
+    who, values, one = _sides(found)
+    its, cpus, it = ("its", "CPU", "it") if one else ("their", "CPUs", "them")
+    return (f"{who} kept {its} {cpus} busy and still had tasks waiting for {it} {values} of {its} wall time "
             f"(median over {its} runs): {'it runs' if one else 'they run'} several threads or processes at once, and "
             "duetbench gives each command one CPU, so what is compared is the work done on one CPU: a change in "
             "how well a command runs in parallel does not show here.")
