@@ -1,7 +1,7 @@
 /*
  * duet-launch: run invocations of a command and measure them, the way Python cannot.
  *
- *   duet-launch --result FILE [--cpu N] [--barrier PATH] [--barrier-timeout-ms MS]
+ *   duet-launch --result FILE [--cpu LIST] [--barrier PATH] [--barrier-timeout-ms MS]
  *               [--timeout-ms MS] [--cgroup DIR] -- PROGRAM [ARGS...]
  *   duet-launch --serve RESULT_FD [--go GO_FD] [--done DONE_FD]
  *
@@ -11,7 +11,7 @@
  * and exec) instead of a Python Popen plus a launcher exec per side and pair.
  *
  * Request (serve mode): 8 hex digits and '\n' giving the length of a payload of NUL-terminated
- * "key=value" entries: cpu, barrier, barrier_timeout_ms, timeout_ms, cgroup, stdin, stdout, stderr,
+ * "key=value" entries: cpu (a CPU list: 3, 2,3, 0-3), barrier, barrier_timeout_ms, timeout_ms, cgroup, stdin, stdout, stderr,
  * cwd (one each, optional; without stdin the command reads /dev/null), env=NAME=VALUE (any number, set on top of the inherited environment) and
  * arg=... (the command, in order, at least one). Without stdout/stderr the command inherits ours.
  * With hold=1 the launcher forks at once and its child reads one byte from GO_FD (shared by the
@@ -82,7 +82,9 @@ struct child_msg {
 
 /* One invocation to run. Strings point into argv (one-shot) or into the request buffer (serve). */
 struct request {
-    int cpu;
+    int cpu;        /* the lowest CPU of cpus, -1: not pinned */
+    int cpu_count;  /* how many CPUs cpus holds (a multi-threaded command gets several: --cpus-per-command) */
+    cpu_set_t cpus;
     const char *barrier_path;
     long barrier_slot; /* page of the barrier file this pair meets at (queued pairs: one each) */
     long halt_slot;    /* >= 0: page whose abort field halts the queue (a failed pair: run no more) */
@@ -139,7 +141,7 @@ static void on_cancel(int sig)
 
 static void usage_error(const char *msg)
 {
-    fprintf(stderr, "duet-launch: %s\nusage: duet-launch --result FILE [--cpu N] [--barrier PATH] "
+    fprintf(stderr, "duet-launch: %s\nusage: duet-launch --result FILE [--cpu LIST] [--barrier PATH] "
                     "[--barrier-timeout-ms MS] [--timeout-ms MS] [--cgroup DIR] -- PROGRAM [ARGS...]\n"
                     "       duet-launch --serve RESULT_FD [--go GO_FD]\n",
             msg);
@@ -254,7 +256,47 @@ static struct duet_shm *map_barrier(const char *path, long slot)
     return g_shm + slot;
 }
 
-static int g_pinned_cpu = -1;
+static cpu_set_t g_pinned;
+static int g_is_pinned = 0;
+
+/* Parse a CPU list ("3", "2,3", "0-3", "0,2-3") into rq's cpus; 0 if it is one, -1 if not. */
+static int parse_cpus(const char *text, struct request *rq)
+{
+    CPU_ZERO(&rq->cpus);
+    rq->cpu = -1;
+    rq->cpu_count = 0;
+    const char *p = text;
+    while (*p) {
+        char *end;
+        errno = 0;
+        long first = strtol(p, &end, 10), last;
+        if (errno != 0 || end == p || first < 0 || first >= CPU_SETSIZE)
+            return -1;
+        last = first;
+        p = end;
+        if (*p == '-') {
+            last = strtol(p + 1, &end, 10);
+            if (errno != 0 || end == p + 1 || last < first || last >= CPU_SETSIZE)
+                return -1;
+            p = end;
+        }
+        for (long c = first; c <= last; c++)
+            CPU_SET((int)c, &rq->cpus);
+        if (*p == ',')
+            p++;
+        else if (*p)
+            return -1;
+    }
+    rq->cpu_count = CPU_COUNT(&rq->cpus);
+    if (rq->cpu_count == 0)
+        return -1;
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &rq->cpus)) {
+            rq->cpu = c;
+            break;
+        }
+    return 0;
+}
 
 /* clone3's arguments up to the cgroup field (CLONE_ARGS_SIZE_VER2), spelled out so that older kernel
  * headers build too. */
@@ -649,14 +691,15 @@ static char *run_invocation(const struct request *rq, int redirect_stdin, int go
     }
 
     const char *pin_error = NULL;
-    if (rq->cpu >= 0 && rq->cpu != g_pinned_cpu) {
-        cpu_set_t set;
-        CPU_ZERO(&set);
-        CPU_SET(rq->cpu, &set);
-        if (sched_setaffinity(0, sizeof set, &set) != 0)
+    if (rq->cpu == -2)
+        pin_error = "its CPU list cannot be read";
+    else if (rq->cpu >= 0 && !(g_is_pinned && CPU_EQUAL(&rq->cpus, &g_pinned))) {
+        if (sched_setaffinity(0, sizeof rq->cpus, &rq->cpus) != 0)
             pin_error = strerror(errno);
-        else
-            g_pinned_cpu = rq->cpu;
+        else {
+            g_pinned = rq->cpus;
+            g_is_pinned = 1;
+        }
     }
 
     g_timed_out = 0;
@@ -725,7 +768,10 @@ static char *run_invocation(const struct request *rq, int redirect_stdin, int go
         status = halted ? "skipped" : "interrupted";
     } else if (pin_error) {
         status = "launch_error";
-        snprintf(error, sizeof error, "cannot pin to CPU %d: %s", rq->cpu, pin_error);
+        if (rq->cpu_count > 1)
+            snprintf(error, sizeof error, "cannot pin to %d CPUs from CPU %d: %s", rq->cpu_count, rq->cpu, pin_error);
+        else
+            snprintf(error, sizeof error, "cannot pin to CPU %d: %s", rq->cpu, pin_error);
     } else if (child < 0) {
         status = "launch_error";
         snprintf(error, sizeof error, "fork failed: %s", strerror(errno));
@@ -818,7 +864,8 @@ static char *run_invocation(const struct request *rq, int redirect_stdin, int go
     }
     long long cgroup_usage = rq->cgroup_dir ? cgroup_usage_usec(rq->cgroup_dir) : -1;
     long long cgroup_wait = rq->cgroup_dir ? cgroup_wait_usec(rq->cgroup_dir) : -1;
-    long long steal = steal_ticks(rq->cpu);
+    /* one CPU's steal only: the orchestrator reads a set's itself (execute/runner.py _StealReadings) */
+    long long steal = rq->cpu_count == 1 ? steal_ticks(rq->cpu) : -1;
     /* How much the command wrote to its stderr file: most write nothing, and the orchestrator then does
      * not open the file between pairs to look for a tail to show (-1: no file, or unknown). */
     long long stderr_bytes = -1;
@@ -946,8 +993,10 @@ static int parse_request(char *payload, size_t len, struct request *rq, char ***
             args[nargs++] = value;
         else if (strcmp(entry, "env") == 0)
             env[nenv++] = value;
-        else if (strcmp(entry, "cpu") == 0)
-            rq->cpu = atoi(value);
+        else if (strcmp(entry, "cpu") == 0) {
+            if (parse_cpus(value, rq) != 0)
+                rq->cpu = -2; /* answered as a launch error: see run_request */
+        }
         else if (strcmp(entry, "barrier") == 0)
             rq->barrier_path = value;
         else if (strcmp(entry, "barrier_slot") == 0)
@@ -1083,8 +1132,10 @@ int main(int argc, char **argv)
             go_fd = atoi(argv[++i]);
         else if (strcmp(argv[i], "--done") == 0)
             done_fd = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--cpu") == 0)
-            rq.cpu = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--cpu") == 0) {
+            if (parse_cpus(argv[++i], &rq) != 0)
+                usage_error("--cpu takes a CPU list such as 3, 2,3 or 0-3");
+        }
         else if (strcmp(argv[i], "--barrier") == 0)
             rq.barrier_path = argv[++i];
         else if (strcmp(argv[i], "--barrier-timeout-ms") == 0)

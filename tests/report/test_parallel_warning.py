@@ -62,5 +62,5 @@ def test_a_four_thread_program_is_warned_about_end_to_end(duet, tmp_path: Path) 
     invocations = data["invocations"]
     if any(i.get("cgroup_wait_s") is None for i in invocations):
         pytest.skip("the sides ran without a cgroup recording CPU pressure here (needs cgroup v2 and root)")
-    warnings = [w for w in data["warnings"] if "several threads" in w]
+    warnings = [w for w in data["warnings"] if "more threads or processes at once" in w]
     assert len(warnings) == 1 and warnings[0].startswith("B kept its CPU busy"), data["warnings"]

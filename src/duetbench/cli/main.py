@@ -375,6 +375,11 @@ Exit codes: 0 done; 1 a command (or --setup/--prepare/...) failed; 2 bad input;
               help="duet/aduet: re-run (unmeasured) the side that finishes first until its partner finishes, so "
                    "the longer side never runs alone (Bulej et al. 2020 §4.4). Helps where the two CPUs are "
                    "hyperthreads of one core; on the VMs measured so far it changed nothing (see bench/).")
+@click.option("--cpus-per-command", metavar="N|all", default="1", show_default=True,
+              help="CPUs each command may use. 1: pinned to one CPU (a duet: A and B on one each). For a "
+                   "multi-threaded command, more, or all (every CPU duet may use, as an unpinned run would): its "
+                   "threads then run in parallel and its parallel speed is compared. A duet needs twice as many "
+                   "CPUs; where the machine has fewer, A and B take turns on them (sequential).")
 @click.option("--db", type=DB_PATH_OR_URL, default=DEFAULT_DB, show_default=True,
               help="SQLite database where every invocation is stored as it finishes, or a postgresql:// URL.")
 @click.option("--no-progress", is_flag=True, help="Do not show the live progress line.")
@@ -441,6 +446,7 @@ def compare(commands: tuple[str, ...], db: Path, no_progress: bool, **options: A
         options["seed"] = random.SystemRandom().randrange(2**31)
     check_confidence(float(options["confidence"]))
     options["ignore_exit_codes"] = _exit_codes(options.pop("ignore_exit_codes"))
+    options["cpus_per_command"] = _cpus_per_command(options["cpus_per_command"])
     # hyperfine's rule: --max-runs alone, below the default minimum, lowers the minimum to it
     if (click.get_current_context().get_parameter_source("min_runs") is click.core.ParameterSource.DEFAULT
             and options["max_runs"] < options["min_runs"]):
@@ -504,6 +510,20 @@ def _exit_codes(value: str | None) -> list[int]:
         raise DuetError(f"--ignore-failure={value}: not a list of exit codes",
                         hint="--ignore-failure=1,2 (codes 1 to 255), or -i alone for every non-zero one")
     return sorted(set(codes))
+
+
+def _cpus_per_command(value: str) -> int | str:
+    """--cpus-per-command's value: a count of CPUs from 1, or "all"."""
+    if value.strip().lower() == "all":
+        return "all"
+    try:
+        count = int(value)
+    except ValueError:
+        count = 0
+    if count < 1:
+        raise DuetError(f"--cpus-per-command {value}: not a number of CPUs",
+                        hint="give a count from 1 (the default), or all for every CPU duet may use")
+    return count
 
 
 def _commands_and_names(commands: list[str], options: dict[str, Any]) -> tuple[list[tuple[str, bool]], list[str]]:

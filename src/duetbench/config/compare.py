@@ -79,6 +79,10 @@ class CompareOptions(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     #: Also stop once a difference is evident by an anytime-valid confidence sequence (analyze.monitor).
     stop_on_evidence: bool = True
     fill: bool = False
+    #: CPUs each command may use (--cpus-per-command): 1 pins it to one CPU (a duet: one per side); more, or
+    #: "all" (every CPU this process may use), measure a multi-threaded command's parallel speed; where the
+    #: machine has not twice as many, A and B run in turn on them (sequential).
+    cpus_per_command: Annotated[int, Meta(ge=1, le=4096)] | Literal["all"] = 1
     #: The values of a parameter scan's placeholders in this comparison (already substituted above).
     parameters: dict[str, str] = {}
 

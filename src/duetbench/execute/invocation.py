@@ -26,6 +26,11 @@ STDERR_TAIL_LINES = 20
 _ANSWER = msgspec.json.Decoder()
 
 
+def cpu_list(spec: LaunchSpec) -> str:
+    """The CPUs `spec` pins its command to, as the launcher reads them ("3" or "2,3")."""
+    return ",".join(map(str, spec.cpus)) if spec.cpus else str(spec.cpu)
+
+
 class LaunchSpec(msgspec.Struct):
     argv: list[str]
     side: str
@@ -33,6 +38,9 @@ class LaunchSpec(msgspec.Struct):
     pair: int
     warmup: bool
     cpu: int | None = None
+    #: Every CPU the command may use where it is given more than ``cpu`` (--cpus-per-command); ``cpu`` is
+    #: then the lowest of them, the key its launcher, cgroup and records go by.
+    cpus: tuple[int, ...] = ()
     barrier: Path | None = None
     barrier_timeout_s: float = 10.0
     timeout_s: float | None = None
@@ -95,7 +103,7 @@ class RunningInvocation:
         self.stderr_path = spec.stderr_path or self.result_path.with_suffix(".stderr")
         argv = [str(native_binary("duet-launch")), "--result", str(self.result_path)]
         if spec.cpu is not None:
-            argv += ["--cpu", str(spec.cpu)]
+            argv += ["--cpu", cpu_list(spec)]
         if spec.barrier is not None:
             argv += ["--barrier", str(spec.barrier), "--barrier-timeout-ms", str(int(spec.barrier_timeout_s * 1000))]
         if spec.timeout_s:
@@ -406,7 +414,7 @@ class LauncherServer:
         entries = [f"arg={a}" for a in spec.argv]
         entries += [f"env={k}={v}" for k, v in env.items()]
         if spec.cpu is not None:
-            entries.append(f"cpu={spec.cpu}")
+            entries.append(f"cpu={cpu_list(spec)}")
         if spec.barrier is not None:
             entries += [f"barrier={spec.barrier}", f"barrier_timeout_ms={int(spec.barrier_timeout_s * 1000)}"]
         if spec.timeout_s:

@@ -80,9 +80,13 @@ QUEUE_SPAN_S = 1.0
 class RunSettings(msgspec.Struct):
     method: str
     argv: dict[str, list[str]]
+    #: Each side's CPU (a duet: one each; sequential: the same twice), which its launcher, cgroup and
+    #: records are keyed by.
     cpus: tuple[int, int]
     seed: int
     warmup: int = 0
+    #: Where a command is given several CPUs (--cpus-per-command): all of them, by the key in `cpus`.
+    cpu_sets: dict[int, tuple[int, ...]] = msgspec.field(default_factory=dict)
     timeout_s: float | None = None
     barrier_timeout_s: float = 10.0
     prepare: dict[str, str | None] = msgspec.field(default_factory=lambda: {"A": None, "B": None})
@@ -321,7 +325,8 @@ class Runner:
             stdout = Path(where)
         group = cgroups.get(_cgroup_key(side, cpu)) or cgroups.get(side)
         return LaunchSpec(argv=self.s.argv[side], side=side, index=index, pair=pair, warmup=warmup, cpu=cpu,
-                          barrier=barrier, barrier_timeout_s=self.s.barrier_timeout_s, timeout_s=self.s.timeout_s,
+                          cpus=self.s.cpu_sets.get(cpu, ()), barrier=barrier,
+                          barrier_timeout_s=self.s.barrier_timeout_s, timeout_s=self.s.timeout_s,
                           cgroup=_ensured(group), env=env_offset(f"{self.s.seed}:{index}"),
                           stdout_path=stdout, stdin_path=Path(self.s.input_path) if self.s.input_path else None,
                           label=self.s.labels.get(side, side) if where == "inherit" else None)
@@ -332,6 +337,10 @@ class Runner:
             server.terminate()
         for server in self._servers.values():
             server.process.wait()
+
+    def _cpus(self, cpu: int) -> int | tuple[int, ...]:
+        """The CPUs a command keyed by `cpu` ran on: more than that one under --cpus-per-command."""
+        return self.s.cpu_sets.get(cpu, cpu)
 
     def _server(self, cpu: int) -> LauncherServer:
         server = self._servers.get(cpu)
@@ -376,7 +385,8 @@ class Runner:
 
     def _filler(self, side: str, cpu: int) -> ServedInvocation:
         """An unmeasured re-run of ``side`` that keeps its CPU busy while the partner still runs."""
-        spec = LaunchSpec(argv=self.s.argv[side], side=side, index=-1, pair=-1, warmup=True, cpu=cpu)
+        spec = LaunchSpec(argv=self.s.argv[side], side=side, index=-1, pair=-1, warmup=True, cpu=cpu,
+                          cpus=self.s.cpu_sets.get(cpu, ()))
         return self._server(cpu).start(spec, discard_output=True)
 
     @staticmethod
@@ -486,7 +496,7 @@ class Runner:
             ahead = held_pair(pair + 1)
         steal_after = self._steal.after(running)
         for inv in results:
-            inv.steal_s = steal_delta(steal_before, steal_after, inv.cpu_requested)
+            inv.steal_s = steal_delta(steal_before, steal_after, self._cpus(inv.cpu_requested))
         # machine-wide, so both sides of the pair share one record of the other processes
         self._noise.add(results)
         results.sort(key=lambda i: i.side)
@@ -653,7 +663,7 @@ class Runner:
                 break
             after = self._steal.after([served[cpu][k] for cpu, k in unit])
             for inv in results:
-                inv.steal_s = steal_delta(steal, after, inv.cpu_requested)
+                inv.steal_s = steal_delta(steal, after, self._cpus(inv.cpu_requested))
             steal = after
             results.sort(key=lambda i: i.side)
             kept += results
@@ -705,7 +715,7 @@ class Runner:
             if warmup:
                 self._meanwhile.start()
             inv = running.wait()
-            inv.steal_s = steal_delta(steal_before, self._steal.after([running]), cpu)
+            inv.steal_s = steal_delta(steal_before, self._steal.after([running]), self._cpus(cpu))
             self._noise.add([inv])
             self._emit(inv)
             if self._is_failure(inv):
@@ -767,7 +777,7 @@ class Runner:
                 inv = running.wait()
                 # its CPU's steal as its launcher read it on reaping: no /proc/stat read beside the partner
                 after = dict([running.steal_at_end]) if running.steal_at_end else read_steal_seconds()
-                inv.steal_s = steal_delta(steal, after, inv.cpu_requested)
+                inv.steal_s = steal_delta(steal, after, self._cpus(inv.cpu_requested))
                 self._emit(inv)
                 emitted.append(inv)
                 if failure is None and self._is_failure(inv):

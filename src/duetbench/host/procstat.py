@@ -31,12 +31,15 @@ def steal_seconds_from_ticks(ticks: object) -> float | None:
     return ticks * _TICK_S if isinstance(ticks, int) and ticks >= 0 else None
 
 
-def steal_delta(before: dict[int, float], after: dict[int, float], cpu: int | None) -> float | None:
-    """Steal seconds on ``cpu`` between two readings; all CPUs summed when ``cpu`` is None."""
+def steal_delta(before: dict[int, float], after: dict[int, float],
+                cpu: int | tuple[int, ...] | None) -> float | None:
+    """Steal seconds on ``cpu`` (or summed over a tuple of CPUs: a command given several) between two
+    readings; all CPUs summed when ``cpu`` is None."""
     if not before or not after:
         return None
     if cpu is None:
         return sum(after.get(c, 0.0) - v for c, v in before.items())
-    if cpu not in before or cpu not in after:
+    cpus = cpu if isinstance(cpu, tuple) else (cpu,)
+    if any(c not in before or c not in after for c in cpus):
         return None
-    return after[cpu] - before[cpu]
+    return sum(after[c] - before[c] for c in cpus)

@@ -95,6 +95,40 @@ class Schedule:
 def choose_cpus(usable: list[int]) -> tuple[int, int] | None:
     """Two CPUs for the sides of a duet: the highest-numbered ones, leaving CPU 0 (where most
     interrupts and housekeeping land) to the orchestrator when the machine has more than two."""
-    if len(usable) < 2:
+    sides = side_cpus(usable, 1)
+    return None if sides is None else (sides[0][0], sides[1][0])
+
+
+def side_cpus(usable: list[int], per_command: int) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+    """The CPUs of each side of a duet whose commands get `per_command` CPUs each (--cpus-per-command):
+    two disjoint runs of the highest-numbered usable CPUs, as `choose_cpus`; None where fewer than twice
+    `per_command` are usable (then only the sequential method is possible)."""
+    if per_command < 1 or len(usable) < 2 * per_command:
         return None
-    return usable[-2], usable[-1]
+    top = usable[len(usable) - 2 * per_command:]
+    return tuple(top[:per_command]), tuple(top[per_command:])
+
+
+class Placement(msgspec.Struct, frozen=True):
+    """Where a comparison's commands run: `cpus` keys each side's CPU (a duet: one each; sequential: the
+    same twice: the runner's `RunSettings.cpus`), `cpu_sets` all CPUs of a key that has several, and
+    whether a duet is possible at all with `per_command` CPUs per command."""
+
+    cpus: tuple[int, int]
+    cpu_sets: dict[int, tuple[int, ...]]
+    per_command: int
+    duet_possible: bool
+
+
+def place(usable: list[int], per_command: int) -> Placement:
+    """The CPUs of a comparison whose commands get `per_command` CPUs each: a duet's two disjoint sets
+    (`side_cpus`) where the machine has them; else the highest `per_command` CPUs, which A and B take in
+    turn (sequential). A sequential comparison on a machine that has the CPUs for a duet runs on the
+    second side's set, as one command would (usecases/single.py)."""
+    if not 1 <= per_command <= len(usable):
+        raise ValueError(f"{per_command} CPUs per command, {len(usable)} usable")
+    sides = side_cpus(usable, per_command)
+    if sides is None:
+        own = tuple(usable[len(usable) - per_command:])
+        return Placement((own[0], own[0]), {own[0]: own} if per_command > 1 else {}, per_command, False)
+    return Placement((sides[0][0], sides[1][0]), {s[0]: s for s in sides if per_command > 1}, per_command, True)

@@ -24,6 +24,12 @@ _STOPS = {
 }
 
 
+def _cpus(report: ComparisonReport) -> str:
+    """The header's mention of --cpus-per-command where a command was given more than one CPU."""
+    per_command = report.options.get("cpus_per_command", 1)
+    return f" · {per_command} CPUs per command" if isinstance(per_command, int) and per_command > 1 else ""
+
+
 def render(report: ComparisonReport, console: Console, time_unit: str | None = None) -> None:
     if report.method == "single":
         render_single(report, console, time_unit)
@@ -32,8 +38,8 @@ def render(report: ComparisonReport, console: Console, time_unit: str | None = N
     _ms = lambda seconds: fmt_time(seconds, time_unit)  # noqa: E731
     first = next(iter(report.results.values()), None)
     runs = f" · {runs_measured(first)}" if first else ""
-    console.print(f"[bold]duet compare #{report.id}[/bold] · method [cyan]{report.method}[/cyan]{runs} · "
-                  f"seed {report.seed} · {report.status}")
+    console.print(f"[bold]duet compare #{report.id}[/bold] · method [cyan]{report.method}[/cyan]{runs}"
+                  f"{_cpus(report)} · seed {report.seed} · {report.status}")
     auto = report.options.get("auto")
     if isinstance(auto, dict) and auto.get("reason"):
         for earlier in auto.get("history", [])[:-1]:
@@ -94,7 +100,8 @@ def render_single(report: ComparisonReport, console: Console, time_unit: str | N
     noise as a comparison of it with itself would see it."""
     b = report.benchmark
     runs = f" · {b.runs} runs" if b is not None else ""
-    console.print(f"[bold]duet compare #{report.id}[/bold] · one command{runs} · seed {report.seed} · {report.status}")
+    console.print(f"[bold]duet compare #{report.id}[/bold] · one command{runs}{_cpus(report)} · seed {report.seed} · "
+                  f"{report.status}")
     name = report.names["A"]
     label = "Benchmark" if name == "A" else f"Benchmark ({name})"
     console.print(f"  [bold]{label}[/bold]: {report.commands['A']}", soft_wrap=True)

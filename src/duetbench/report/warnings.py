@@ -35,10 +35,15 @@ def _duration(seconds: float, time_unit: str | None) -> str:
 
 def teaching_warnings(method: str, results: dict[str, ComparisonResult], invocations: list[Invocation],
                       *, names: dict[str, str], usable_cpus: int, fell_back: bool = False,
-                      time_unit: str | None = None) -> list[str]:
+                      time_unit: str | None = None, per_command: int = 1) -> list[str]:
+    """The report's warnings. `per_command`: the CPUs each command was given (--cpus-per-command)."""
     out: list[str] = []
     measured = [i for i in invocations if not i.warmup]
-    if fell_back:
+    if fell_back and per_command > 1:
+        out.append(f"Each command was given {per_command} CPUs (--cpus-per-command) and {usable_cpus} are "
+                   "available to this process, so A and B cannot run side by side: ran the sequential method "
+                   f"instead. A duet needs {2 * per_command} CPUs.")
+    elif fell_back:
         out.append(f"Only {usable_cpus} CPU is available to this process, so A and B cannot run side by side: "
                    "ran the sequential method instead. Give the process at least two CPUs for a duet.")
     failed = [i for i in measured if i.status == "failed"]
@@ -55,7 +60,7 @@ def teaching_warnings(method: str, results: dict[str, ComparisonResult], invocat
     off_cpu = off_cpu_warning(measured, names)
     if off_cpu:
         out.append(off_cpu)
-    parallel = parallel_warning(measured, names)
+    parallel = parallel_warning(measured, names, per_command=per_command, usable_cpus=usable_cpus)
     if parallel:
         out.append(parallel)
     wall = results.get("wall")
@@ -136,28 +141,41 @@ def off_cpu_warning(measured: list[Invocation], names: dict[str, str]) -> str | 
             "alone, use --metric cpu; if the waiting is what you measure, look at what the command waits for.")
 
 
-def parallel_warning(measured: list[Invocation], names: dict[str, str]) -> str | None:
-    """The commands that run several threads (or processes) at once: duetbench gives each command one CPU,
-    so their parallel speed is not what is compared. The sign, from the side's cgroup: its tasks waited
-    for its CPU (cpu.pressure "some", `cgroup_wait_s`) for at least SELF_WAIT_SHARE of its wall time while
-    its own CPU time kept that CPU busy (at least BUSY_SHARE of the wall time): the waiting was behind its
-    own tasks, not behind another process, which would have taken the CPU time instead (then
-    `off_cpu_warning` speaks). Measured (2 vCPUs): a 4-thread CPU-bound program waited 98 % of its wall
-    time at 100 % CPU, its 1-thread version 0.3 %; hyperfine, unpinned, found the 4-thread one 1.8× faster,
-    the duet no difference. None if no command qualifies or no cgroup recorded the pressure."""
+def parallel_warning(measured: list[Invocation], names: dict[str, str], *, per_command: int = 1,
+                     usable_cpus: int | None = None) -> str | None:
+    """The commands that run more threads (or processes) at once than the `per_command` CPUs they were given
+    (--cpus-per-command): their parallel speed beyond those CPUs is not what is compared. The sign, from
+    the side's cgroup: its tasks waited for a CPU (cpu.pressure "some", `cgroup_wait_s`) for at least
+    SELF_WAIT_SHARE of its wall time while its own CPU time kept its CPUs busy (at least BUSY_SHARE of
+    `per_command` × the wall time): the waiting was behind its own tasks, not behind another process, which
+    would have taken the CPU time instead (then `off_cpu_warning` speaks). Measured (2 vCPUs): a 4-thread
+    CPU-bound program on one CPU waited 98 % of its wall time at 100 % CPU, its 1-thread version 0.3 %;
+    hyperfine, unpinned, found the 4-thread one 1.8× faster, the duet no difference. Where this process
+    may use more CPUs than each command got (`usable_cpus`; None: not known), the warning names
+    --cpus-per-command. None if no command qualifies, no cgroup recorded the pressure, or each command was
+    given every CPU this process may use (more threads than CPUs is then the program's own doing, and an
+    unpinned run, hyperfine's, would measure the same)."""
     found: list[tuple[str, str]] = []
     for side in ("A", "B"):
         shares = _cpu_shares(measured, side)
-        if shares is not None and shares[1] is not None and shares[0] >= BUSY_SHARE and shares[1] >= SELF_WAIT_SHARE:
+        if (shares is not None and shares[1] is not None and shares[0] >= BUSY_SHARE * per_command
+                and shares[1] >= SELF_WAIT_SHARE):
             found.append((names[side], f"{shares[1]:.0%}"))
-    if not found:
+    if not found or (usable_cpus is not None and per_command >= usable_cpus):
         return None
     who, values, one = _sides(found)
-    its, cpus, it = ("its", "CPU", "it") if one else ("their", "CPUs", "them")
-    return (f"{who} kept {its} {cpus} busy and still had tasks waiting for {it} {values} of {its} wall time "
-            f"(median over {its} runs): {'it runs' if one else 'they run'} several threads or processes at once, and "
-            "duetbench gives each command one CPU, so what is compared is the work done on one CPU: a change in "
-            "how well a command runs in parallel does not show here.")
+    its = "its" if one else "their"
+    cpus, it = ("CPU", "it") if per_command == 1 and one else ("CPUs", "them")
+    given = "one CPU" if per_command == 1 else f"{per_command} CPUs"
+    text = (f"{who} kept {its} {cpus} busy and still had tasks waiting for {it} {values} of {its} wall time "
+            f"(median over {its} runs): {'it runs' if one else 'they run'} "
+            f"more threads or processes at once than the {given} each command was given, so what is compared is "
+            f"the work done on {given}: a change in how well a command runs in parallel beyond that does not "
+            "show here.")
+    if usable_cpus is not None and usable_cpus > per_command:
+        text += (f" --cpus-per-command all gives each command all {usable_cpus} CPUs duet may use (A and B then "
+                 "take turns on them, unless the machine has twice as many).")
+    return text
 
 
 def slowest_runs_noise(invocations: list[Invocation], fraction: float = 0.1, top: int = 3,

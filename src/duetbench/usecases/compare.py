@@ -26,7 +26,7 @@ from duetbench.execute.runner import (
 )
 from duetbench.host.host import host_facts, usable_cpus
 from duetbench.model.invocation import Invocation
-from duetbench.plan.schedule import choose_cpus
+from duetbench.plan.schedule import Placement, place
 from duetbench.report.exporters import Exports
 from duetbench.report.model import ComparisonReport
 from duetbench.report.progress import LiveProgress
@@ -457,6 +457,17 @@ def _judged_while_measuring(opts: CompareOptions) -> tuple[str, ...]:
     return modules
 
 
+def placement_of(opts: CompareOptions, usable: list[int]) -> Placement:
+    """Where `opts`' commands run on this process's `usable` CPUs (--cpus-per-command); a count above
+    them is bad input."""
+    per = len(usable) if opts.cpus_per_command == "all" else opts.cpus_per_command
+    if per > len(usable):
+        raise DuetError(f"--cpus-per-command {per}: this process may use only {len(usable)} CPU(s) "
+                        f"({', '.join(map(str, usable))})",
+                        hint=f"give at most {len(usable)}, or all; `taskset`/cgroups may limit what it may use")
+    return place(usable, per)
+
+
 def _compare(opts: CompareOptions, *, db_path: Path, exports: Exports, console: Console, show_progress: bool,
              on_report: Callable[[ComparisonReport], None] | None, time_unit: str | None,
              reporter: Reporter | None) -> int:
@@ -471,23 +482,26 @@ def _compare(opts: CompareOptions, *, db_path: Path, exports: Exports, console: 
 
             console.print(f"[yellow]note:[/yellow] {escape(note)}", soft_wrap=True)
     host = host_facts()
-    cpus_available = usable_cpus()
-    cpus = choose_cpus(cpus_available)
+    usable = usable_cpus()
+    placement = placement_of(opts, usable)
     method: str = opts.method
     options = opts.model_dump()
+    options["cpus_per_command"] = placement.per_command  # "all" as the count it was here
     # a short duet keeps one activity record per pair so analysis can judge one-sided interference
     activity_every_pair = opts.runs is not None and opts.runs <= ACTIVITY_EVERY_PAIR_UP_TO
     options["activity_every_pair"] = activity_every_pair
-    if method == "auto" and cpus is None:
+    if method == "auto" and not placement.duet_possible:
         method = "sequential"
-        options["auto"] = {"method": method, "reason": "sequential: only one usable CPU, so no duet is possible",
-                           "cpu_hint": None, "candidates": []}
+        reason = ("sequential: only one usable CPU, so no duet is possible" if placement.per_command == 1 else
+                  f"sequential: each command is given {placement.per_command} CPUs (--cpus-per-command) and "
+                  f"{len(usable)} are usable, so no duet is possible")
+        options["auto"] = {"method": method, "reason": reason, "cpu_hint": None, "candidates": []}
+        # asked for: more CPUs per command than a duet can have here is a choice, not a shortfall
+        options["fell_back_to_sequential"] = placement.per_command == 1
+    if not placement.duet_possible and method != "sequential":
+        method = "sequential"
         options["fell_back_to_sequential"] = True
-    if cpus is None:
-        cpus = (cpus_available[0], cpus_available[0])
-        if method != "sequential":
-            method = "sequential"
-            options["fell_back_to_sequential"] = True
+    cpus = placement.cpus
     lock = MeasurementLock(f"duet compare {opts.command_a!r} {opts.command_b!r}")
     lock.acquire()
     record_method = method
@@ -506,7 +520,8 @@ def _compare(opts: CompareOptions, *, db_path: Path, exports: Exports, console: 
         shown_ci = ci or shown_ci  # the live CI is not recomputed after every run: show the last one
         progress.update(done=n, total=total, description=f"{method} {opts.name_a} vs {opts.name_b}", ci=shown_ci)
 
-    settings = RunSettings(method=method, argv=argv, cpus=cpus, seed=opts.seed, warmup=opts.warmup,
+    settings = RunSettings(method=method, argv=argv, cpus=cpus, cpu_sets=placement.cpu_sets, seed=opts.seed,
+                           warmup=opts.warmup,
                            timeout_s=opts.timeout, prepare=opts.per_side(opts.prepare),
                            conclude=opts.per_side(opts.conclude),
                            ignore_failure=opts.ignore_failure,

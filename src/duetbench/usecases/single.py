@@ -15,7 +15,6 @@ from duetbench.execute.lock import MeasurementLock
 from duetbench.execute.runner import Runner, RunSettings, ShellCommandFailed, import_modules, run_shell
 from duetbench.host.host import host_facts, usable_cpus
 from duetbench.model.invocation import Invocation
-from duetbench.plan.schedule import choose_cpus
 from duetbench.report.exporters import Exports
 from duetbench.report.model import ComparisonReport
 from duetbench.report.progress import LiveProgress
@@ -88,6 +87,7 @@ def run_single(opts: CompareOptions, *, db_path: Path, exports: Exports, console
     from duetbench.usecases.compare import (
         _DeferredComparison,
         _with_owner,
+        placement_of,
         report_stored,
     )
     from duetbench.usecases.interrupts import restore, stop_like_ctrl_c
@@ -95,12 +95,12 @@ def run_single(opts: CompareOptions, *, db_path: Path, exports: Exports, console
     argv, note = command_argv(opts.command_a, shell=opts.shell, side=opts.name_a)
     if note:
         console.print(f"[yellow]note:[/yellow] {_escape(note)}", soft_wrap=True)
-    available = usable_cpus()
-    pair = choose_cpus(available)
-    # The CPU a sequential comparison measures on (the second of its pair), so one command is measured
-    # where it would be in a comparison.
-    cpu = pair[1] if pair is not None else available[0]
+    # Where a sequential comparison measures (the second side's CPUs where a duet is possible), so one
+    # command is measured where it would be in a comparison.
+    placement = placement_of(opts, usable_cpus())
+    cpu = placement.cpus[1]
     options: dict[str, Any] = opts.model_dump()
+    options["cpus_per_command"] = placement.per_command
     options["stopped_by"] = None
     lock = MeasurementLock(f"duet compare {opts.command_a!r}")
     lock.acquire()
@@ -116,7 +116,8 @@ def run_single(opts: CompareOptions, *, db_path: Path, exports: Exports, console
         progress.update(done=n, total=total, description=f"benchmark {opts.name_a}", ci=text)
 
     stopped: list[str] = []
-    settings = RunSettings(method="sequential", argv={"A": argv}, cpus=(cpu, cpu), seed=opts.seed, warmup=opts.warmup,
+    settings = RunSettings(method="sequential", argv={"A": argv}, cpus=(cpu, cpu), cpu_sets=placement.cpu_sets,
+                           seed=opts.seed, warmup=opts.warmup,
                            timeout_s=opts.timeout, prepare={"A": opts.per_side(opts.prepare)["A"]},
                            conclude={"A": opts.per_side(opts.conclude)["A"]}, ignore_failure=opts.ignore_failure,
                            ignore_exit_codes=frozenset(opts.ignore_exit_codes),
