@@ -54,7 +54,7 @@ class BuildNative(build_py):
         cc = find_compiler()
         out_dir = Path(self.build_lib) / "duetbench" / "_native"
         out_dir.mkdir(parents=True, exist_ok=True)
-        builds = [(name, sources, ["-lm"]) for name, sources in PROGRAMS.items()]
+        builds = [(name, sources, ["-lm", "-pthread"]) for name, sources in PROGRAMS.items()]
         builds += [(name, sources, ["-fPIC", "-shared"]) for name, sources in LIBRARIES.items()]
         for name, sources, extra in builds:
             cmd = [cc, *CFLAGS, "-o", str(out_dir / name), *[str(HERE / s) for s in sources], *extra]

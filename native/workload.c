@@ -2,7 +2,7 @@
  * duet-workload: artificial workloads with a known amount of work, for checking duetbench against a
  * ground truth (seed 000 §4.4, seed 002 §4; DESIGN.md §4 "Artificial workloads").
  *
- *   duet-workload KIND --ops N [--scale F] [--report]
+ *   duet-workload KIND --ops N [--scale F] [--threads T] [--report]
  *   duet-workload KIND --calibrate MS [--report]
  *
  * Work done is round(N x F) "ops" (half away from zero); an op is a fixed, small unit of work, so
@@ -43,6 +43,12 @@
  *
  * The result of the work is printed as a checksum line on stdout so the compiler cannot drop the work.
  *
+ * --threads T (integer, float and inc) splits the same ops across T threads, each on its own state (the
+ * first takes the remainder): the same work, done in parallel where the process has the CPUs, so that a
+ * multi-threaded program's parallel speed can be benchmarked against a known truth (--cpus-per-command).
+ * Each thread starts from its own state; cpu_ns is every thread's CPU time (CLOCK_PROCESS_CPUTIME_ID) and
+ * the checksum the sum of theirs.
+ *
  * --calibrate MS finds the N whose work (not set-up) takes about MS milliseconds here: short trials,
  * extrapolation, then a verification run at the full length (corrected once if it is off by > 3%),
  * timed by CPU time so that a busy machine does not skew N. It prints only N on stdout.
@@ -57,11 +63,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
-#define USAGE "usage: duet-workload {integer,float,cache,memory,inc} (--ops N [--scale F] | --calibrate MS) [--report]"
+#define USAGE "usage: duet-workload {integer,float,cache,memory,inc} (--ops N [--scale F] [--threads T] | --calibrate MS) [--report]"
+#define MAX_THREADS 256
 
 /* Sizes of one op. Changing them changes what an op is: keep the header comment in step. */
 #define INTEGER_STEPS 1024
@@ -358,22 +366,74 @@ struct timing {
     int64_t cpu_ns;  /* this thread's CPU time: the same on an idle machine, without other processes' slices */
 };
 
-/* Runs `ops` ops and times them. The CPU clock is read outside the wall-clock window. */
-static struct timing run(struct workload *w, uint64_t ops, uint64_t *checksum) {
-    uint64_t r = 0;
-    int64_t c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
-    int64_t t0 = now_ns();
+static uint64_t work(struct workload *w, uint64_t ops) {
     switch (w->kind) {
-    case K_INTEGER: r = work_integer(w, ops); break;
-    case K_FLOAT: r = work_float(w, ops); break;
-    case K_CACHE: r = work_cache(w, ops); break;
-    case K_MEMORY: r = work_memory(w, ops); break;
-    case K_INC: r = work_inc(w, ops); break;
+    case K_INTEGER: return work_integer(w, ops);
+    case K_FLOAT: return work_float(w, ops);
+    case K_CACHE: return work_cache(w, ops);
+    case K_MEMORY: return work_memory(w, ops);
+    case K_INC: return work_inc(w, ops);
     case K_COUNT: break;
+    }
+    return 0;
+}
+
+/* One thread's share of a --threads run: its own copy of the (register-only) state. */
+struct share {
+    struct workload w;
+    uint64_t ops, result;
+};
+
+static void *work_share(void *arg) {
+    struct share *sh = arg;
+    sh->result = work(&sh->w, sh->ops);
+    return NULL;
+}
+
+/* `ops` ops split across `threads` threads (this one included), the first taking the remainder; the sum
+ * of their results. 1 if a thread cannot be made (errno set). */
+static int work_threads(struct workload *w, uint64_t ops, int threads, uint64_t *result) {
+    static struct share shares[MAX_THREADS];
+    static pthread_t ids[MAX_THREADS];
+    for (int t = 0; t < threads; t++) {
+        shares[t].w = *w;
+        /* each its own start, so that equal shares do not compute (and cancel) the same result */
+        shares[t].w.int_state += (uint64_t)t * 0x9E3779B97F4A7C15ULL;
+        shares[t].w.float_state += t;
+        shares[t].ops = ops / (uint64_t)threads + (t == 0 ? ops % (uint64_t)threads : 0);
+    }
+    int made = 1;
+    for (; made < threads; made++)
+        if ((errno = pthread_create(&ids[made], NULL, work_share, &shares[made])) != 0)
+            break;
+    work_share(&shares[0]);
+    uint64_t r = shares[0].result;
+    for (int t = 1; t < made; t++) {
+        pthread_join(ids[t], NULL);
+        r += shares[t].result;
+    }
+    *result = r;
+    return made == threads ? 0 : 1;
+}
+
+/* Runs `ops` ops (on `threads` threads) and times them. The CPU clock is read outside the wall-clock
+ * window. */
+static struct timing run(struct workload *w, uint64_t ops, int threads, uint64_t *checksum) {
+    uint64_t r = 0;
+    clockid_t cpu_clock = threads > 1 ? CLOCK_PROCESS_CPUTIME_ID : CLOCK_THREAD_CPUTIME_ID;
+    int64_t c0 = clock_ns(cpu_clock);
+    int64_t t0 = now_ns();
+    if (threads > 1) {
+        if (work_threads(w, ops, threads, &r) != 0) {
+            fprintf(stderr, "duet-workload: cannot start %d threads: %s\n", threads, strerror(errno));
+            exit(1);
+        }
+    } else {
+        r = work(w, ops);
     }
     g_sink = r; /* a global store before the clock call: the work cannot be moved past the second stamp */
     int64_t t1 = now_ns();
-    int64_t c1 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    int64_t c1 = clock_ns(cpu_clock);
     if (checksum) *checksum = r;
     return (struct timing){t1 - t0, c1 - c0};
 }
@@ -393,21 +453,21 @@ static uint64_t clamp_ops(double n) {
 static uint64_t calibrate(struct workload *w, double target_ns, struct timing *last) {
     double trial_ns = target_ns / 4 < 100e6 ? target_ns / 4 : 100e6;
     uint64_t n = 1;
-    struct timing tm = run(w, n, NULL);
+    struct timing tm = run(w, n, 1, NULL);
     int64_t t = tm.cpu_ns;
     while ((double)t < trial_ns && n < MAX_OPS) {
         double factor = 1.5 * trial_ns / (double)(t > 1000 ? t : 1000);
         if (factor < 2) factor = 2;
         if (factor > 64) factor = 64;
         n = clamp_ops((double)n * factor);
-        t = (tm = run(w, n, NULL)).cpu_ns;
+        t = (tm = run(w, n, 1, NULL)).cpu_ns;
     }
     n = clamp_ops((double)n * target_ns / (double)(t > 0 ? t : 1));
-    t = (tm = run(w, n, NULL)).cpu_ns;
+    t = (tm = run(w, n, 1, NULL)).cpu_ns;
     double off = (double)(t > 0 ? t : 1) / target_ns;
     if (off < 0.97 || off > 1.03) {
         n = clamp_ops((double)n / off);
-        tm = run(w, n, NULL);
+        tm = run(w, n, 1, NULL);
     }
     *last = tm;
     return n;
@@ -472,6 +532,7 @@ static void print_help(void) {
           "Options:\n"
           "  --ops N          base number of ops (whole number >= 0)\n"
           "  --scale F        multiply the op count by F > 0 (default 1)\n"
+          "  --threads T      split the ops across T threads (integer, float, inc; default 1)\n"
           "  --calibrate MS   print the N whose work takes about MS milliseconds on this machine\n"
           "  --report         print {\"kind\",\"ops\",\"scale\",\"setup_ns\",\"work_ns\",\"cpu_ns\"} as JSON on stderr\n"
           "stdout gets a checksum line (or only N with --calibrate).\n",
@@ -480,7 +541,7 @@ static void print_help(void) {
 
 int main(int argc, char **argv) {
     int kind = -1;
-    const char *ops_arg = NULL, *scale_arg = NULL, *calibrate_arg = NULL;
+    const char *ops_arg = NULL, *scale_arg = NULL, *calibrate_arg = NULL, *threads_arg = NULL;
     int report = 0;
 
     for (int i = 1; i < argc; i++) {
@@ -497,6 +558,8 @@ int main(int argc, char **argv) {
             slot = &ops_arg, name = "--ops";
         } else if (strncmp(a, "--scale", 7) == 0 && (a[7] == '\0' || a[7] == '=')) {
             slot = &scale_arg, name = "--scale";
+        } else if (strncmp(a, "--threads", 9) == 0 && (a[9] == '\0' || a[9] == '=')) {
+            slot = &threads_arg, name = "--threads";
         } else if (strncmp(a, "--calibrate", 11) == 0 && (a[11] == '\0' || a[11] == '=')) {
             slot = &calibrate_arg, name = "--calibrate";
         } else if (a[0] == '-' && a[1] != '\0') {
@@ -522,6 +585,17 @@ int main(int argc, char **argv) {
     if (calibrate_arg && ops_arg) die_usage("give either --ops or --calibrate, not both%s", "");
     if (calibrate_arg && scale_arg) die_usage("--scale applies to --ops runs, not to --calibrate%s", "");
     if (!calibrate_arg && !ops_arg) die_usage("missing --ops N (or --calibrate MS)%s", "");
+    int threads = 1;
+    if (threads_arg) {
+        if (calibrate_arg)
+            die_usage("--threads applies to --ops runs: calibrate without it (the same N is the same work, split)%s", "");
+        uint64_t t = parse_ops(threads_arg);
+        if (t < 1 || t > MAX_THREADS) die_usage("--threads needs 1 to 256 threads, got '%s'", threads_arg);
+        if (kind == K_CACHE || kind == K_MEMORY)
+            die_usage("--threads applies to integer, float and inc, whose state is in registers, not to %s",
+                      KIND_NAMES[kind]);
+        threads = (int)t;
+    }
 
     double scale = 1.0, target_ms = 0;
     uint64_t ops = 0;
@@ -541,13 +615,13 @@ int main(int argc, char **argv) {
     setup(&w, (enum kind)kind);
     int64_t setup_ns = now_ns() - t0;
 
-    struct timing work;
+    struct timing timed;
     uint64_t checksum = 0;
     if (calibrate_arg) {
-        ops = calibrate(&w, target_ms * 1e6, &work);
+        ops = calibrate(&w, target_ms * 1e6, &timed);
         printf("%llu\n", (unsigned long long)ops);
     } else {
-        work = run(&w, ops, &checksum);
+        timed = run(&w, ops, threads, &checksum);
         printf("%s checksum %016llx\n", KIND_NAMES[kind], (unsigned long long)checksum);
     }
     if (fflush(stdout) != 0) return 1;
@@ -557,8 +631,8 @@ int main(int argc, char **argv) {
         format_double(scale_text, sizeof scale_text, scale);
         fprintf(stderr,
                 "{\"kind\": \"%s\", \"ops\": %llu, \"scale\": %s, \"setup_ns\": %lld, \"work_ns\": %lld, \"cpu_ns\": %lld",
-                KIND_NAMES[kind], (unsigned long long)ops, scale_text, (long long)setup_ns, (long long)work.wall_ns,
-                (long long)work.cpu_ns);
+                KIND_NAMES[kind], (unsigned long long)ops, scale_text, (long long)setup_ns, (long long)timed.wall_ns,
+                (long long)timed.cpu_ns);
         if (calibrate_arg) {
             char target_text[32];
             format_double(target_text, sizeof target_text, target_ms);

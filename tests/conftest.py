@@ -45,7 +45,7 @@ def native_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if cc is None:
         pytest.skip("no C compiler to build the native programs")
     out = tmp_path_factory.mktemp("native")
-    for name, src, extra in (("duet-launch", "launcher.c", ["-lm"]), ("duet-workload", "workload.c", ["-lm"]),
+    for name, src, extra in (("duet-launch", "launcher.c", ["-lm"]), ("duet-workload", "workload.c", ["-lm", "-pthread"]),
                              ("libduethook.so", "duethook.c", ["-fPIC", "-shared"])):
         subprocess.run([cc, "-O2", "-std=gnu11", "-I", str(ROOT / "native"), "-o", str(out / name),
                         str(ROOT / "native" / src), *extra], check=True)

@@ -42,7 +42,7 @@ def build(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.Co
     if cc is None:
         pytest.skip("no C compiler (CC, cc, gcc or clang) found, so duet-workload cannot be built")
     out_dir = tmp_path_factory.mktemp("duet-workload")
-    cmd = [cc, *CFLAGS, "-o", str(out_dir / "duet-workload"), str(SOURCE), "-lm"]
+    cmd = [cc, *CFLAGS, "-o", str(out_dir / "duet-workload"), str(SOURCE), "-lm", "-pthread"]
     result = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, check=False)
     if result.returncode != 0:
         pytest.fail(f"compiling {SOURCE.name} failed:\n{result.stdout}{result.stderr}")
@@ -114,6 +114,23 @@ def test_every_kind_runs(binary: Path, kind: str) -> None:
 
 def test_zero_ops_is_allowed(binary: Path) -> None:
     assert report(binary, "integer", 0)["ops"] == 0
+
+
+@pytest.mark.parametrize("kind", ["integer", "float", "inc"])
+def test_threads_split_the_same_work(binary: Path, kind: str) -> None:
+    """--threads T does the ops, split: every thread's CPU time is counted, and each thread starts from its
+    own state (equal shares from one state would cancel in the checksum). Whether the threads run in
+    parallel is the machine's matter (and --cpus-per-command's): tests/test_cpus_per_command.py."""
+    sums = set()
+    for threads in ("1", "2", "3", "4"):
+        result = run(binary, kind, "--ops", "301", "--threads", threads, "--report")
+        assert result.returncode == 0, result.stderr
+        data = json.loads(result.stderr)
+        assert data["ops"] == 301 and data["cpu_ns"] > 0
+        sums.add(result.stdout)
+        assert result.stdout.startswith(f"{kind} checksum ") and not result.stdout.strip().endswith(16 * "0")
+    assert len(sums) == (1 if kind == "inc" else 4)  # inc counts: its sum is the work's, however split
+    assert run(binary, kind, "--ops", "301", "--threads", "1").stdout == run(binary, kind, "--ops", "301").stdout
 
 
 def test_checksum_depends_on_the_work(binary: Path) -> None:
@@ -220,6 +237,12 @@ def test_time_is_linear_in_ops(binary: Path, calibrated: dict[str, int], kind: s
         (["integer", "--calibrate", "10", "--scale", "2"], "--scale"),
         (["integer", "--ops", "5", "--frob"], "--frob"),
         (["integer", "float", "--ops", "5"], "float"),
+        (["integer", "--ops", "5", "--threads", "0"], "--threads"),
+        (["integer", "--ops", "5", "--threads", "257"], "--threads"),
+        (["integer", "--ops", "5", "--threads", "two"], "two"),
+        (["memory", "--ops", "5", "--threads", "2"], "memory"),
+        (["cache", "--ops", "5", "--threads", "2"], "cache"),
+        (["integer", "--calibrate", "5", "--threads", "2"], "--threads"),
     ],
 )
 def test_bad_input_exits_2_with_one_line(binary: Path, args: list[str], mentions: str) -> None:
@@ -288,6 +311,10 @@ def test_cli_execs_the_native_program_with_the_same_arguments(native_env: Path, 
     CliRunner().invoke(workload, ["float", "--calibrate", "50"])
     assert no_exec == [(path, [path, "float", "--calibrate", "50.0"])]
 
+    no_exec.clear()
+    CliRunner().invoke(workload, ["inc", "--ops", "7", "--threads", "3"])
+    assert no_exec == [(path, [path, "inc", "--ops", "7", "--threads", "3"])]
+
 
 @pytest.mark.parametrize(
     "args",
@@ -305,6 +332,10 @@ def test_cli_execs_the_native_program_with_the_same_arguments(native_env: Path, 
         ["integer", "--calibrate", "5", "--scale", "2"],
         ["integer", "--which"],
         ["--which", "--report"],
+        ["--which", "--threads", "2"],
+        ["integer", "--ops", "10", "--threads", "0"],
+        ["memory", "--ops", "10", "--threads", "2"],
+        ["integer", "--calibrate", "5", "--threads", "2"],
     ],
 )
 def test_cli_usage_errors_exit_2(native_env: Path, no_exec: list, args: list[str]) -> None:

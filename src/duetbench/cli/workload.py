@@ -56,6 +56,13 @@ def _native_path() -> str:
     help="Print only the N whose work takes about MS milliseconds on this machine.",
 )
 @click.option(
+    "--threads",
+    type=click.IntRange(min=1, max=256),
+    metavar="T",
+    help="Split the ops across T threads (integer, float, inc): the same work, in parallel where the CPUs are "
+    "(compare with --cpus-per-command).",
+)
+@click.option(
     "--report",
     is_flag=True,
     help='Print {"kind","ops","scale","setup_ns","work_ns","cpu_ns"} as one JSON line on stderr; '
@@ -67,6 +74,7 @@ def workload(
     ops: int | None,
     scale: float | None,
     calibrate: float | None,
+    threads: int | None,
     report: bool,
     which: bool,
 ) -> None:
@@ -100,9 +108,10 @@ def workload(
     \b
       W=$(duet workload --which)
       duet compare "$W integer --ops $N" "$W integer --ops $N --scale 1.05"
+      duet compare "$W integer --ops $N" "$W integer --ops $N --threads 4" --cpus-per-command all
     """
     if which:
-        if kind is not None or ops is not None or scale is not None or calibrate is not None or report:
+        if kind is not None or ops is not None or scale is not None or calibrate is not None or threads or report:
             raise click.UsageError("--which takes no KIND and no other options")
         click.echo(_native_path())
         return
@@ -117,6 +126,10 @@ def workload(
         raise click.UsageError("--scale applies to --ops runs, not to --calibrate")
     if calibrate is None and ops is None:
         raise click.UsageError("missing --ops N (or --calibrate MS)")
+    if threads is not None and calibrate is not None:
+        raise click.UsageError("--threads applies to --ops runs: calibrate without it (the same N is the same work)")
+    if threads is not None and kind in ("cache", "memory"):
+        raise click.UsageError(f"--threads applies to integer, float and inc, not to {kind}")
 
     path = _native_path()
     argv = [path, kind]
@@ -126,6 +139,8 @@ def workload(
         argv += ["--ops", str(ops)]
         if scale is not None:
             argv += ["--scale", repr(scale)]
+        if threads is not None:
+            argv += ["--threads", str(threads)]
     if report:
         argv.append("--report")
 
