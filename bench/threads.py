@@ -164,7 +164,7 @@ def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
 def markdown(s: dict[str, Any]) -> str:
     lines = ["# A multi-threaded command's parallel speed (bench/threads.py)", "",
              f"Started {s['started']} on {s['cpus']} CPUs; 1-minute load average {s['load'][0]:.2f}–"
-             f"{s['load'][1]:.2f}. A: `duet-workload integer` with {s['ops']} ops (~{s['ms']:.0f} ms on one "
+             f"{s['load'][1]:.2f} (B's own threads count in it while B runs). A: `duet-workload integer` with {s['ops']} ops (~{s['ms']:.0f} ms on one "
              f"thread); B: the same ops split over {s['threads']} threads (`--threads {s['threads']}`). "
              f"On {s['cpus']} CPUs, B can take about 1/{min(s['threads'], s['cpus'])} of A's time at best.", "",
              f"## B/A, {s['runs']} runs per comparison (the comparison with the median estimate)", "",
