@@ -78,3 +78,18 @@ def test_the_next_command_removes_a_killed_compares_scratch(tmp_path: Path) -> N
                           capture_output=True, text=True, timeout=120)
     assert "Traceback" not in done.stderr
     assert list(scratch.iterdir()) == []
+
+
+def test_barrier_pages_of_dead_makers_are_swept_from_the_temporary_directory_too(tmp_path: Path,
+                                                                               monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # A page goes to the temporary directory where /dev/shm is full or read-only (execute/barrier.py).
+    from duetbench.execute.barrier import BarrierPage, sweep_stale_pages
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    dead = tmp_path / f"duetbench-barrier-{_dead_tag()}-abc"
+    dead.write_bytes(bytes(4096))
+    with BarrierPage(directory=str(tmp_path)) as live:
+        removed = sweep_stale_pages()
+        assert dead in removed and not dead.exists()
+        assert live.path.exists()  # its maker, this process, lives
+    assert not live.path.exists()

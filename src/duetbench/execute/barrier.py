@@ -1,6 +1,7 @@
 """The shared page of the duet barrier protocol (layout: native/duet_barrier.h, version 1).
 
-The orchestrator creates the page under /dev/shm, resets it before each pair and removes it at the
+The orchestrator creates the page under /dev/shm (where that is full or read-only: in the temporary
+directory, whose page cache the sides share as well), resets it before each pair and removes it at the
 end; the native launchers (and, later, harness hooks) map it and spin on it. The page's name carries
 its maker's pid and start time (``duetbench-barrier-<pid>-<start>-…``): a page whose maker was killed
 before it could remove it is removed by the next ``duet`` command (`sweep_stale_pages`).
@@ -31,9 +32,19 @@ PREFIX = "duetbench-barrier-"
 _OWNED = re.compile(rf"^{PREFIX}(\d+)-(\d+)-")
 
 
-def _unusable(where: str, exc: OSError) -> DuetError:
-    return DuetError(f"cannot make the duet's barrier page in {where}: {exc.strerror or exc}",
-                     hint=f"free space there (df {where}) or make it writable; the sequential method needs no barrier")
+def _unusable(tried: list[tuple[str, OSError]]) -> DuetError:
+    said = " nor in ".join(f"{where} ({exc.strerror or exc})" for where, exc in tried)
+    places = " or ".join(where for where, _ in tried)
+    return DuetError(f"cannot make the duet's barrier page in {said}",
+                     hint=f"free space in {places} (df {tried[0][0]}) or make it writable")
+
+
+def _directories() -> list[str]:
+    """Where a barrier page may go: /dev/shm, else the temporary directory (a page of a file on any file
+    system is shared memory too once mapped; a container's side only sees /dev/shm, so a campaign with
+    containers names that directory itself)."""
+    shm = ["/dev/shm"] if os.path.isdir("/dev/shm") else []
+    return [*shm, *(d for d in [tempfile.gettempdir()] if d not in shm)]
 
 
 class BarrierPage:
@@ -45,26 +56,32 @@ class BarrierPage:
     resets it between queued pairs. Slot 0 is the one a file of one page has."""
 
     def __init__(self, parties: int = 2, directory: str | None = None, pages: int = 1) -> None:
-        shm = directory or ("/dev/shm" if os.path.isdir("/dev/shm") else None)
-        where = shm or tempfile.gettempdir()
-        try:
-            fd, name = tempfile.mkstemp(prefix=f"{PREFIX}{page_tag()}-", dir=shm)
-        except OSError as exc:
-            raise _unusable(where, exc) from None
-        self.path = Path(name)
+        tried: list[tuple[str, OSError]] = []
+        for where in [directory] if directory is not None else _directories():
+            try:
+                self.path, self._map = self._make(where, pages)
+                break
+            except OSError as exc:
+                tried.append((where, exc))
+        else:
+            raise _unusable(tried)
         self.pages = pages
+        self.parties = parties
+        self.reset(*range(pages))
+
+    @staticmethod
+    def _make(directory: str, pages: int) -> tuple[Path, mmap.mmap]:
+        fd, name = tempfile.mkstemp(prefix=f"{PREFIX}{page_tag()}-", dir=directory)
         try:
             # Allocated, not only sized: on a full tmpfs a sparse file maps fine and the first write to
             # it kills the process with SIGBUS; fallocate says ENOSPC instead.
             os.posix_fallocate(fd, 0, SIZE * pages)
-            self._map = mmap.mmap(fd, SIZE * pages, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
-        except OSError as exc:
-            self.path.unlink(missing_ok=True)
-            raise _unusable(where, exc) from None
+            return Path(name), mmap.mmap(fd, SIZE * pages, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+        except OSError:
+            Path(name).unlink(missing_ok=True)
+            raise
         finally:
             os.close(fd)
-        self.parties = parties
-        self.reset(*range(pages))
 
     def reset(self, *slots: int) -> None:
         """Zero the counters and clear abort of these pages (none named: the first); only call while no
@@ -96,9 +113,17 @@ class BarrierPage:
         self.close()
 
 
-def sweep_stale_pages(directory: str = "/dev/shm") -> list[Path]:
-    """Remove the barrier pages whose maker no longer runs; the paths removed. Pages of live makers,
-    and pages without an owner in their name (older versions), are left alone."""
+def sweep_stale_pages(directory: str | None = None) -> list[Path]:
+    """Remove the barrier pages whose maker no longer runs, from `directory` (None: every directory a
+    page may go to); the paths removed. Pages of live makers, and pages without an owner in their name
+    (older versions), are left alone."""
+    removed: list[Path] = []
+    for where in [directory] if directory is not None else _directories():
+        removed += _sweep(where)
+    return removed
+
+
+def _sweep(directory: str) -> list[Path]:
     removed: list[Path] = []
     try:
         names = os.listdir(directory)

@@ -93,7 +93,10 @@ def execute_run(run: PlannedRun, bench: object, run_dir: Path, *, campaign_id: i
     barrier_timeout_s: float = bench.barrier_timeout_s  # type: ignore[attr-defined]
     results: list[str] = list(bench.results)  # type: ignore[attr-defined]
     run_dir.mkdir(parents=True, exist_ok=True)
-    page = BarrierPage(parties=len(run.sides)) if run.method in ("duet", "aduet") else None
+    # A container sees the host's /dev/shm only (execute/container.py): no other directory for its page.
+    in_containers = any(getattr(sides_spec[side], "container", None) is not None for side in run.sides)
+    page = (BarrierPage(parties=len(run.sides), directory="/dev/shm" if in_containers else None)
+            if run.method in ("duet", "aduet") else None)
     cgroups: dict[str, SideCgroup | None] = {
         # The pid makes the name unique on the machine: two campaigns with the same id in different
         # databases (tests, Slurm tasks of one campaign on one box) must never share a cgroup, whose
