@@ -73,6 +73,8 @@ class BenchmarkSpec(_Frozen):
     barrier_timeout_s: float
     stopping: dict[str, Any] = {}
     """Adaptive measurement settings as written (the `stopping` mapping; empty: none)."""
+    cpus_per_command: int | str = 1
+    """CPUs each side's command may use: a count, or "all" (every CPU `duet run` may use)."""
 
 
 class Campaign(_Frozen):

@@ -59,6 +59,7 @@ def _benchmark(name: str, bench: BenchmarkModel, top: CampaignModel, base_dir: P
         timeout_s=timeout,
         barrier_timeout_s=_pick("barrier_timeout", levels, timeout),
         stopping=_stopping(levels),
+        cpus_per_command=_pick("cpus_per_command", levels, 1),
     )
 
 

@@ -229,6 +229,13 @@ def _seconds(example: str) -> Callable[[Any], float]:
     return check
 
 
+def _cpus_per_command(value: Any) -> int | str:
+    if value == "all" or (isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 4096):
+        return value
+    raise bad(f"must be a number of CPUs from 1, or all (got {show(value)})",
+              "e.g. cpus_per_command: all, for a benchmark that runs several threads at once")
+
+
 def _container(value: Any) -> Any:
     if isinstance(value, str):
         return {"image": value}
@@ -362,6 +369,8 @@ class BenchmarkLevel(SideModel):
     timeout: Annotated[float | None, _check(_seconds("300"))] = None
     barrier_timeout: Annotated[float | None, _check(_seconds("60"))] = None
     methods: MethodsValue = None
+    #: CPUs each side's command may use (`duet compare --cpus-per-command`): 1, a count, or "all".
+    cpus_per_command: Annotated[int | str | None, _check(_cpus_per_command)] = None
 
 
 class BenchmarkModel(BenchmarkLevel):

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Protocol
 
 from duetbench.analyze.stopping import StoppingParams
+from duetbench.execute.backends.local import cpus_per_command
 from duetbench.execute.barrier import ABORT_EXITED, ABORT_USER, BarrierPage
 from duetbench.execute.container import (
     ContainerEngine,
@@ -32,8 +33,10 @@ from duetbench.execute.live import Inotify, LiveWarmup
 from duetbench.execute.runner import _activity_json, _wait_any
 from duetbench.host.activity import ActivityWindow
 from duetbench.host.cgroup import SideCgroup
+from duetbench.host.host import usable_cpus
 from duetbench.plan.campaign import PlannedRun
 from duetbench.plan.layout import env_offset
+from duetbench.plan.schedule import keyed_cpu_sets
 
 STDOUT = "stdout.txt"
 STDERR = "stderr.txt"
@@ -97,6 +100,8 @@ def execute_run(run: PlannedRun, bench: object, run_dir: Path, *, campaign_id: i
     in_containers = any(getattr(sides_spec[side], "container", None) is not None for side in run.sides)
     page = (BarrierPage(parties=len(run.sides), directory="/dev/shm" if in_containers else None)
             if run.method in ("duet", "aduet") else None)
+    usable = usable_cpus()  # where it runs: a Slurm node maps the plan's CPUs onto its own (slurm/task.py)
+    cpu_sets = keyed_cpu_sets(usable, cpus_per_command(bench, usable))
     cgroups: dict[str, SideCgroup | None] = {
         # The pid makes the name unique on the machine: two campaigns with the same id in different
         # databases (tests, Slurm tasks of one campaign on one box) must never share a cgroup, whose
@@ -138,10 +143,12 @@ def execute_run(run: PlannedRun, bench: object, run_dir: Path, *, campaign_id: i
                     raise RuntimeError("a container benchmark needs a container engine")
                 containers.append(f"duetbench-{os.getpid()}-{campaign_id}-{run.position}-{side}")
                 note_container(engine, containers[-1])
-                argv = container_argv(engine, container, argv, cpu=run.cpus[side], cwd=spec.cwd, env=env,
+                argv = container_argv(engine, container, argv, cpu=cpu_sets.get(run.cpus[side], run.cpus[side]),
+                                      cwd=spec.cwd, env=env,
                                       mounts=[outdir], cgroup=cgroups[side], name=containers[-1])
             launch = LaunchSpec(argv=argv, side=side, index=run.repetition, pair=run.position, warmup=False,
-                                cpu=run.cpus[side], barrier=page.path if page else None,
+                                cpu=run.cpus[side], cpus=cpu_sets.get(run.cpus[side], ()),
+                                barrier=page.path if page else None,
                                 barrier_timeout_s=barrier_timeout_s, timeout_s=timeout_s, cgroup=cgroups[side],
                                 show_output=show_output, env=env, cwd=spec.cwd,
                                 stdout_path=outdir / STDOUT, stderr_path=outdir / STDERR)

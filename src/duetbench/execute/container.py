@@ -77,15 +77,17 @@ def _ulimits() -> list[str]:
     return args
 
 
-def container_argv(engine: ContainerEngine, container: object, argv: list[str], *, cpu: int, cwd: Path,
-                   env: dict[str, str], mounts: list[Path], cgroup: SideCgroup | None, name: str) -> list[str]:
-    """The engine command line that runs `argv` in the side's container."""
+def container_argv(engine: ContainerEngine, container: object, argv: list[str], *, cpu: int | tuple[int, ...],
+                   cwd: Path, env: dict[str, str], mounts: list[Path], cgroup: SideCgroup | None,
+                   name: str) -> list[str]:
+    """The engine command line that runs `argv` in the side's container, on its CPU (or CPUs)."""
     image: str = container.image  # type: ignore[attr-defined]
     options: list[str] = list(getattr(container, "options", []))
     cmd = [engine.binary, "run", "--rm", "--name", name]
     if engine.runtime:
         cmd += ["--runtime", engine.runtime]
-    cmd += ["--cpuset-cpus", str(cpu), "--ipc", "host", "-v", "/dev/shm:/dev/shm"]
+    cpus = ",".join(map(str, cpu)) if isinstance(cpu, tuple) else str(cpu)
+    cmd += ["--cpuset-cpus", cpus, "--ipc", "host", "-v", "/dev/shm:/dev/shm"]
     for path in {*mounts, cwd}:
         cmd += ["-v", f"{path}:{path}"]
     cmd += ["-w", str(cwd)]

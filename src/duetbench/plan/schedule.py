@@ -109,6 +109,23 @@ def side_cpus(usable: list[int], per_command: int) -> tuple[tuple[int, ...], tup
     return tuple(top[:per_command]), tuple(top[per_command:])
 
 
+def keyed_cpu_sets(usable: list[int], per_command: int) -> dict[int, tuple[int, ...]]:
+    """The CPUs each CPU of a campaign's plan stands for where each command gets `per_command` of them
+    (a campaign's `cpus_per_command`): its plan names a side's CPU as `choose_cpus` picks it (the first
+    usable CPU twice where there is one), and this maps those keys onto `side_cpus`' sets, or both onto
+    the highest `per_command` CPUs where no duet of that size fits (its sequential runs take turns on
+    them). Empty for one CPU per command: each key is its CPU."""
+    if per_command <= 1:
+        return {}
+    pair = choose_cpus(usable)
+    keys = pair if pair is not None else (usable[0], usable[0])
+    sides = side_cpus(usable, per_command)
+    if sides is None:
+        own = tuple(usable[len(usable) - per_command:])
+        return {key: own for key in keys}
+    return {keys[0]: sides[0], keys[1]: sides[1]}
+
+
 class Placement(msgspec.Struct, frozen=True):
     """Where a comparison's commands run: `cpus` keys each side's CPU (a duet: one each; sequential: the
     same twice: the runner's `RunSettings.cpus`), `cpu_sets` all CPUs of a key that has several, and

@@ -18,10 +18,30 @@ if TYPE_CHECKING:
 EXECUTORS = ("auto", "local", "podman", "docker")
 
 
+def cpus_per_command(bench: object, usable: list[int]) -> int:
+    """A benchmark's `cpus_per_command` as a count on this machine ("all": every usable CPU); more than
+    are usable is a clear error, as is a duet that would need more than twice that."""
+    value = getattr(bench, "cpus_per_command", 1)
+    name = getattr(bench, "name", "?")
+    per = len(usable) if value == "all" else int(value)
+    if per > len(usable):
+        raise DuetError(f"benchmark {name}: cpus_per_command {per}, but this process may use only {len(usable)} "
+                        "CPU(s)", hint=f"give at most {len(usable)}, or all")
+    duets = [m for m in getattr(bench, "methods", {}) if m in ("duet", "aduet", "auto")]
+    if per > 1 and duets and 2 * per > len(usable):
+        raise DuetError(f"benchmark {name}: a {duets[0]} of {per} CPUs per command needs {2 * per} CPUs, "
+                        f"this process may use {len(usable)}",
+                        hint="give it methods: {sequential: N} (A and B take turns on the CPUs), or fewer "
+                             "cpus_per_command")
+    return per
+
+
 def measured_cpus(campaign: Campaign) -> tuple[int, int]:
     """The two CPUs of this machine the sides run on (one CPU twice when only the sequential method is asked for)."""
     usable = usable_cpus()
     pair = choose_cpus(usable)
+    for bench in campaign.benchmarks:
+        cpus_per_command(bench, usable)
     needs_two = any(m in ("duet", "aduet") for b in campaign.benchmarks for m in b.methods)
     if pair is None:
         if needs_two:

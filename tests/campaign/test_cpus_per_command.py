@@ -1,0 +1,97 @@
+"""`cpus_per_command` in a campaign: a benchmark that runs several threads at once gets several CPUs (or
+all) per side, as `duet compare --cpus-per-command`; a duet of that size where the machine has the CPUs,
+else a clear error before anything runs."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from duetbench.plan.schedule import keyed_cpu_sets
+
+USABLE = sorted(os.sched_getaffinity(0))
+
+
+def _cpus(listed: str) -> set[int]:
+    out: set[int] = set()
+    for part in listed.split(","):
+        first, _, last = part.partition("-")
+        out.update(range(int(first), int(last or first) + 1))
+    return out
+
+
+def test_the_plans_cpus_stand_for_disjoint_sets_or_one_shared_set() -> None:
+    eight = list(range(8))
+    assert keyed_cpu_sets(eight, 1) == {}
+    assert keyed_cpu_sets(eight, 2) == {6: (4, 5), 7: (6, 7)}  # the plan names 6 and 7 (choose_cpus)
+    assert keyed_cpu_sets(eight, 5) == {6: (3, 4, 5, 6, 7), 7: (3, 4, 5, 6, 7)}  # sequential runs only
+    assert keyed_cpu_sets([0, 1], 2) == {0: (0, 1), 1: (0, 1)}
+    assert keyed_cpu_sets([3], 1) == {}
+
+
+def _campaign(tmp_path: Path, cpus: str, methods: str) -> None:
+    (tmp_path / "campaign.yml").write_text(f"""campaign: t
+seed: 3
+parser: {{name: regex, pattern: '^(?P<value>\\d+)$', unit: ns}}
+benchmarks:
+  threads:
+    cpus_per_command: {cpus}
+    methods: {methods}
+    command: sh -c 'grep Cpus_allowed_list /proc/self/status >> {tmp_path}/$DUET_SIDE.txt; echo 1000'
+""")
+
+
+@pytest.mark.skipif(len(USABLE) < 2, reason="needs two CPUs to give a command more than one")
+def test_every_run_of_the_benchmark_may_use_every_cpu(duet, tmp_path: Path) -> None:
+    _campaign(tmp_path, "all", "{sequential: 2}")
+    result = duet("run", "campaign.yml", "--no-progress")
+    assert result.returncode == 0, result.stdout + result.stderr
+    seen = [_cpus(line.split()[-1]) for side in "AB" for line in (tmp_path / f"{side}.txt").read_text().splitlines()]
+    assert seen == [set(USABLE)] * 4
+
+
+@pytest.mark.skipif(len(USABLE) >= 4, reason="checks the refusal where a duet of two CPUs each does not fit")
+def test_a_duet_without_twice_the_cpus_is_refused_before_anything_runs(duet, tmp_path: Path) -> None:
+    _campaign(tmp_path, "2", "{duet: 2}")
+    result = duet("run", "campaign.yml", "--no-progress")
+    assert result.returncode == 2
+    assert "benchmark threads: a duet of 2 CPUs per command needs 4 CPUs" in result.stderr, result.stderr
+    assert not list(tmp_path.glob("*.txt"))
+
+
+@pytest.mark.parametrize(("value", "says"), [("0", "must be a number of CPUs from 1, or all (got 0)"),
+                                             ("many", 'must be a number of CPUs from 1, or all (got "many")'),
+                                             ("true", "must be a number of CPUs from 1, or all (got true)")])
+def test_a_bad_value_is_named_where_it_is(duet, tmp_path: Path, value: str, says: str) -> None:
+    _campaign(tmp_path, value, "{sequential: 1}")
+    result = duet("run", "campaign.yml", "--dry-run")
+    assert result.returncode == 2 and "cpus_per_command" in result.stderr and says in result.stderr, result.stderr
+
+
+def test_more_cpus_than_usable_is_refused(duet, tmp_path: Path) -> None:
+    _campaign(tmp_path, "4096", "{sequential: 1}")
+    result = duet("run", "campaign.yml", "--no-progress")
+    assert result.returncode == 2
+    assert f"cpus_per_command 4096, but this process may use only {len(USABLE)} CPU(s)" in result.stderr
+
+
+def test_a_containers_cpuset_is_the_sides_cpu_or_its_cpus(tmp_path: Path) -> None:
+    from duetbench.config.campaign_model import ContainerSpec
+    from duetbench.execute.container import ContainerEngine, container_argv
+
+    engine = ContainerEngine(name="podman", binary="podman")
+    spec = ContainerSpec(image="img")
+    for cpu, listed in ((3, "3"), ((4, 5), "4,5")):
+        argv = container_argv(engine, spec, ["true"], cpu=cpu, cwd=tmp_path, env={}, mounts=[], cgroup=None,
+                              name="n")
+        assert argv[argv.index("--cpuset-cpus") + 1] == listed
+
+
+@pytest.mark.skipif(len(USABLE) < 2, reason="needs two CPUs to tell one from several")
+def test_by_default_each_run_is_pinned_to_one_cpu(duet, tmp_path: Path) -> None:
+    _campaign(tmp_path, "1", "{sequential: 1, duet: 1}")
+    result = duet("run", "campaign.yml", "--no-progress")
+    assert result.returncode == 0, result.stdout + result.stderr
+    seen = [_cpus(line.split()[-1]) for side in "AB" for line in (tmp_path / f"{side}.txt").read_text().splitlines()]
+    assert len(seen) == 4 and all(len(cpus) == 1 for cpus in seen)
