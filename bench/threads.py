@@ -22,65 +22,33 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import statistics
 import subprocess
-import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+import trust  # bench/trust.py, beside this file
 
 from duetbench.execute.native import native_binary
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
-def wilson(k: int, n: int, z: float = 2.576) -> tuple[float, float]:
-    """Wilson's score interval of a share k/n (z = 2.576: 99 %)."""
-    if n == 0:
-        return (math.nan, math.nan)
-    p = k / n
-    centre = p + z * z / (2 * n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    return ((centre - half) / (1 + z * z / n), (centre + half) / (1 + z * z / n))
-
-
 def duet_compare(a: str, b: str, extra: list[str], seed: int) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "r.json"
-        t0 = time.monotonic()
-        proc = subprocess.run([sys.executable, "-m", "duetbench", "compare", a, b, "--seed", str(seed),
-                               "--no-progress", "--db", str(Path(tmp) / "db.sqlite"), "--export-json", str(out),
-                               *extra], capture_output=True, text=True)
-        elapsed = time.monotonic() - t0
-        if proc.returncode != 0:
-            return {"error": proc.stderr.strip()[-300:], "elapsed_s": elapsed}
-        data = json.loads(out.read_text())
-    wall = next(c for c in data["comparisons"] if c["metric"] == "wall")
-    r = wall["ratio"]
-    return {"elapsed_s": elapsed, "method": data["method"], "runs": wall["runs"], "estimate": r["estimate"],
-            "low": r["low"], "high": r["high"], "verdict": wall["verdict"],
-            "warned": any("threads or processes at once" in w for w in data["warnings"])}
+    """bench/trust.py's run of one comparison, with whether the report warned about the threads."""
+    row = trust.duet_compare(a, b, extra, seed)
+    row["warned"] = any("threads or processes at once" in w for w in row.pop("warnings", []))
+    return row
 
 
 def hyperfine_ratio(a: str, b: str, runs: int) -> dict[str, Any]:
-    import numpy as np
-
-    from duetbench.analyze.interval import fieller_ratio
-
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "h.json"
-        t0 = time.monotonic()
-        subprocess.run(["hyperfine", "-N", "--runs", str(runs), "--export-json", str(out), a, b],
-                       capture_output=True, check=True)
-        elapsed = time.monotonic() - t0
-        times = [np.array(r["times"]) for r in json.loads(out.read_text())["results"]]
-    iv = fieller_ratio(times[0], times[1], 0.99)
-    verdict = "no difference" if iv.low <= 1 <= iv.high else ("slower" if iv.low > 1 else "faster")
-    return {"elapsed_s": elapsed, "runs": runs, "estimate": iv.estimate, "low": iv.low, "high": iv.high,
-            "verdict": verdict}
+    """bench/trust.py's hyperfine -N run with Fieller's 99 % interval, and its verdict."""
+    row = trust.hyperfine_runs(a, b, runs)
+    row["verdict"] = ("no difference" if row["low"] <= 1 <= row["high"] else
+                      "slower" if row["low"] > 1 else "faster")
+    return row
 
 
 def load() -> float:
@@ -125,6 +93,7 @@ def main() -> None:
     loads.append(load())
     ok = [r for r in aa if "error" not in r]
     alarms = sum(r["verdict"] != "no difference" for r in ok)
+    wilson = trust.wilson
     summary = {
         "started": started, "cpus": cpus, "ms": args.ms, "threads": args.threads, "ops": ops, "runs": args.runs,
         "load": [min(loads), max(loads)], "a": a, "b": b,
@@ -164,7 +133,8 @@ def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
 def markdown(s: dict[str, Any]) -> str:
     lines = ["# A multi-threaded command's parallel speed (bench/threads.py)", "",
              f"Started {s['started']} on {s['cpus']} CPUs; 1-minute load average {s['load'][0]:.2f}–"
-             f"{s['load'][1]:.2f} (B's own threads count in it while B runs). A: `duet-workload integer` with {s['ops']} ops (~{s['ms']:.0f} ms on one "
+             f"{s['load'][1]:.2f} (B's own threads count in it while B runs). A: `duet-workload integer` with "
+             f"{s['ops']} ops (~{s['ms']:.0f} ms on one "
              f"thread); B: the same ops split over {s['threads']} threads (`--threads {s['threads']}`). "
              f"On {s['cpus']} CPUs, B can take about 1/{min(s['threads'], s['cpus'])} of A's time at best.", "",
              f"## B/A, {s['runs']} runs per comparison (the comparison with the median estimate)", "",

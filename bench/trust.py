@@ -72,16 +72,21 @@ def duet_compare(a: str, b: str, extra: list[str], seed: int) -> dict[str, Any]:
     return {"elapsed_s": elapsed, "method": data["method"], "runs": wall["runs"], "estimate": r["estimate"],
             "low": r["low"], "high": r["high"], "interval": r.get("interval"), "verdict": wall["verdict"],
             "rciw": wall["relative_ci_width"], "stopped_by": data["options"].get("stopped_by"),
-            "auto": auto.get("reason"), "pilot_s": pilot_s, "pilots": len(auto.get("history", []))}
+            "auto": auto.get("reason"), "pilot_s": pilot_s, "pilots": len(auto.get("history", [])),
+            "warnings": data["warnings"]}
 
 
 def hyperfine_width(a: str, b: str, budget: float, ms: float) -> dict[str, Any]:
     """hyperfine -N with as many runs as fit the budget, then Fieller's 99 % interval of mean B / mean A."""
+    return hyperfine_runs(a, b, max(int(budget / (2 * ms / 1000.0)), 5))
+
+
+def hyperfine_runs(a: str, b: str, runs: int) -> dict[str, Any]:
+    """hyperfine -N with `runs` runs each, then Fieller's 99 % interval of mean B / mean A."""
     import numpy as np
 
     from duetbench.analyze.interval import fieller_ratio
 
-    runs = max(int(budget / (2 * ms / 1000.0)), 5)
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "h.json"
         t0 = time.monotonic()

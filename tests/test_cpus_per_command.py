@@ -13,10 +13,17 @@ from pathlib import Path
 
 import pytest
 
+from duetbench.host.doctor.sysroot import parse_cpu_list
 from duetbench.host.procstat import steal_delta
 from duetbench.model.invocation import Invocation
 from duetbench.plan.schedule import choose_cpus, place, side_cpus
 from duetbench.report.warnings import parallel_warning, teaching_warnings
+
+
+def _allowed(listed: str) -> set[int]:
+    """A kernel CPU list ("0-1,3", as /proc/self/status's Cpus_allowed_list) as a set."""
+    return set(parse_cpu_list(listed))
+
 
 USABLE = sorted(os.sched_getaffinity(0))
 two_cpus = pytest.mark.skipif(len(USABLE) < 2, reason="needs two CPUs to give a command more than one")
@@ -101,7 +108,7 @@ def test_the_launcher_pins_a_command_to_a_list_of_cpus(launcher: Path, tmp_path:
     answer = json.loads(result.read_text())
     assert answer["status"] == "ok" and answer["cpu_requested"] == USABLE[-2]
     assert answer["steal_ticks"] == -1  # a set's steal is read by the orchestrator, over every CPU of it
-    assert _cpus(out.read_text().split()[-1]) == set(USABLE[-2:])
+    assert _allowed(out.read_text().split()[-1]) == set(USABLE[-2:])
     for bad in ("1x", "", "3-1", "-1", ",", "99999"):
         refused = subprocess.run([str(launcher), "--result", str(result), "--cpu", bad, "--", "true"],
                                  capture_output=True, text=True, timeout=60)
@@ -122,21 +129,13 @@ def test_a_served_launcher_moves_between_a_set_and_one_cpu(native_dir: Path, tmp
             assert inv.status == "ok" and inv.cpu_requested == USABLE[0], inv
     finally:
         server.close()
-    allowed = [_cpus(line.split()[-1]) for line in seen.read_text().splitlines()]
+    allowed = [_allowed(line.split()[-1]) for line in seen.read_text().splitlines()]
     assert allowed == [{USABLE[0]}, set(USABLE), {USABLE[0]}, set(USABLE)]
 
 
-def _cpus(listed: str) -> set[int]:
-    """A kernel CPU list ("0-1,3") as a set."""
-    out: set[int] = set()
-    for part in listed.split(","):
-        first, _, last = part.partition("-")
-        out.update(range(int(first), int(last or first) + 1))
-    return out
-
 
 def _allowed_per_run(path: Path) -> list[set[int]]:
-    return [_cpus(line.split()[-1]) for line in path.read_text().splitlines()]
+    return [_allowed(line.split()[-1]) for line in path.read_text().splitlines()]
 
 
 @two_cpus

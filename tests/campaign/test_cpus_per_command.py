@@ -8,17 +8,17 @@ from pathlib import Path
 
 import pytest
 
+from duetbench.host.doctor.sysroot import parse_cpu_list
 from duetbench.plan.schedule import keyed_cpu_sets
+
+
+def _allowed(listed: str) -> set[int]:
+    """A kernel CPU list ("0-1,3", as /proc/self/status's Cpus_allowed_list) as a set."""
+    return set(parse_cpu_list(listed))
+
 
 USABLE = sorted(os.sched_getaffinity(0))
 
-
-def _cpus(listed: str) -> set[int]:
-    out: set[int] = set()
-    for part in listed.split(","):
-        first, _, last = part.partition("-")
-        out.update(range(int(first), int(last or first) + 1))
-    return out
 
 
 def test_the_plans_cpus_stand_for_disjoint_sets_or_one_shared_set() -> None:
@@ -47,7 +47,7 @@ def test_every_run_of_the_benchmark_may_use_every_cpu(duet, tmp_path: Path) -> N
     _campaign(tmp_path, "all", "{sequential: 2}")
     result = duet("run", "campaign.yml", "--no-progress")
     assert result.returncode == 0, result.stdout + result.stderr
-    seen = [_cpus(line.split()[-1]) for side in "AB" for line in (tmp_path / f"{side}.txt").read_text().splitlines()]
+    seen = [_allowed(line.split()[-1]) for side in "AB" for line in (tmp_path / f"{side}.txt").read_text().splitlines()]
     assert seen == [set(USABLE)] * 4
 
 
@@ -93,5 +93,5 @@ def test_by_default_each_run_is_pinned_to_one_cpu(duet, tmp_path: Path) -> None:
     _campaign(tmp_path, "1", "{sequential: 1, duet: 1}")
     result = duet("run", "campaign.yml", "--no-progress")
     assert result.returncode == 0, result.stdout + result.stderr
-    seen = [_cpus(line.split()[-1]) for side in "AB" for line in (tmp_path / f"{side}.txt").read_text().splitlines()]
+    seen = [_allowed(line.split()[-1]) for side in "AB" for line in (tmp_path / f"{side}.txt").read_text().splitlines()]
     assert len(seen) == 4 and all(len(cpus) == 1 for cpus in seen)
