@@ -318,6 +318,22 @@ def worker_loop(campaign: Campaign, campaigns: CampaignStore, campaign_id: int, 
                      note=note)
 
 
+def _print_cpu_sets(console: Console, campaign: Campaign) -> None:
+    """What the plan's CPUs stand for, on this machine, in the benchmarks given several per command."""
+    from duetbench.execute.backends.local import cpus_per_command
+    from duetbench.host.doctor.sysroot import format_cpu_list
+    from duetbench.host.host import usable_cpus
+    from duetbench.plan.schedule import keyed_cpu_sets
+
+    usable = usable_cpus()
+    for bench in campaign.benchmarks:
+        sets = keyed_cpu_sets(usable, cpus_per_command(bench, usable))
+        if sets:
+            said = ", ".join(f"{key} for {format_cpu_list(list(cpus))}" for key, cpus in sorted(sets.items()))
+            console.print(f"  {escape(bench.name)}: {len(next(iter(sets.values())))} CPUs per command "
+                          f"(cpus_per_command): the plan's CPU {said} here", highlight=False)
+
+
 def run_campaign(path: Path, opts: RunOptions, console: Console, *, backend: str = "local",
                  settings: Mapping[str, Any] | None = None) -> int:
     """`duet run`: the campaign's one start-up path, then `backend` executes its planned runs."""
@@ -332,6 +348,7 @@ def run_campaign(path: Path, opts: RunOptions, console: Console, *, backend: str
     if opts.dry_run and not opts.resume:
         plan = make_plan(requests, schedule=campaign.schedule, seed=seed, cpus=cpus)
         print_plan(console, campaign.name, seed, campaign.schedule, plan, artifact_commands(campaign))
+        _print_cpu_sets(console, campaign)
         for bench in campaign.benchmarks:
             if campaign_auto.is_auto(bench):
                 first = [p.position + 1 for p in plan if p.benchmark == bench.name][:3]

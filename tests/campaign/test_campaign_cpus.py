@@ -45,6 +45,11 @@ benchmarks:
 @pytest.mark.skipif(len(USABLE) < 2, reason="needs two CPUs to give a command more than one")
 def test_every_run_of_the_benchmark_may_use_every_cpu(duet, tmp_path: Path) -> None:
     _campaign(tmp_path, "all", "{sequential: 2}")
+    dry = duet("run", "campaign.yml", "--dry-run")
+    listed = f"{USABLE[0]}-{USABLE[-1]}" if USABLE == list(range(USABLE[0], USABLE[-1] + 1)) else None
+    said = " ".join(dry.stdout.split())
+    assert f"threads: {len(USABLE)} CPUs per command (cpus_per_command): the plan's CPU" in said, dry.stdout
+    assert listed is None or f"for {listed}" in said, dry.stdout
     result = duet("run", "campaign.yml", "--no-progress")
     assert result.returncode == 0, result.stdout + result.stderr
     seen = [_allowed(line.split()[-1]) for side in "AB" for line in (tmp_path / f"{side}.txt").read_text().splitlines()]
