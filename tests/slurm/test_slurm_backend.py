@@ -107,6 +107,18 @@ def test_dry_run_shows_the_tasks_and_submits_nothing(duet_env: dict[str, str], t
     assert not (tmp_path / ".duet").exists()
 
 
+def test_a_benchmark_given_more_cpus_than_this_host_has_is_left_to_the_nodes(duet_env: dict[str, str],
+                                                                          tmp_path: Path) -> None:
+    # The submitting host may be small (a login node): cpus_per_command is checked where each run executes.
+    write_campaign(tmp_path, "{duet: 2}", TWO_BENCHMARKS.replace("  other:\n", "  other:\n    cpus_per_command: 512\n"))
+    result = duet_cli(duet_env, tmp_path, "run", "campaign.yml", "--backend", "slurm", "--nodes", "2", "--dry-run")
+    assert result.returncode == 0, result.stderr
+    said = " ".join(result.stdout.split())
+    assert "other: 512 CPUs per command (cpus_per_command): more than this machine has; each node checks its own" in said
+    local = duet_cli(duet_env, tmp_path, "run", "campaign.yml", "--dry-run")
+    assert local.returncode == 2 and "benchmark other: cpus_per_command 512" in local.stderr, local.stderr
+
+
 def test_without_slurm_tools_one_clear_line(duet_env: dict[str, str], tmp_path: Path) -> None:
     write_campaign(tmp_path, "{duet: 1}", TWO_BENCHMARKS)
     empty = tmp_path / "bin"
