@@ -100,3 +100,31 @@ def test_by_default_each_run_is_pinned_to_one_cpu(duet, tmp_path: Path) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
     seen = [_allowed(line.split()[-1]) for side in "AB" for line in (tmp_path / f"{side}.txt").read_text().splitlines()]
     assert len(seen) == 4 and all(len(cpus) == 1 for cpus in seen)
+
+
+@pytest.mark.skipif(len(USABLE) < 2, reason="needs two CPUs to run a duet")
+def test_a_benchmark_running_more_threads_than_its_cpus_is_named_in_the_summary(duet, native_dir: Path,
+                                                                                tmp_path: Path) -> None:
+    import sqlite3
+
+    workload = native_dir / "duet-workload"
+    (tmp_path / "campaign.yml").write_text(f"""campaign: t
+seed: 3
+parser: {{name: regex, pattern: '^(?P<value>\\d+)$', unit: ns}}
+methods: {{duet: 2}}
+benchmarks:
+  threads: sh -c '{workload} integer --ops 15000 --threads 4 >/dev/null && echo 1000'
+  single: sh -c '{workload} integer --ops 15000 >/dev/null && echo 1000'
+""")
+    result = duet("run", "campaign.yml", "--no-progress")
+    assert result.returncode == 0, result.stdout + result.stderr
+    with sqlite3.connect(tmp_path / ".duet" / "results.db") as conn:
+        waits = [w for (w,) in conn.execute("SELECT cgroup_wait_s FROM run_sides")]
+    if any(w is None for w in waits):
+        pytest.skip("the sides ran without a cgroup recording CPU pressure here (needs cgroup v2 and root)")
+    said = " ".join(result.stdout.split())
+    warned = "A and B kept their CPUs busy and still had tasks waiting for them"
+    assert f"note threads · duet: {warned}" in said and f"note single · duet: {warned}" not in said, said
+    assert f"cpus_per_command: all on the benchmark gives each side all {len(USABLE)} CPUs" in said
+    analysed = duet("analyze")
+    assert analysed.returncode == 0 and warned in " ".join(analysed.stdout.split()), analysed.stdout

@@ -183,10 +183,25 @@ def _rows(analysis: _Analysis) -> tuple[CampaignRecord, IterationTable, list[Ana
                         f"yet ({len(runs)} run(s) stored)",
                         hint=f"measure them with: {resume}" if record.status != "finished" and record.path
                         else "check the runs' errors with the raw outputs in the campaign's run directory")
-    from duetbench.report.warnings import name_noise
+    from duetbench.report.warnings import name_noise, name_parallel
 
     name_noise(rows, runs)
+    listed = record.host.get("usable_cpus")
+    usable = len(listed) if isinstance(listed, list) and listed else None
+    name_parallel(rows, runs, _cpus_given(record, usable or 1), usable)
     return record, table, rows
+
+
+def _cpus_given(record: CampaignRecord, usable: int) -> dict[str, int]:
+    """Each benchmark's CPUs per command, from the campaign file stored with its results (1 for each where
+    that text no longer reads: it was written for another version)."""
+    from duetbench.config.campaign import parse_campaign
+
+    try:
+        campaign = parse_campaign(record.source_text, Path(record.path or "campaign.yml"))
+    except Exception:  # noqa: BLE001 - any reason the old text does not read is the same answer: unknown
+        return {}
+    return {b.name: b.cpus_given(usable) for b in campaign.benchmarks}
 
 
 @click.command()

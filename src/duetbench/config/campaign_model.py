@@ -76,6 +76,10 @@ class BenchmarkSpec(_Frozen):
     cpus_per_command: int | str = 1
     """CPUs each side's command may use: a count, or "all" (every CPU `duet run` may use)."""
 
+    def cpus_given(self, usable: int) -> int:
+        """`cpus_per_command` as a count where `usable` CPUs may be used ("all": that many)."""
+        return usable if self.cpus_per_command == "all" else int(self.cpus_per_command)
+
 
 class Campaign(_Frozen):
     name: str

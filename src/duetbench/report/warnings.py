@@ -141,8 +141,15 @@ def off_cpu_warning(measured: list[Invocation], names: dict[str, str]) -> str | 
             "alone, use --metric cpu; if the waiting is what you measure, look at what the command waits for.")
 
 
+#: How a comparison gives its commands every CPU (parallel_warning's way out; a campaign has its own).
+COMPARE_REMEDY = ("--cpus-per-command all gives each command all {usable} CPUs duet may use (A and B then take "
+                  "turns on them, unless the machine has twice as many).")
+CAMPAIGN_REMEDY = ("cpus_per_command: all on the benchmark gives each side all {usable} CPUs duet may use (with "
+                   "methods: {{sequential: N}} unless the machine has twice as many).")
+
+
 def parallel_warning(measured: list[Invocation], names: dict[str, str], *, per_command: int = 1,
-                     usable_cpus: int | None = None) -> str | None:
+                     usable_cpus: int | None = None, remedy: str = COMPARE_REMEDY) -> str | None:
     """The commands that run more threads (or processes) at once than the `per_command` CPUs they were given
     (--cpus-per-command): their parallel speed beyond those CPUs is not what is compared. The sign, from
     the side's cgroup: its tasks waited for a CPU (cpu.pressure "some", `cgroup_wait_s`) for at least
@@ -151,10 +158,10 @@ def parallel_warning(measured: list[Invocation], names: dict[str, str], *, per_c
     would have taken the CPU time instead (then `off_cpu_warning` speaks). Measured (2 vCPUs): a 4-thread
     CPU-bound program on one CPU waited 98 % of its wall time at 100 % CPU, its 1-thread version 0.3 %;
     hyperfine, unpinned, found the 4-thread one 1.8× faster, the duet no difference. Where this process
-    may use more CPUs than each command got (`usable_cpus`; None: not known), the warning names
-    --cpus-per-command. None if no command qualifies, no cgroup recorded the pressure, or each command was
-    given every CPU this process may use (more threads than CPUs is then the program's own doing, and an
-    unpinned run, hyperfine's, would measure the same)."""
+    may use more CPUs than each command got (`usable_cpus`; None: not known), the warning ends with
+    `remedy` (its {usable}: that count). None if no command qualifies, no cgroup recorded the pressure,
+    or each command was given every CPU this process may use (more threads than CPUs is then the
+    program's own doing, and an unpinned run, hyperfine's, would measure the same)."""
     found: list[tuple[str, str]] = []
     for side in ("A", "B"):
         shares = _cpu_shares(measured, side)
@@ -173,8 +180,7 @@ def parallel_warning(measured: list[Invocation], names: dict[str, str], *, per_c
             f"the work done on {given}: a change in how well a command runs in parallel beyond that does not "
             "show here.")
     if usable_cpus is not None and usable_cpus > per_command:
-        text += (f" --cpus-per-command all gives each command all {usable_cpus} CPUs duet may use (A and B then "
-                 "take turns on them, unless the machine has twice as many).")
+        text += " " + remedy.format(usable=usable_cpus)
     return text
 
 
@@ -209,14 +215,32 @@ def slowest_runs_noise(invocations: list[Invocation], fraction: float = 0.1, top
     return f"{named} (in the {len(slow)} slowest runs)"
 
 
+def _row_sides(row: Any, runs: list[Any]) -> list[Invocation]:
+    """The processes of a campaign row's finished runs (a row has ``benchmark`` and ``method``; a harness
+    run may hold several benchmarks, named "<run benchmark>/<inner>")."""
+    return [inv for run in runs if run.method == row.method and run.status == "ok"
+            and (row.benchmark == run.benchmark or row.benchmark.startswith(run.benchmark + "/"))
+            for inv in run.sides.values()]
+
+
+def name_parallel(rows: list[Any], runs: list[Any], per_command: dict[str, int], usable_cpus: int | None) -> None:
+    """Append `parallel_warning` to each campaign row whose harness ran more threads at once than the CPUs
+    its sides were given (`per_command`: by the run's benchmark name, 1 where absent). Measured: a Google
+    Benchmark ->Threads(4) side waited 99 % of its wall time for its one CPU, a single-threaded one 0.1-0.7 %."""
+    for row in rows:
+        given = next((n for name, n in per_command.items()
+                      if row.benchmark == name or row.benchmark.startswith(name + "/")), 1)
+        text = parallel_warning(_row_sides(row, runs), {"A": "A", "B": "B"}, per_command=given,
+                                usable_cpus=usable_cpus, remedy=CAMPAIGN_REMEDY)
+        if text:
+            row.notes.append(text)
+
+
 def name_noise(rows: list[Any], runs: list[Any]) -> None:
     """Append to each row's ``notes`` the other processes that were busy during that benchmark's slowest
     runs (EMP, Suh et al. (EMP) §3.3), from the activity stored with every campaign run. A row has ``benchmark``,
     ``method`` and ``notes``; a harness run may hold several benchmarks, named "<run benchmark>/<inner>"."""
     for row in rows:
-        sides = [inv for run in runs if run.method == row.method and run.status == "ok"
-                 and (row.benchmark == run.benchmark or row.benchmark.startswith(run.benchmark + "/"))
-                 for inv in run.sides.values()]
-        noise = slowest_runs_noise(sides)
+        noise = slowest_runs_noise(_row_sides(row, runs))
         if noise:
             row.notes.append(f"other processes busy during the slowest runs: {noise}")

@@ -53,12 +53,12 @@ from duetbench.execute.campaign_run import (
     side_argv,
 )
 from duetbench.execute.container import ContainerEngine
-from duetbench.host.host import host_facts
+from duetbench.host.host import host_facts, usable_cpus
 from duetbench.model.invocation import Invocation
 from duetbench.model.table import discard_leading
 from duetbench.plan.campaign import AUTO_CANDIDATES, METHOD_ORDER, PlannedRun, RunRequest, make_plan
 from duetbench.report.campaign import CampaignProgress, print_plan, print_summary
-from duetbench.report.warnings import name_noise
+from duetbench.report.warnings import name_noise, name_parallel
 from duetbench.store.campaigns import CampaignRecord, CampaignStore, RunRecord, StoredIteration, iteration_table
 from duetbench.store.db import Store
 from duetbench.store.location import StoreLocation
@@ -322,7 +322,6 @@ def _print_cpu_sets(console: Console, campaign: Campaign) -> None:
     """What the plan's CPUs stand for, on this machine, in the benchmarks given several per command."""
     from duetbench.execute.backends.local import cpus_per_command
     from duetbench.host.doctor.sysroot import format_cpu_list
-    from duetbench.host.host import usable_cpus
     from duetbench.plan.schedule import keyed_cpu_sets
 
     usable = usable_cpus()
@@ -735,6 +734,8 @@ def summarize(campaigns: CampaignStore, campaign_id: int, by_name: Mapping[str, 
                 said = [row.sync] if row.sync and row.sync != row.problem else []
                 rows.append(msgspec.structs.replace(row, notes=said, runs_ok=ok, runs_failed=failed))
     name_noise(rows, runs)  # these rows are also the exported ones, as duet analyze's
+    usable = len(usable_cpus())
+    name_parallel(rows, runs, {name: b.cpus_given(usable) for name, b in by_name.items()}, usable)
     return rows
 
 
