@@ -226,7 +226,8 @@ def _row_sides(row: Any, runs: list[Any]) -> list[Invocation]:
 def name_parallel(rows: list[Any], runs: list[Any], per_command: dict[str, int], usable_cpus: int | None) -> None:
     """Append `parallel_warning` to each campaign row whose harness ran more threads at once than the CPUs
     its sides were given (`per_command`: by the run's benchmark name, 1 where absent). Measured: a Google
-    Benchmark ->Threads(4) side waited 99 % of its wall time for its one CPU, a single-threaded one 0.1-0.7 %."""
+    Benchmark ->Threads(4) side waited 99 % of its wall time for its one CPU, a single-threaded one 0.1-0.7 %;
+    JMH -t 4 97 %, a single-threaded JMH benchmark 8 % (its JIT and GC threads), below SELF_WAIT_SHARE."""
     for row in rows:
         given = next((n for name, n in per_command.items()
                       if row.benchmark == name or row.benchmark.startswith(name + "/")), 1)
