@@ -62,6 +62,23 @@ def test_answer_is_decided_by_the_hardest_workload() -> None:
     assert "duet resolves ±0.50% in the time spent (median; worst ±0.50%" in out["answer"]
 
 
+def test_an_unbounded_interval_is_not_reachable_rather_than_a_crash() -> None:
+    # CI (load from other tests): a quick calibration's duet A/A had every pair hit on one side, so its
+    # interval was unbounded, and the run count to resolve 1 % overflowed (math.ceil of infinity).
+    from duetbench.usecases.calibrate import WorkloadRow, plan_for, summarize
+
+    assert runs_to_resolve(math.inf, 30) is None
+    inf = math.inf
+    rows = [WorkloadRow(k, m, metric, 30, 5.0, 1.0, 0.0 if m == "duet" else 0.99, inf if m == "duet" else 1.01,
+                        inf if m == "duet" else 0.01, None, True, time_to_resolve(inf if m == "duet" else 0.01, 5.0),
+                        runs_to_resolve(inf if m == "duet" else 0.01, 30))
+            for k in ("integer", "memory") for m in ("duet", "sequential") for metric in ("wall", "cpu")]
+    out = summarize(plan_for(180, False), [], rows, confidence=0.99, seed=1, host={}, elapsed_s=1.0)
+    duet = out["summary"]["wall"]["duet"]  # type: ignore[index]
+    assert duet["median_runs_to_1pct"] is None and duet["worst_time_to_1pct_s"] is None  # JSON: null
+    assert "1 % on every workload: not reachable" in out["answer"] and out["summary"]["wall"]["best"] == "sequential"  # type: ignore[index]
+
+
 def test_quick_calibrate_on_this_machine(native_dir: Path) -> None:
     env = {**os.environ, "PYTHONPATH": f"{SRC}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
            "DUETBENCH_NATIVE_DIR": str(native_dir)}

@@ -196,12 +196,13 @@ def _cpus_given(record: CampaignRecord, usable: int) -> dict[str, int]:
     """Each benchmark's CPUs per command, from the campaign file stored with its results (1 for each where
     that text no longer reads: it was written for another version)."""
     from duetbench.config.campaign import parse_campaign
+    from duetbench.config.campaign_model import cpus_given
 
     try:
         campaign = parse_campaign(record.source_text, Path(record.path or "campaign.yml"))
     except Exception:  # noqa: BLE001 - any reason the old text does not read is the same answer: unknown
         return {}
-    return {b.name: b.cpus_given(usable) for b in campaign.benchmarks}
+    return {b.name: cpus_given(b, usable) for b in campaign.benchmarks}
 
 
 @click.command()

@@ -76,9 +76,12 @@ class BenchmarkSpec(_Frozen):
     cpus_per_command: int | str = 1
     """CPUs each side's command may use: a count, or "all" (every CPU `duet run` may use)."""
 
-    def cpus_given(self, usable: int) -> int:
-        """`cpus_per_command` as a count where `usable` CPUs may be used ("all": that many)."""
-        return usable if self.cpus_per_command == "all" else int(self.cpus_per_command)
+
+def cpus_given(bench: object, usable: int) -> int:
+    """A benchmark's `cpus_per_command` as a count where `usable` CPUs may be used ("all": that many; a
+    benchmark-like object without the setting: 1)."""
+    value = getattr(bench, "cpus_per_command", 1)
+    return usable if value == "all" else int(value)
 
 
 class Campaign(_Frozen):

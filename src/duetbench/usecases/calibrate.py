@@ -81,7 +81,7 @@ class WorkloadRow:
     ratio_cv: float | None
     aa_ok: bool  # the A/A CI contains 1, as it should
     time_to_1pct_s: float
-    runs_to_1pct: int
+    runs_to_1pct: int | None  # None: the interval was unbounded
 
 
 def _ops_for(kind: str, ms: float) -> int:
@@ -198,7 +198,7 @@ def summarize(plan: Plan, inc_rows: list[IncRow], rows: list[WorkloadRow], *, co
             times[method] = worst.time_to_1pct_s
             per[method] = {"median_half_width": statistics.median(r.half_width for r in mine),
                            "median_time_to_1pct_s": statistics.median(r.time_to_1pct_s for r in mine),
-                           "median_runs_to_1pct": int(statistics.median(r.runs_to_1pct for r in mine)),
+                           "median_runs_to_1pct": _median_runs([r.runs_to_1pct for r in mine]),
                            "worst_workload": worst.kind, "worst_half_width": worst.half_width,
                            "worst_time_to_1pct_s": worst.time_to_1pct_s, "worst_runs_to_1pct": worst.runs_to_1pct,
                            "aa_false_alarms": sum(1 for r in mine if not r.aa_ok), "workloads": len(mine)}
@@ -212,6 +212,12 @@ def summarize(plan: Plan, inc_rows: list[IncRow], rows: list[WorkloadRow], *, co
             "inc": [asdict(r) for r in inc_rows], "workloads": [_finite(asdict(r)) for r in rows],
             "pair_ratio_cv": duet_cv, "summary": _finite(summary),
             "answer": answer(summary, confidence)}
+
+
+def _median_runs(values: list[int | None]) -> int | None:
+    """The median of the run counts that are known (an unbounded interval gives none)."""
+    known = [v for v in values if v is not None]
+    return int(statistics.median(known)) if known else None
 
 
 def _median_or_none(values: list[float | None]) -> float | None:

@@ -38,7 +38,7 @@ from duetbench.analyze.stopping import StoppingParams, criterion_named, pair_run
 from duetbench.analyze.sync import judge as judge_sync
 from duetbench.analyze.sync import run_sync_statuses
 from duetbench.analyze.tables import analyze_table
-from duetbench.config.campaign_model import BenchmarkSpec, Campaign
+from duetbench.config.campaign_model import BenchmarkSpec, Campaign, cpus_given
 from duetbench.errors import DuetError
 from duetbench.execute.backends.base import Backend, CampaignJob, Outcome, RunLoop
 from duetbench.execute.backends.registry import create_backend
@@ -735,7 +735,7 @@ def summarize(campaigns: CampaignStore, campaign_id: int, by_name: Mapping[str, 
                 rows.append(msgspec.structs.replace(row, notes=said, runs_ok=ok, runs_failed=failed))
     name_noise(rows, runs)  # these rows are also the exported ones, as duet analyze's
     usable = len(usable_cpus())
-    name_parallel(rows, runs, {name: b.cpus_given(usable) for name, b in by_name.items()}, usable)
+    name_parallel(rows, runs, {name: cpus_given(b, usable) for name, b in by_name.items()}, usable)
     return rows
 
 

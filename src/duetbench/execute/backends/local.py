@@ -21,8 +21,10 @@ EXECUTORS = ("auto", "local", "podman", "docker")
 def cpus_per_command(bench: object, usable: list[int]) -> int:
     """A benchmark's `cpus_per_command` as a count on this machine ("all": every usable CPU); more than
     are usable is a clear error, as is a duet that would need more than twice that."""
+    from duetbench.config.campaign_model import cpus_given
+
     name = getattr(bench, "name", "?")
-    per = bench.cpus_given(len(usable)) if hasattr(bench, "cpus_given") else 1
+    per = cpus_given(bench, len(usable))
     if per > len(usable):
         raise DuetError(f"benchmark {name}: cpus_per_command {per}, but this process may use only {len(usable)} "
                         "CPU(s)", hint=f"give at most {len(usable)}, or all")

@@ -38,11 +38,14 @@ def time_to_resolve(half_width: float, machine_s: float, target: float = 0.01) -
     return machine_s * (half_width / target) ** 2
 
 
-def runs_to_resolve(half_width: float, runs: int, target: float = 0.01) -> int:
+def runs_to_resolve(half_width: float, runs: int, target: float = 0.01) -> int | None:
     """Runs (pairs) for the half-width to reach ``target`` by the same 1/sqrt(n) rule; at least ``runs``
-    when already narrower is not claimed — the answer is then the runs measured."""
+    when already narrower is not claimed — the answer is then the runs measured. None for an unbounded
+    interval (infinite half-width: a duet whose pairs were all hit on one side), from which no count follows."""
     if runs < 1 or not half_width >= 0:
         raise ValueError("need runs >= 1 and a half-width >= 0")
+    if math.isinf(half_width):
+        return None
     if half_width <= target:
         return runs
     return math.ceil(runs * (half_width / target) ** 2)
