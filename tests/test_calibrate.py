@@ -77,6 +77,7 @@ def test_an_unbounded_interval_is_not_reachable_rather_than_a_crash() -> None:
     duet = out["summary"]["wall"]["duet"]  # type: ignore[index]
     assert duet["median_runs_to_1pct"] is None and duet["worst_time_to_1pct_s"] is None  # JSON: null
     assert "1 % on every workload: not reachable" in out["answer"] and out["summary"]["wall"]["best"] == "sequential"  # type: ignore[index]
+    assert "duet resolves nothing (unbounded) in the time spent" in out["answer"], out["answer"]
 
 
 def test_quick_calibrate_on_this_machine(native_dir: Path) -> None:

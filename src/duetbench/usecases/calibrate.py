@@ -239,6 +239,12 @@ def _duration(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
+def _pm(half_width: object) -> str:
+    """A half-width as the answer says it; an unbounded interval (null in the summary) resolves nothing."""
+    finite = isinstance(half_width, float) and math.isfinite(half_width)
+    return f"±{half_width:.2%}" if finite else "nothing (unbounded)"
+
+
 def answer(summary: dict[str, dict[str, object]], confidence: float) -> str:
     """The plain answer: smallest difference resolved per method, and which method to use for 1 %."""
     lines = []
@@ -254,8 +260,8 @@ def answer(summary: dict[str, dict[str, object]], confidence: float) -> str:
                      f"~{_duration(t)} of measuring per benchmark "
                      f"({m['worst_runs_to_1pct']} runs, for {m['worst_workload']})"
                      if math.isfinite(t) else "not reachable")
-            parts.append(f"{method} resolves ±{m['median_half_width']:.2%} in the time spent (median; worst "
-                         f"±{m['worst_half_width']:.2%}, {m['worst_workload']}), 1 % on every workload: {reach}")
+            parts.append(f"{method} resolves {_pm(m['median_half_width'])} in the time spent (median; worst "
+                         f"{_pm(m['worst_half_width'])}, {m['worst_workload']}), 1 % on every workload: {reach}")
         best = per.get("best")
         lines.append(f"{label}: " + "; ".join(parts) + (f" → use {best}." if best else "."))
     alarms = sum(int(m["aa_false_alarms"]) for per in summary.values() for k, m in per.items()
