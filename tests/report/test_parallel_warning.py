@@ -55,12 +55,21 @@ def test_a_four_thread_program_is_warned_about_end_to_end(duet, tmp_path: Path) 
         "for (int i = 0; i < t; i++) pthread_join(th[i], 0); return 0; }\n")
     subprocess.run([cc, "-O2", "-pthread", "-o", str(tmp_path / "mt"), str(source)], check=True)
     prog = tmp_path / "mt"
-    result = duet("compare", f"{prog} 1 30000000", f"{prog} 4 30000000", "--runs", "5", "--method", "duet",
-                  "--no-progress", "--export-json", str(tmp_path / "o.json"))
-    assert result.returncode == 0, result.stderr
-    data = json.loads((tmp_path / "o.json").read_text())
-    invocations = data["invocations"]
-    if any(i.get("cgroup_wait_s") is None for i in invocations):
-        pytest.skip("the sides ran without a cgroup recording CPU pressure here (needs cgroup v2 and root)")
-    warnings = [w for w in data["warnings"] if "more threads or processes at once" in w]
-    assert len(warnings) == 1 and warnings[0].startswith("B kept its CPU busy"), data["warnings"]
+    # Another process on B's CPU takes CPU time from it (busy drops below 80 %: no sign then, by design),
+    # so a loaded machine gets three tries; the 1-thread A is never named, on any try.
+    seen: list[list[str]] = []
+    for attempt in range(3):
+        out = tmp_path / f"o{attempt}.json"
+        result = duet("compare", f"{prog} 1 30000000", f"{prog} 4 30000000", "--runs", "5", "--method", "duet",
+                      "--no-progress", "--export-json", str(out))
+        assert result.returncode == 0, result.stderr
+        data = json.loads(out.read_text())
+        if any(i.get("cgroup_wait_s") is None for i in data["invocations"]):
+            pytest.skip("the sides ran without a cgroup recording CPU pressure here (needs cgroup v2 and root)")
+        warnings = [w for w in data["warnings"] if "more threads or processes at once" in w]
+        assert not [w for w in warnings if w.startswith("A ")], warnings  # "A kept" or "A and B kept"
+        seen.append(data["warnings"])
+        if warnings:
+            assert len(warnings) == 1 and warnings[0].startswith("B kept its CPU busy"), warnings
+            return
+    pytest.fail(f"B was not named in three tries: {seen}")
