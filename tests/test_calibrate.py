@@ -101,8 +101,11 @@ def test_quick_calibrate_on_this_machine(native_dir: Path) -> None:
         (k, m, x) for k in ("integer", "float", "cache", "memory") for m in methods for x in ("wall", "cpu")}
     for r in rows:
         assert r["runs"] >= 5 and r["machine_s"] > 0
-        assert r["ci_low"] <= r["ratio"] <= r["ci_high"]
-        assert r["half_width"] > 0
+        if r["ci_high"] is None or r["ci_low"] is None:  # unbounded (JSON null): few noisy runs (CI: the memory workload, 6 runs)
+            assert r["half_width"] is None and r["runs_to_1pct"] is None and r["time_to_1pct_s"] is None, r
+        else:
+            assert r["ci_low"] <= r["ratio"] <= r["ci_high"]
+            assert r["half_width"] > 0
         assert 0.5 < r["ratio"] < 2  # A/A: loose, the CPUs are shared with other work
         if r["method"] == "duet":
             assert r["ratio_cv"] is not None and r["ratio_cv"] >= 0
