@@ -45,10 +45,15 @@ def _fresh_venv(path: Path) -> Path:
     return path / "bin"
 
 
+def _outside_env() -> dict[str, str]:
+    """This environment without what points into the source tree or its venv."""
+    return {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "DUETBENCH_NATIVE_DIR", "VIRTUAL_ENV")}
+
+
 def _compare_from(bindir: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
     """A real duet, A/A on the built-in workload, run by the installed `duet` with nothing from the
     source tree on the paths (the environment names no native directory or PYTHONPATH)."""
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "DUETBENCH_NATIVE_DIR", "VIRTUAL_ENV")}
+    env = _outside_env()
     env["PATH"] = f"{bindir}{os.pathsep}{env.get('PATH', '')}"
     env["COLUMNS"] = "200"
     which = subprocess.run([str(bindir / "duet"), "workload", "--which"], env=env, capture_output=True, text=True,
@@ -77,11 +82,16 @@ def test_wheel_is_platform_tagged_and_works_in_a_fresh_venv(tmp_path: Path) -> N
     assert "Root-Is-Purelib: false" in wheel_meta
     for program in ("duet-launch", "duet-workload", "libduethook.so"):
         assert any(n.endswith(f"duetbench/_native/{program}") for n in names), program
+    entry_points = archive_text(wheel, ".dist-info/entry_points.txt")
+    assert "duet = " in entry_points, entry_points
 
     bindir = _fresh_venv(tmp_path / "venv")
-    install = subprocess.run([str(bindir / "pip"), "install", "-q", str(wheel)], capture_output=True, text=True,
-                             timeout=900)
+    # Without the source tree on PYTHONPATH: there pip finds src/duetbench.egg-info (left by `pip install .`),
+    # takes duetbench as installed already, installs only its dependencies and no `duet` (seen in CI).
+    install = subprocess.run([str(bindir / "pip"), "install", str(wheel)], capture_output=True, text=True,
+                             timeout=900, env=_outside_env())
     assert install.returncode == 0, install.stderr
+    assert (bindir / "duet").exists(), (install.stdout[-3000:], install.stderr[-2000:], sorted(os.listdir(bindir)))
     result = _compare_from(bindir, tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "method duet" in result.stdout and "3 runs" in result.stdout
@@ -91,7 +101,7 @@ def test_wheel_is_platform_tagged_and_works_in_a_fresh_venv(tmp_path: Path) -> N
 @pytest.mark.skipif(shutil.which("pipx") is None, reason="pipx is not installed (Debian: apt-get install pipx)")
 def test_pipx_install_from_a_clone(tmp_path: Path) -> None:
     """`pipx install .` in a clone, as the README says, gives a working `duet`."""
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "DUETBENCH_NATIVE_DIR", "VIRTUAL_ENV")}
+    env = _outside_env()
     env.update(PIPX_HOME=str(tmp_path / "pipx"), PIPX_BIN_DIR=str(tmp_path / "bin"),
                PIPX_MAN_DIR=str(tmp_path / "man"))
     install = subprocess.run(["pipx", "install", "--python", sys.executable, str(ROOT)], env=env,
@@ -100,6 +110,13 @@ def test_pipx_install_from_a_clone(tmp_path: Path) -> None:
     result = _compare_from(tmp_path / "bin", tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "method duet" in result.stdout
+
+
+def archive_text(wheel: Path, suffix: str) -> str:
+    """The text of the wheel's member whose name ends with `suffix` ("" if none does)."""
+    with zipfile.ZipFile(wheel) as archive:
+        name = next((n for n in archive.namelist() if n.endswith(suffix)), None)
+        return archive.read(name).decode() if name else ""
 
 
 def _version() -> str:
