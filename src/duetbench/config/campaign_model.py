@@ -80,8 +80,9 @@ class BenchmarkSpec(_Frozen):
 def cpus_given(bench: object, usable: int) -> int:
     """A benchmark's `cpus_per_command` as a count where `usable` CPUs may be used ("all": that many; a
     benchmark-like object without the setting: 1)."""
-    value = getattr(bench, "cpus_per_command", 1)
-    return usable if value == "all" else int(value)
+    from duetbench.plan.schedule import cpu_count
+
+    return cpu_count(getattr(bench, "cpus_per_command", 1), usable)
 
 
 class Campaign(_Frozen):

@@ -99,6 +99,12 @@ def choose_cpus(usable: list[int]) -> tuple[int, int] | None:
     return None if sides is None else (sides[0][0], sides[1][0])
 
 
+def cpu_count(cpus_per_command: int | str, usable: int) -> int:
+    """A `--cpus-per-command` / `cpus_per_command` value as a count where `usable` CPUs may be used
+    ("all": that many)."""
+    return usable if cpus_per_command == "all" else int(cpus_per_command)
+
+
 def side_cpus(usable: list[int], per_command: int) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
     """The CPUs of each side of a duet whose commands get `per_command` CPUs each (--cpus-per-command):
     two disjoint runs of the highest-numbered usable CPUs, as `choose_cpus`; None where fewer than twice

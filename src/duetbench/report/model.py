@@ -49,6 +49,13 @@ class ComparisonReport(msgspec.Struct):
         return f"{self.names['B']} vs {self.names['A']}"
 
 
+def cpus_per_command(options: dict[str, Any]) -> int:
+    """The CPUs each command of a stored comparison was given (its options hold the count; comparisons
+    stored before --cpus-per-command: 1)."""
+    value = options.get("cpus_per_command", 1)
+    return value if isinstance(value, int) and value >= 1 else 1
+
+
 def runs_measured(result: ComparisonResult) -> str:
     """The runs measured per side, as hyperfine counts them, for every report that names them (terminal,
     `duet show`, the table exports). `result.runs` is what the interval is over: the robust pair filter's

@@ -7,7 +7,7 @@ from rich.console import Console
 from rich.table import Table
 
 from duetbench.analyze.verdicts import describe_change
-from duetbench.report.model import ComparisonReport, runs_measured
+from duetbench.report.model import ComparisonReport, cpus_per_command, runs_measured
 from duetbench.report.units import fmt_time
 from duetbench.report.wide import print_table
 
@@ -26,8 +26,8 @@ _STOPS = {
 
 def _cpus(report: ComparisonReport) -> str:
     """The header's mention of --cpus-per-command where a command was given more than one CPU."""
-    per_command = report.options.get("cpus_per_command", 1)
-    return f" · {per_command} CPUs per command" if isinstance(per_command, int) and per_command > 1 else ""
+    per_command = cpus_per_command(report.options)
+    return f" · {per_command} CPUs per command" if per_command > 1 else ""
 
 
 def render(report: ComparisonReport, console: Console, time_unit: str | None = None) -> None:

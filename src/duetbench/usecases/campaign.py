@@ -327,15 +327,16 @@ def _print_cpu_sets(console: Console, campaign: Campaign) -> None:
     usable = usable_cpus()
     for bench in campaign.benchmarks:
         try:
-            sets = keyed_cpu_sets(usable, cpus_per_command(bench, usable))
+            per = cpus_per_command(bench, usable)
         except DuetError:
             # more than this machine has: a cluster's nodes may (a local run refused it already)
             console.print(f"  {escape(bench.name)}: {bench.cpus_per_command} CPUs per command (cpus_per_command): "
                           "more than this machine has; each node checks its own", highlight=False)
             continue
+        sets = keyed_cpu_sets(usable, per)
         if sets:
             said = ", ".join(f"{key} for {format_cpu_list(list(cpus))}" for key, cpus in sorted(sets.items()))
-            console.print(f"  {escape(bench.name)}: {len(next(iter(sets.values())))} CPUs per command "
+            console.print(f"  {escape(bench.name)}: {per} CPUs per command "
                           f"(cpus_per_command): the plan's CPU {said} here", highlight=False)
 
 

@@ -26,7 +26,7 @@ from duetbench.execute.runner import (
 )
 from duetbench.host.host import host_facts, usable_cpus
 from duetbench.model.invocation import Invocation
-from duetbench.plan.schedule import Placement, place
+from duetbench.plan.schedule import Placement, cpu_count, place
 from duetbench.report.exporters import Exports
 from duetbench.report.model import ComparisonReport
 from duetbench.report.progress import LiveProgress
@@ -460,7 +460,7 @@ def _judged_while_measuring(opts: CompareOptions) -> tuple[str, ...]:
 def placement_of(opts: CompareOptions, usable: list[int]) -> Placement:
     """Where `opts`' commands run on this process's `usable` CPUs (--cpus-per-command); a count above
     them is bad input."""
-    per = len(usable) if opts.cpus_per_command == "all" else opts.cpus_per_command
+    per = cpu_count(opts.cpus_per_command, len(usable))
     if per > len(usable):
         raise DuetError(f"--cpus-per-command {per}: this process may use only {len(usable)} CPU(s) "
                         f"({', '.join(map(str, usable))})",

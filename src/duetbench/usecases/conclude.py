@@ -15,7 +15,7 @@ import msgspec
 
 from duetbench.errors import EXIT_SLOWER, CommandFailed, DuetError
 from duetbench.model.invocation import Invocation, usable
-from duetbench.report.model import ComparisonReport
+from duetbench.report.model import ComparisonReport, cpus_per_command
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -183,7 +183,7 @@ def build_report(record: ComparisonRecord, invocations: list[Invocation], time_u
         named = {"A": "The command" if record.name_a == "A" else record.name_a, "B": ""}
         warnings = teaching_warnings(record.method, {}, invocations, names=named,
                                      usable_cpus=len(record.host.get("usable_cpus", [])), time_unit=time_unit,
-                                     per_command=_per_command(opts))
+                                     per_command=cpus_per_command(opts))
         return ComparisonReport(
             id=record.id, status=record.status, method=record.method, names=names,
             commands={"A": record.command_a, "B": ""}, seed=record.seed, options=opts, host=record.host,
@@ -213,7 +213,7 @@ def build_report(record: ComparisonRecord, invocations: list[Invocation], time_u
     report.warnings = teaching_warnings(record.method, results, invocations, names=report.names,
                                         usable_cpus=len(record.host.get("usable_cpus", [])),
                                         fell_back=bool(opts.get("fell_back_to_sequential")), time_unit=time_unit,
-                                        per_command=_per_command(opts))
+                                        per_command=cpus_per_command(opts))
     return report
 
 
@@ -289,9 +289,3 @@ def _failure_error(inv: Invocation, names: dict[str, str]) -> DuetError:
                              hint="run it by hand to see why")
     return CommandFailed(f"command {who} could not run: {inv.error or inv.status}",
                          hint="check the command, or use --method sequential if the duet set-up is the problem")
-
-
-def _per_command(options: dict[str, Any]) -> int:
-    """The CPUs each command was given, as stored (a count; comparisons stored before the option: 1)."""
-    value = options.get("cpus_per_command", 1)
-    return value if isinstance(value, int) and value >= 1 else 1
