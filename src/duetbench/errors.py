@@ -24,6 +24,12 @@ class DuetError(Exception):
         return self.message if not self.hint else f"{self.message} — {self.hint}"
 
 
+class StoreFailed(DuetError):
+    """The results database failed while in use (a full disk, a lost connection, a lock held too long).
+    Apart from other errors so that a comparison that meets it mid-run can stop, report what it stored
+    before, and say where that is kept."""
+
+
 class CommandFailed(DuetError):
     """A benchmarked command exited non-zero (and --ignore-failure was not given)."""
 

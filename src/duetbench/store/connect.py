@@ -19,7 +19,7 @@ from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Connection, CursorResult, Engine
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
-from duetbench.errors import DuetError
+from duetbench.errors import DuetError, StoreFailed
 from duetbench.store.location import StoreLocation, mask_credentials
 from duetbench.store.sqlite_file import configure, read_only_file, reason, sqlite_hint
 
@@ -118,12 +118,12 @@ def database_errors(location: StoreLocation, doing: str) -> Iterator[None]:
         if isinstance(exc, DBAPIError) and not _operational(exc):
             raise
         reason, hint = describe(exc, location)
-        raise DuetError(f"{doing} {location}: {reason}", hint=hint) from None
+        raise StoreFailed(f"{doing} {location}: {reason}", hint=hint) from None
     except SQLAlchemyError as exc:
         if type(exc).__name__ not in ("TimeoutError", "DisconnectionError"):
             raise
         reason, hint = describe(exc, location)
-        raise DuetError(f"{doing} {location}: {reason}", hint=hint) from None
+        raise StoreFailed(f"{doing} {location}: {reason}", hint=hint) from None
 
 
 def _operational(exc: DBAPIError) -> bool:

@@ -21,7 +21,7 @@ import msgspec
 from sqlalchemy import func, select
 from sqlalchemy.exc import SQLAlchemyError
 
-from duetbench.errors import DuetError
+from duetbench.errors import DuetError, StoreFailed
 from duetbench.model.invocation import Invocation
 from duetbench.store import records, schema
 from duetbench.store.connect import (
@@ -68,7 +68,7 @@ class Store:
                 migrate(self.engine)
         except (OSError, SQLAlchemyError) as exc:
             reason, hint = describe(exc, self.location)
-            raise DuetError(f"cannot use the results database {self.location}: {reason}", hint=hint) from None
+            raise StoreFailed(f"cannot use the results database {self.location}: {reason}", hint=hint) from None
         self._seq: dict[int, int] = {}
         self._raw: _SqliteInserts | None = None
         if not self.read_only:
@@ -269,4 +269,4 @@ def _sqlite_errors(location: StoreLocation) -> Iterator[None]:
         yield
     except (sqlite3.OperationalError, OSError) as exc:
         reason, hint = describe(exc, location)
-        raise DuetError(f"cannot use the results database {location}: {reason}", hint=hint) from None
+        raise StoreFailed(f"cannot use the results database {location}: {reason}", hint=hint) from None

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from duetbench.errors import DuetError
+from duetbench.errors import DuetError, StoreFailed
 from duetbench.model.invocation import Invocation
 from duetbench.store import sqlite_schema
 from duetbench.store.location import is_url, scrub_credentials
@@ -121,6 +121,7 @@ class DirectStore:
         path = Path(text)
         if read_only_file(path):
             return None
+        new = not path.exists()
         with _errors(path):
             path.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(path, check_same_thread=False)
@@ -129,6 +130,8 @@ class DirectStore:
                 current = _current(conn)
             except BaseException:
                 conn.close()
+                if new:
+                    _remove_if_empty(path)
                 raise
         if not current:
             conn.close()
@@ -239,6 +242,19 @@ class DirectStore:
         return [invocation_from_row(dict(zip(PROCESS_COLUMNS, row, strict=True))) for row in rows]
 
 
+def _remove_if_empty(path: Path) -> None:
+    """A new database that could not be set up (a full disk) is left as an empty file, which would be taken
+    for a results database the next time: remove it and its WAL files while they hold nothing."""
+    wal, shm = Path(f"{path}-wal"), Path(f"{path}-shm")
+    try:
+        if path.stat().st_size or (wal.exists() and wal.stat().st_size):
+            return  # something was written after all (by another process too): keep it
+        for part in (wal, shm, path):
+            part.unlink(missing_ok=True)
+    except OSError:
+        pass
+
+
 def _current(conn: sqlite3.Connection) -> bool:
     """Whether the database's schema is current, creating it on a new, empty file."""
     try:
@@ -274,5 +290,5 @@ def _errors(path: Path) -> Iterator[None]:
     except (sqlite3.IntegrityError, sqlite3.ProgrammingError, sqlite3.NotSupportedError):
         raise
     except (sqlite3.Error, OSError) as exc:
-        raise DuetError(f"cannot use the results database {path}: {reason(exc)}",
+        raise StoreFailed(f"cannot use the results database {path}: {reason(exc)}",
                         hint=sqlite_hint(reason(exc))) from None

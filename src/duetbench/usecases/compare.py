@@ -13,7 +13,7 @@ import msgspec
 from duetbench import __version__
 from duetbench.analyze.looks import LookSchedule, first_look
 from duetbench.config.compare import CompareOptions, command_argv, hook_shell
-from duetbench.errors import DuetError
+from duetbench.errors import DuetError, StoreFailed
 from duetbench.execute.lock import MeasurementLock
 from duetbench.execute.runner import (
     ACTIVITY_EVERY_PAIR_UP_TO,
@@ -40,6 +40,7 @@ from duetbench.usecases.conclude import (  # noqa: F401 - METRICS, build_report,
     build_report,
     conclude,
     evaluate,
+    kept_before,
     measured_runs,
     render,
     report_stored,
@@ -543,6 +544,7 @@ def _compare(opts: CompareOptions, *, db_path: Path, exports: Exports, console: 
         status = "failed"
         failure: Invocation | None = None
         shell_failure: ShellCommandFailed | None = None
+        store_failure: StoreFailed | None = None
         # SIGTERM (e.g. from a CI timeout) and SIGHUP are handled like Ctrl-C: stop, keep, report.
         previous = stop_like_ctrl_c()
         try:
@@ -557,6 +559,11 @@ def _compare(opts: CompareOptions, *, db_path: Path, exports: Exports, console: 
                         run_shell(script, f"--cleanup ({side})", settings.hook_shell)
         except ShellCommandFailed as exc:
             shell_failure = exc
+        except StoreFailed as exc:
+            if comparison.id < 0:
+                raise  # nothing was stored: the error says all there is
+            # (a full disk mid-run): what was stored before it is reported below, and where it is kept
+            store_failure = exc
         finally:
             restore(previous)
             if stop.reason:
@@ -570,8 +577,18 @@ def _compare(opts: CompareOptions, *, db_path: Path, exports: Exports, console: 
                 comparison.open().finish_comparison(comparison.id, status if shell_failure is None else "failed",
                                                     options if stop.reason or "auto" in options else None,
                                                     method=method if method != record_method else None)
+            except StoreFailed:
+                if store_failure is None:
+                    raise
+                # the database still fails: the record stays 'running' until the next duet marks it died
             finally:
                 lock.release()
+        if store_failure is not None:
+            if reporter is not None:
+                reporter.kill()
+            ends.close()
+            raise kept_before(store_failure, comparison, lambda invs: measured_runs(method, invs), db_path=db_path,
+                              exports=exports, console=console, time_unit=time_unit, on_report=on_report)
 
         ending = Ending(status, failure, ShellFailure(shell_failure.what, shell_failure.command, shell_failure.code,
                                                       shell_failure.stderr) if shell_failure is not None else None,

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from duetbench.errors import EXIT_SLOWER, CommandFailed, DuetError
+from duetbench.errors import EXIT_SLOWER, CommandFailed, DuetError, StoreFailed
 from duetbench.model.invocation import Invocation, usable
 from duetbench.report.model import ComparisonReport, cpus_per_command
 
@@ -254,6 +254,8 @@ def report_stored(comparison: _DeferredComparison, status: str, failure: Invocat
     assert record is not None
     report = build_report(record, store.invocations(comparison.id), time_unit=time_unit)
     report.time_unit = time_unit
+    if record.status == "running":
+        report.status = status  # its end could not be written (a full disk): say how it ended all the same
     store.close()
     if report.results or report.benchmark is not None or status != "failed":
         render(report, console, time_unit=time_unit)
@@ -267,6 +269,24 @@ def report_stored(comparison: _DeferredComparison, status: str, failure: Invocat
     if failure is not None:
         raise _failure_error(failure, report.names)
     return report
+
+
+def kept_before(failure: StoreFailed, comparison: _DeferredComparison, runs: Callable[[list[Invocation]], int], *,
+                db_path: Path, exports: Exports, console: Console, time_unit: str | None,
+                on_report: Callable[[ComparisonReport], None] | None) -> StoreFailed:
+    """The results database failed mid-run (a full disk): report the runs stored before it (`runs` counts
+    them) where it can still be read, and the error to raise, which names where they are kept."""
+    from duetbench.store.option import db_argument
+
+    where = f"duet show {comparison.id}{db_argument(db_path)}"
+    try:
+        report = report_stored(comparison, "failed", None, None, exports=exports, console=console,
+                               time_unit=time_unit, on_report=on_report)
+    except StoreFailed:
+        kept = f"what was measured before it is kept there ({where} once it can be read)"
+    else:
+        kept = f"the {runs(report.invocations)} run(s) measured before it are reported above and kept there ({where})"
+    return StoreFailed(f"{failure.message}; {kept}", hint=failure.hint, exit_code=failure.exit_code)
 
 
 def _last_line(text: str) -> str:

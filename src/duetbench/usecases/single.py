@@ -11,10 +11,11 @@ from typing import TYPE_CHECKING, Any
 
 from duetbench import __version__
 from duetbench.config.compare import CompareOptions, command_argv, hook_shell
+from duetbench.errors import StoreFailed
 from duetbench.execute.lock import MeasurementLock
 from duetbench.execute.runner import Runner, RunSettings, ShellCommandFailed, import_modules, run_shell
 from duetbench.host.host import host_facts, usable_cpus
-from duetbench.model.invocation import Invocation
+from duetbench.model.invocation import Invocation, usable
 from duetbench.report.exporters import Exports
 from duetbench.report.model import ComparisonReport
 from duetbench.report.progress import LiveProgress
@@ -87,6 +88,7 @@ def run_single(opts: CompareOptions, *, db_path: Path, exports: Exports, console
     from duetbench.usecases.compare import (
         _DeferredComparison,
         _with_owner,
+        kept_before,
         placement_of,
         report_stored,
     )
@@ -125,6 +127,7 @@ def run_single(opts: CompareOptions, *, db_path: Path, exports: Exports, console
                            input_path=opts.input, labels={"A": opts.name_a}, hook_shell=hook_shell(opts.shell),
                            during_warmup=import_modules(AFTER_MEASURING))
     status, failure, shell_failure = "failed", None, None
+    store_failure: StoreFailed | None = None
     previous = stop_like_ctrl_c()
     try:
         with progress:
@@ -143,6 +146,10 @@ def run_single(opts: CompareOptions, *, db_path: Path, exports: Exports, console
                 run_shell(cleanup, "--cleanup", settings.hook_shell)
     except ShellCommandFailed as exc:
         shell_failure = exc
+    except StoreFailed as exc:
+        if comparison.id < 0:
+            raise  # nothing was stored: the error says all there is
+        store_failure = exc  # (a full disk mid-run): what was stored before it is reported below
     finally:
         restore(previous)
         if stopped:
@@ -150,8 +157,15 @@ def run_single(opts: CompareOptions, *, db_path: Path, exports: Exports, console
         try:
             comparison.open().finish_comparison(comparison.id, status if shell_failure is None else "failed",
                                                 options)
+        except StoreFailed:
+            if store_failure is None:
+                raise
         finally:
             lock.release()
+    if store_failure is not None:
+        raise kept_before(store_failure, comparison, lambda invs: len(usable(invs)),
+                          db_path=db_path, exports=exports, console=console, time_unit=time_unit,
+                          on_report=on_report)
     report_stored(comparison, status, failure, shell_failure, exports=exports, console=console,
                   time_unit=time_unit, on_report=on_report)
     return 130 if status == "interrupted" else 0
