@@ -374,3 +374,66 @@ def test_retry_failed_runs_only_the_failed_runs_again_and_keeps_their_records(du
     assert re.search(r"\d\.\d{3}", flaky_row) and "no result" not in flaky_row, analysed.stdout
     nothing = duet("run", "campaign.yml", "--no-progress", "--retry-failed")
     assert nothing.returncode != 0 and "no failed run" in nothing.stderr
+
+
+def test_two_databases_in_one_directory_keep_their_own_raw_outputs(duet, tmp_path: Path) -> None:
+    # Raw outputs go to DIR/campaigns/<id>-<name>; a second database there (or results.db deleted and made
+    # anew) numbers its campaigns from 1 again. Its runs must not take over the first one's directories:
+    # they were renamed '.killed-…' (as if killed) and the first database's records then named the
+    # second's files.
+    write_campaign(tmp_path, f"  loop: {harness('--iterations 3')}\n", methods="{sequential: 1}")
+    first = duet("run", "campaign.yml", "--no-progress", "--db", "first.db")
+    assert first.returncode == 0, first.stdout + first.stderr
+    second = duet("run", "campaign.yml", "--no-progress", "--db", "second.db")
+    assert second.returncode == 0, second.stdout + second.stderr
+
+    def run_dirs(db: str) -> set[str]:
+        with sqlite3.connect(tmp_path / db) as conn:
+            return {d for (d,) in conn.execute("SELECT run_dir FROM runs")}
+
+    mine, theirs = run_dirs("first.db"), run_dirs("second.db")
+    assert len(mine) == len(theirs) == 2 and not mine & theirs, (mine, theirs)
+    assert all(Path(d).is_dir() for d in mine | theirs)
+    assert not [p for p in (tmp_path / "campaigns").rglob("*") if ".killed-" in p.name]
+
+
+def test_sigterm_while_artifacts_are_recorded_stops_like_ctrl_c(duet_env: dict[str, str], tmp_path: Path) -> None:
+    # An artifact command (a slow `java -version`, a hung `nvidia-smi`) runs before the first run. SIGTERM (a CI
+    # timeout) there killed duet outright: the campaign stayed 'running', nothing said how to resume, the
+    # artifact's own child was left running, and the resumed campaign never recorded its artifacts.
+    slow = "sh -c 'test -e ready && echo v1 || { sleep 30 & echo $! > artifact.pid; wait; }'"
+    write_campaign(tmp_path, f"  loop: {harness('--iterations 3')}\n", methods="{sequential: 1}",
+                   extra=f"artifacts: {{version: \"{slow}\"}}")
+    proc = subprocess.Popen([sys.executable, "-m", "duetbench", "run", "campaign.yml", "--no-progress"],
+                            cwd=tmp_path, env=duet_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "artifact.pid").exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    time.sleep(0.2)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, out + err
+    assert "--resume" in out and "Traceback" not in err, out + err
+    assert db_rows(tmp_path, "SELECT status FROM campaigns")[0][0] == "interrupted"
+    sleeper = int((tmp_path / "artifact.pid").read_text())
+    deadline = time.monotonic() + 5
+    while Path(f"/proc/{sleeper}").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    alive = Path(f"/proc/{sleeper}/stat").exists() and Path(f"/proc/{sleeper}/stat").read_text().split()[2] != "Z"
+    if alive:
+        subprocess.run(["kill", str(sleeper)], check=False)
+    assert not alive, "the artifact command's child outlived duet"
+    (tmp_path / "ready").write_text("")
+    resumed = subprocess.run([sys.executable, "-m", "duetbench", "run", "campaign.yml", "--resume", "--no-progress"],
+                             cwd=tmp_path, env=duet_env, capture_output=True, text=True, timeout=120)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert json.loads(db_rows(tmp_path, "SELECT artifacts FROM campaigns")[0][0]) == {"version": "v1\n"}
+
+
+def test_time_budget_not_a_number_is_refused(duet, tmp_path: Path) -> None:
+    # 'nan' passed the `<= 0` check and then never compared greater than the time spent: the whole campaign
+    # ran with no budget at all.
+    write_campaign(tmp_path, f"  loop: {harness('--iterations 3')}\n", methods="{sequential: 1}")
+    result = duet("run", "campaign.yml", "--no-progress", "--time-budget", "nan")
+    assert result.returncode == 2 and "--time-budget must be positive, got nan" in result.stderr, result.stderr
+    assert not (tmp_path / ".duet" / "results.db").exists()

@@ -137,6 +137,20 @@ def test_jmh_errors_name_the_file(tmp_path: Path) -> None:
         read_jmh(tmp_path / "missing.json", b)
 
 
+def test_a_negative_time_names_the_file_it_is_in(tmp_path: Path) -> None:
+    # The harness parsers' shared check of every value said "parser 'jmh': iteration 1 'p.A' has value
+    # -1e-06 s": of two files, not which one.
+    good = _jmh(tmp_path / "good.json", {"p.A": [[1.0, 2.0]]})
+    bad = _jmh(tmp_path / "bad.json", {"p.A": [[1.0, -1.0]]})
+    with pytest.raises(DuetError, match=r"^.*bad\.json: .*-1e-06 s, expected a finite non-negative number"):
+        read_jmh(good, bad)
+    hf = tmp_path / "hf.json"
+    hf.write_text(json.dumps({"results": [{"command": "a", "times": [1.0, 2.0]},
+                                          {"command": "b", "times": [1.0, -1.0]}]}))
+    with pytest.raises(DuetError, match=r"hf\.json: .*-1\.0 s"):
+        read_hyperfine(hf)
+
+
 def test_duetprocess_csv_of_the_thesis_tool() -> None:
     t = read_duetprocess(DATA / "asynchronous-duet" / "duetprocess_chi-square_5096d7d.csv").table
     assert len(t) == 32 and set(t.benchmark) == {"renaissance/chi-square"}

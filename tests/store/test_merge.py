@@ -120,6 +120,22 @@ def test_bad_sources_are_clear_errors(tmp_path: Path) -> None:
         dest.close()
 
 
+def test_a_source_from_a_newer_duetbench_is_named(tmp_path: Path) -> None:
+    # Task files from nodes with different duetbench versions: the error said "the results database is at
+    # schema version 99" without saying which of the files merged it is, and told to fix --db.
+    old = task_file(tmp_path / "task0.db", ["r0"])
+    newer = task_file(tmp_path / "task1.db", ["r1"], uid="6a1c0ad3-2f7e-4a51-9a55-8c1b0e8f0002")
+    with sqlite3.connect(newer) as conn:
+        conn.execute("INSERT INTO schema_migrations VALUES (99, 'from the future', 0)")
+    dest = Store(tmp_path / "dest.db")
+    try:
+        with pytest.raises(DuetError, match=r"task1\.db: the results database is at schema version 99") as info:
+            merge_databases([old, newer], dest)
+        assert "--db" not in str(info.value) and "upgrade duetbench" in str(info.value)
+    finally:
+        dest.close()
+
+
 def test_old_files_get_stable_uids_so_merging_them_twice_adds_nothing(tmp_path: Path) -> None:
     """A file from before uids existed: opening it gives its campaigns uids, kept in the file."""
     from test_migration import old_database

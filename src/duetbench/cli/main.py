@@ -724,7 +724,7 @@ def run(campaign_file: Path, dry_run: bool, resume: bool, retry_failed: bool, ex
         Console(stderr=True, highlight=False, emoji=False).print(
             f"[yellow]warning:[/yellow] --min-runs {min_runs} with --target-width: stopping that early inflates "
             "false alarms (a percentile CI over fewer than 10 runs is too narrow); 10 or more is safe")
-    if time_budget is not None and time_budget <= 0:
+    if time_budget is not None and not time_budget > 0:  # so written, nan is refused too (it never runs out)
         raise DuetError(f"--time-budget must be positive, got {time_budget}", hint="seconds, e.g. --time-budget 600")
     warmup_params = None
     if adaptive_warmup is not None:

@@ -20,7 +20,13 @@ from ._table import Imported, build_table
 def _parse(parser: str, path: Path, options: dict[str, object] | None = None) -> ParseResult:
     if not path.is_file():
         raise DuetError(f"{path}: file not found", hint="check the path")
-    return parse(parser, options, ParserInput(files={"result": path}))
+    try:
+        return parse(parser, options, ParserInput(files={"result": path}))
+    except DuetError as exc:
+        if str(path) in exc.message:
+            raise
+        # The parsers' shared checks (a negative time, ...) speak of the parser, not of the file: A's or B's?
+        raise DuetError(f"{path}: {exc.message}", hint=exc.hint) from None
 
 
 def _columns(side: str, bench_of: dict[str, str], its: list[Iteration], one_run_each: bool) -> dict[str, list]:

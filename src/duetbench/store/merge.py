@@ -74,9 +74,12 @@ def merge_databases(sources: Sequence[str | Path | StoreLocation], dest: Store) 
         except DuetError as exc:
             if "--db" not in (exc.hint or ""):
                 raise
-            # The store's hint is about --db; this file is one to merge.
-            raise DuetError(exc.message, hint="give duet merge results files duet wrote (duet compare, duet run, "
-                            "duet import)", exit_code=exc.exit_code) from None
+            # The store's hint is about --db, and its message may not name the file (a schema newer than this
+            # duetbench's): this file is one of several to merge.
+            message = exc.message if str(location) in exc.message else f"{location}: {exc.message}"
+            hint = ("upgrade duetbench here to merge it, or leave it out" if "upgrade duetbench" in (exc.hint or "")
+                    else "give duet merge results files duet wrote (duet compare, duet run, duet import)")
+            raise DuetError(message, hint=hint, exit_code=exc.exit_code) from None
         try:
             _merge_campaigns(src, dest, report, str(location))
             _merge_comparisons(src, dest, report, str(location))

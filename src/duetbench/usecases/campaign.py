@@ -14,11 +14,14 @@ the campaign goes on.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import math
+import os
 import random
 import re
 import shlex
+import signal
 import subprocess
 import time
 import uuid
@@ -140,15 +143,29 @@ def record_artifacts(artifacts: dict[str, str], directory: Path) -> dict[str, st
     directory.mkdir(parents=True, exist_ok=True)
     recorded = {}
     for name, command in artifacts.items():
+        # Its own process group, ended whole on a timeout or an interrupt: killing the shell alone would leave
+        # what it started running (and holding the pipes that communicate() waits on).
+        proc = subprocess.Popen(["/bin/sh", "-c", command], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, start_new_session=True)
         try:
-            result = subprocess.run(["/bin/sh", "-c", command], capture_output=True, text=True, timeout=60)
-            text = result.stdout if result.returncode == 0 else (
-                f"[exit {result.returncode}] {result.stdout}{result.stderr}")
+            stdout, stderr = proc.communicate(timeout=60)
+            text = stdout if proc.returncode == 0 else f"[exit {proc.returncode}] {stdout}{stderr}"
         except subprocess.TimeoutExpired:
+            _kill_group(proc)
             text = "[timed out after 60 s]"
+        except BaseException:
+            _kill_group(proc)
+            raise
         (directory / name).write_text(text)
         recorded[name] = text
     return recorded
+
+
+def _kill_group(proc: subprocess.Popen[str]) -> None:
+    """SIGKILL `proc`'s process group (it leads one) and reap `proc`."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.communicate()
 
 
 @dataclass(frozen=True)
@@ -390,6 +407,7 @@ def run_campaign(path: Path, opts: RunOptions, console: Console, *, backend: str
             seed, plan = record.seed, [PlannedRun.from_json(p) for p in record.plan]
             job = job_for(record.id, record.uid, {k: getattr(record, k) for k in _RECORDED}, plan,
                           Path(record.run_dir))
+            artifacts_due = bool(campaign.artifacts) and not record.artifacts
             executor.collect(job)
             job.done = campaigns.done_keys(job.campaign_id)
             if opts.dry_run and opts.retry_failed:  # what --retry-failed would run again, not marked yet
@@ -418,8 +436,8 @@ def run_campaign(path: Path, opts: RunOptions, console: Console, *, backend: str
                 run_root = executor.run_root(location.parent, campaign_id, uid)
                 recorded["run_dir"] = str(run_root)
                 campaigns.set_run_dir(campaign_id, str(run_root))
-                campaigns.set_artifacts(campaign_id, record_artifacts(campaign.artifacts, run_root / "artifacts"))
                 job = job_for(campaign_id, uid, recorded, plan, run_root)
+                artifacts_due = True
             campaign_id, run_root = job.campaign_id, job.run_root
             where = f" ({executor.name})" if executor.name != "local" else ""
             console.print(f"[bold]duet run[/bold] campaign [cyan]{escape(campaign.name)}[/cyan] #{campaign_id}{where}: "
@@ -430,6 +448,10 @@ def run_campaign(path: Path, opts: RunOptions, console: Console, *, backend: str
             # finished.
             previous = stop_like_ctrl_c()
             try:
+                # Under the interrupt handling: an artifact command may take long or hang. Recorded for a new
+                # campaign, and on --resume for one interrupted before they were.
+                if artifacts_due:
+                    campaigns.set_artifacts(campaign_id, record_artifacts(campaign.artifacts, run_root / "artifacts"))
                 outcome = executor.execute(job)
             except KeyboardInterrupt:
                 # Ctrl-C between two runs (storing one, judging a stop rule) rather than inside one, which

@@ -120,8 +120,13 @@ class Backend(ABC):
         return contextlib.nullcontext()
 
     def run_root(self, store_dir: Path, campaign_id: int, uid: str) -> Path:
-        """Where the runs' raw outputs go (`store_dir`: the database file's directory)."""
-        return (store_dir / "campaigns" / f"{campaign_id}-{self.campaign.name}").resolve()
+        """Where the runs' raw outputs go (`store_dir`: the database file's directory).
+
+        Called once, for a campaign just recorded: a directory already there belongs to another database
+        in `store_dir` (or to one deleted and made anew), which numbers its campaigns from 1 too. Its
+        outputs are kept as they are: this campaign's directory then also carries its uid."""
+        root = (store_dir / "campaigns" / f"{campaign_id}-{self.campaign.name}").resolve()
+        return root.with_name(f"{campaign_id}-{uid[:8]}-{self.campaign.name}") if root.exists() else root
 
     def recorded_options(self) -> dict[str, Any]:
         """Stored with the campaign's options (what a resume needs to continue the same way)."""
