@@ -174,6 +174,26 @@ def test_help_in_any_encoding_and_to_a_closed_pipe_ends_without_a_traceback(enco
     assert proc.returncode in (0, 1) and b"Traceback" not in err, err
 
 
+@pytest.mark.parametrize("module", ["duetbench.startup", "duetbench.usecases", "click"])
+def test_ctrl_c_while_starting_is_one_line_and_130(module: str, tmp_path: Path, duet_env: dict[str, str]) -> None:
+    """Ctrl-C in the first few hundred ms (the imports before the command line is parsed) printed the
+    traceback of whichever import it landed in. Made certain here: the import of `module` is interrupted."""
+    probe = ("import builtins, sys, runpy\n"
+             "load = builtins.__import__\n"
+             "def interrupted(name, *args, **kwargs):\n"
+             f"    if name == {module!r}:\n"
+             "        raise KeyboardInterrupt\n"
+             "    return load(name, *args, **kwargs)\n"
+             "builtins.__import__ = interrupted\n"
+             "sys.argv = ['duet', 'compare', 'true', 'true', '--runs', '3', '--no-progress']\n"
+             "runpy.run_module('duetbench', run_name='__main__')\n")
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp_path, timeout=60,
+                            env=duet_env)
+    assert result.returncode == 130, result.stderr
+    assert result.stderr == "interrupted while starting: nothing was measured\n", result.stderr
+    assert not (tmp_path / ".duet").exists()
+
+
 _COUNT_DATACLASSES = (
     "import dataclasses, sys\n"
     "made = []\n"

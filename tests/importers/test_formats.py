@@ -206,3 +206,7 @@ def test_generic_csv_iso_times_and_errors(tmp_path: Path) -> None:
     f.write_text("name,v,who\nx,1,A\nx,2\n")
     with pytest.raises(DuetError, match=r"g\.csv:3: has 2 fields"):
         read_csv(f, m)
+    # a name given twice: the mapping chose the last column of that name, without a word
+    f.write_text("name,v,who,name\nx,1,A,y\nx,2,B,y\n")
+    with pytest.raises(DuetError, match=r"g\.csv:1: column 'name' appears 2 times in the header \(columns 1, 4\)"):
+        read_csv(f, m)

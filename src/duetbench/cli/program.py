@@ -14,6 +14,9 @@ import warnings
 TYPE_CHECKING = False
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import NoReturn
+
     from duetbench.usecases import apart
 
 
@@ -69,6 +72,17 @@ def _open_closed_standard_descriptors() -> None:
 
 
 def entry() -> None:
+    try:
+        run = _start()
+    except KeyboardInterrupt:
+        _interrupted_while_starting()
+    if run is not None:
+        run()
+
+
+def _start() -> Callable[[], None] | None:
+    """Everything before the command line is parsed: the fast answers (then None), the reporter's fork
+    (whose child reports here and never returns), and the import of the command line, which it returns."""
     from duetbench.startup import defer_collection
 
     defer_collection()  # before any import of ours: start-up makes no garbage (startup.py)
@@ -84,13 +98,13 @@ def entry() -> None:
         from duetbench import __version__
 
         write_stdout(f"duetbench, version {__version__}\n".encode())
-        return
+        return None
     if sys.argv[1:] in (["--help"], ["-h"]):
         # click's page too, kept per width (cli/help_page.py): ~40 ms instead of ~140 on that VM.
         from duetbench.cli.help_page import print_kept
 
         if print_kept(sys.argv):
-            return
+            return None
     from duetbench.usecases import apart
 
     handover = apart.start(sys.argv[1:])
@@ -98,7 +112,15 @@ def entry() -> None:
         _report(handover)
     from duetbench.cli.main import entry as run
 
-    run()
+    return run
+
+
+def _interrupted_while_starting() -> NoReturn:
+    """Ctrl-C (or SIGINT) while the program imports what it needs (~0.1-0.3 s, before its command line is
+    parsed): nothing was measured or stored yet. Exit as every interrupted command does, with one line
+    instead of the traceback of whatever import it landed in."""
+    sys.stderr.write("interrupted while starting: nothing was measured\n")
+    raise SystemExit(130)
 
 
 def _report(handover: apart.Handover) -> None:

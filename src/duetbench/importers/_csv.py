@@ -29,6 +29,11 @@ def read_columns(path: Path) -> dict[str, np.ndarray]:
     if not rows or not rows[0]:
         raise DuetError(f"{path}: empty CSV file", hint="the first line must name the columns")
     header = [h.strip() for h in rows[0]]
+    twice = next((name for k, name in enumerate(header) if name in header[:k]), None)
+    if twice is not None:  # columns are chosen by name: one of the two would silently be ignored
+        where = [k + 1 for k, name in enumerate(header) if name == twice]
+        raise DuetError(f"{path}:1: column {twice!r} appears {len(where)} times in the header "
+                        f"(columns {', '.join(map(str, where))})", hint="give each column its own name")
     body = [r for r in rows[1:] if r]
     bad = next((n for n, r in enumerate(body) if len(r) != len(header)), None)
     if bad is not None:
