@@ -249,6 +249,18 @@ def test_mixed_runs_are_paired_by_overlap_or_reduced_to_the_synchronized(with_ti
     assert old.pairing == "sync" and "not recorded" in old.sync
 
 
+def test_no_pairing_is_stated_when_no_iteration_is_left() -> None:
+    # `duet analyze --warmup 100` on runs of 12 iterations: "no result" with its reason, and not also
+    # "duet: 0 of 0 runs synchronized (barrier passed for every iteration)", which spoke of nothing.
+    from duetbench.analyze.sync import SyncStatus
+    from duetbench.analyze.tables import AnalysisOptions, analyze_table
+
+    sync = {("b", r): SyncStatus(False, "no hook iteration log", "y") for r in range(3)}
+    row, = analyze_table(_table(True), AnalysisOptions(n_resamples=500, warmup_count=100), sync=sync)
+    assert row.result is None and row.runs == 0 and "needs at least 2 measured iterations" in (row.problem or "")
+    assert row.sync in ("", None) and not [n for n in row.notes if "synchronized" in n], (row.sync, row.notes)
+
+
 def test_a_runs_answers_are_read_once_every_side_exited(native_dir: Path, tmp_path: Path,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """Work of ours beside a side still running slows it (docs/notes/duet_on_2cpus.md point 15): the side

@@ -54,7 +54,8 @@ def analyze_table(table: IterationTable, opts: AnalysisOptions,
             continue
         measured = rows.measured()
         row = counted_row(bench, method, measured)
-        plan = _duet_pairing(bench, measured, sync) if sync is not None and method == "duet" else None
+        # (no run left to pair, e.g. every iteration taken as warm-up: nothing to say of their pairing)
+        plan = _duet_pairing(bench, measured, sync) if sync is not None and method == "duet" and len(measured) else None
         if plan is not None:
             row.pairing, row.sync = ("refused" if plan.pairing == "refuse" else plan.pairing), plan.statement
             if plan.pairing == "refuse":
