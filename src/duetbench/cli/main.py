@@ -428,6 +428,12 @@ def compare(commands: tuple[str, ...], db: Path, no_progress: bool, **options: A
         raise DuetError("--show-output and --output both say where the output goes",
                         hint="--show-output is --output=inherit: give one of them")
     for where in output:
+        # Refused here, as bad input, what the launcher could only report as command A failing to start.
+        if not where:
+            raise DuetError("--output is empty", hint="null, pipe, inherit, or a file in an existing directory")
+        if where not in OUTPUT_KINDS and Path(where).is_dir():
+            raise DuetError(f"--output {where!r} is a directory",
+                            hint=f"give a file in it, e.g. --output {os.path.join(where, 'out.txt')}")
         if where not in OUTPUT_KINDS and not Path(where).parent.is_dir():
             raise DuetError(f"--output {where!r}: its directory does not exist",
                             hint="null, pipe, inherit, or a file in an existing directory")

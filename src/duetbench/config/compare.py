@@ -175,18 +175,25 @@ def detect_shell_syntax(command: str) -> str | None:
     """What in `command` only a shell understands (a pipe, a redirection, $VAR, a glob, &&, ;, a keyword
     such as `exit`), described in a few words; None when splitting it as a shell would and running it
     directly gives the same command. Quotes alone are not shell syntax: shlex removes them exactly as sh
-    does; `$` and backquotes inside double quotes are, since sh expands them there."""
+    does; `$` and backquotes inside double quotes are, since sh expands them there. So are what shlex
+    reads otherwise than sh: a newline (sh: the next command; shlex: a space), a backslash before a
+    newline (sh joins the lines; shlex keeps the newline) and, in double quotes, before `$` or a backquote
+    (sh drops the backslash; shlex keeps it, and `awk "{print \\$2}"` would give awk the backslash)."""
     quote = ""  # "'" or '"' while inside quotes
     word_start = True
     escaped = False
     for k, ch in enumerate(command):
         if escaped:
             escaped, word_start = False, False
+            if ch == "\n":
+                return "a line continuation (\\ and a newline)"
+            if quote == '"' and ch in "$`":
+                return f"an escaped {ch} in double quotes"
             continue
         if quote == "'":
             quote = "" if ch == "'" else quote
             continue
-        if ch == "\\":  # shlex and sh both take the next character as it is (inside double quotes too)
+        if ch == "\\":  # shlex and sh both take the next character as it is (but for the cases above)
             escaped = True
             continue
         if quote == '"':
@@ -205,6 +212,8 @@ def detect_shell_syntax(command: str) -> str | None:
             return "&&" if command[k:k + 2] == "&&" else "a background job (&)"
         if ch == ";":
             return "a command list (;)"
+        if ch == "\n":
+            return "a command list (a newline)"
         if ch in "<>":
             return f"a redirection ({ch})"
         if ch == "$":

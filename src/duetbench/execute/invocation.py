@@ -431,7 +431,9 @@ class LauncherServer:
         if spec.cwd is not None:
             entries.append(f"cwd={spec.cwd}")
         entries += extra
-        payload = ("\0".join(entries) + "\0").encode()
+        # As a file name's bytes (os.fsencode): a path under a TMPDIR that is not UTF-8 reaches the launcher
+        # as it is on disk, where strict UTF-8 refused to encode it (a traceback before the first run).
+        payload = os.fsencode("\0".join(entries) + "\0")
         inode = _cgroup_inode(spec.cgroup) if spec.cgroup else None
         before: CgroupCounters | None = None
         if spec.cgroup is not None:
@@ -554,26 +556,38 @@ class ServedInvocation:
 def echo_output(label: str, stdout_path: Path | None, stderr_path: Path | None) -> None:
     """Write an ended invocation's output to ours, every line prefixed with `label` (stdout to stdout,
     stderr to stderr); the stdout file is emptied for the next invocation, the stderr file is left for
-    the failure report's tail."""
+    the failure report's tail. 64 KiB at a time, however long its lines: read whole, decoded and split
+    into lines, a command's 100 MB of output took ten times that in memory (and a write per line)."""
+    prefix = f"{label} | "
     for path, stream, empty in ((stdout_path, sys.stdout, True), (stderr_path, sys.stderr, False)):
         if path is None:
             continue
-        try:
-            with open(path, "r+b") as f:
-                data = f.read()
-                if empty:
-                    f.truncate(0)
+        try:  # universal newlines: \r\n and \r end a line, as splitlines() had them
+            f = open(path, "r+", encoding="utf-8", errors="replace", newline=None)
         except OSError:
             continue
-        for line in data.decode(errors="replace").splitlines():
-            stream.write(f"{label} | {line}\n")
+        with f:
+            at_line_start = True
+            while block := f.read(1 << 16):
+                text = block.replace("\n", "\n" + prefix)
+                if at_line_start:
+                    text = prefix + text
+                at_line_start = block.endswith("\n")  # its prefix then belongs to the next block's first line
+                stream.write(text[:-len(prefix)] if at_line_start else text)
+            if not at_line_start:
+                stream.write("\n")
+            if empty:
+                f.truncate(0)
         stream.flush()
 
 
 def _signal_if_running(process: subprocess.Popen[bytes], signum: int) -> None:
-    """Send `signum` unless the process has ended (and do not mind if it ends meanwhile)."""
+    """Send `signum` unless the process has ended (and do not mind if it ends meanwhile), then SIGCONT: a
+    launcher its command stopped (`kill -STOP $PPID`) acts on no other signal until it is continued, and
+    the orchestrator, waiting for it to end, waited for ever (through Ctrl-C too)."""
     if process.poll() is None:
         try:
             process.send_signal(signum)
+            process.send_signal(signal.SIGCONT)
         except ProcessLookupError:
             pass

@@ -1,0 +1,199 @@
+"""``duet compare`` against commands and surroundings that misbehave: shell syntax that splitting would
+change, output that is not text, temporary directories whose names are not UTF-8, --output at a
+directory. Real processes, real store."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from duetbench.config.compare import command_argv, detect_shell_syntax
+
+ONE = ["--no-progress", "--warmup", "0"]
+
+
+def one_line_error(result: subprocess.CompletedProcess[str]) -> str:
+    lines = [line for line in result.stderr.strip().splitlines() if line.strip()]
+    assert lines and "Traceback" not in result.stderr
+    return lines[0]
+
+
+# -- what sh reads otherwise than shlex --------------------------------------------------------------
+
+@pytest.mark.parametrize("command, found", [
+    ("echo a\nfalse", "newline"),  # sh: two commands; split: `echo a false`
+    ("echo a\\\nb", "line continuation"),  # sh: `echo ab`; split: a word with a newline in it
+    ('awk "{print \\$2}" f.txt', "escaped $"),  # sh gives awk `{print $2}`; split: `{print \$2}`
+    ('echo "a\\`b"', "escaped `"),
+    ('echo "a\\\nb"', "line continuation"),
+    ("echo 'a\nb'", None), ('echo "a\nb"', None),  # quoted newlines: one word either way
+    ('echo "a\\"b"', None), ('echo "a\\\\b"', None), ('echo "a\\xb"', None), (r"echo a\$b", None),
+])
+def test_what_sh_and_shlex_read_differently_is_shell_syntax(command: str, found: str | None) -> None:
+    feature = detect_shell_syntax(command)
+    assert (feature is None) if found is None else (feature is not None and found in feature), feature
+    if found is not None:
+        assert command_argv(command, shell=None, side="A")[0] == ["/bin/sh", "-c", command]
+
+
+def test_an_awk_program_in_double_quotes_runs_as_sh_would_run_it(duet, tmp_path: Path) -> None:
+    (tmp_path / "f.txt").write_text("a b\n")
+    result = duet("compare", 'awk "{print \\$2}" f.txt', "--show-output", "--runs", "2", *ONE)
+    assert result.returncode == 0, result.stderr
+    assert "A | b" in result.stdout.splitlines()
+
+
+# -- surroundings --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("method", ["duet", "sequential"])
+def test_a_temporary_directory_whose_name_is_not_utf8(duet_env: dict[str, str], tmp_path: Path,
+                                                      method: str) -> None:
+    """Linux paths are bytes: TMPDIR may hold any (the scratch directory and the launchers' files in it
+    are made there), and reaches the launcher as it is."""
+    tmp = tmp_path / "t\udcfd"  # the byte 0xfd, as Python gives an undecodable file name
+    tmp.mkdir()
+    result = subprocess.run([sys.executable, "-m", "duetbench", "compare", "sh -c 'echo oops >&2'", "true",
+                             "--method", method, "--runs", "2", *ONE], cwd=tmp_path,
+                            env={**duet_env, "TMPDIR": str(tmp)}, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+    assert list(tmp.iterdir()) == []  # nothing left behind in it
+
+
+@pytest.mark.parametrize("method", ["duet", "sequential"])
+def test_output_to_a_directory_or_to_nothing_is_bad_input(duet, tmp_path: Path, method: str) -> None:
+    """Found before anything runs, as a missing directory is: not as command A failing to start (exit 1)."""
+    (tmp_path / "outdir").mkdir()
+    for where, said in (("outdir", "is a directory"), ("", "is empty")):
+        outputs = ["--output", where] * (2 if method == "duet" else 1)
+        result = duet("compare", "echo hi", "true", *outputs, "--method", method, "--runs", "2", *ONE)
+        assert result.returncode == 2 and said in one_line_error(result), result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+# -- --show-output -----------------------------------------------------------------------------------
+
+class _Sink:
+    """A standard stream that keeps only how much was written, and the first of it."""
+
+    def __init__(self) -> None:
+        self.size, self.head = 0, ""
+
+    def write(self, text: str) -> int:
+        if len(self.head) < 200:
+            self.head += text[:200]
+        self.size += len(text)
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+def test_show_output_of_a_chatty_command_is_not_held_in_memory_at_once(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """--show-output echoes an invocation's output once it ended: 5 MB of short lines were read, decoded,
+    split into a list of lines and prefixed all at once (~14x the output: 100 MB took ~1.4 GB)."""
+    import tracemalloc
+
+    from duetbench.execute.invocation import echo_output
+
+    out = tmp_path / "A.stdout"
+    out.write_bytes(b"1234567\n" * 650_000)  # 5.2 MB
+    sink = _Sink()
+    monkeypatch.setattr(sys, "stdout", sink)
+    tracemalloc.start()
+    try:
+        echo_output("A", out, None)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert sink.size == 650_000 * len("A | 1234567\n") and sink.head.startswith("A | 1234567\nA | 1234567\n")
+    assert peak < 5_000_000, peak
+    assert out.read_bytes() == b""  # emptied for the next invocation
+
+
+def test_show_output_lines_as_before(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from duetbench.execute.invocation import echo_output
+
+    out, err = tmp_path / "B.stdout", tmp_path / "B.stderr"
+    out.write_bytes(b"one\r\ntwo\rthree\n\nbad \xff\xfe byte\nno end")
+    err.write_bytes(b"oops\n")
+    sink, sink_err = _Sink(), _Sink()
+    monkeypatch.setattr(sys, "stdout", sink)
+    monkeypatch.setattr(sys, "stderr", sink_err)
+    echo_output("beta", out, err)
+    assert sink.head == ("beta | one\nbeta | two\nbeta | three\nbeta | \nbeta | bad \ufffd\ufffd byte\n"
+                         "beta | no end\n")
+    assert sink_err.head == "beta | oops\n" and err.read_bytes() == b"oops\n"  # kept for the failure's tail
+
+
+# -- a command that stops its launcher ---------------------------------------------------------------
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:  # it ended meanwhile
+        return "gone"
+
+
+def _stopped(pid: int) -> bool:
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        if _state(pid) == "T":
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def test_a_launcher_its_command_stopped_still_ends_when_told(native_dir: Path, tmp_path: Path) -> None:
+    """`kill -STOP $PPID` stops the launcher: a stopped process acts on no signal but SIGKILL until it is
+    continued, so the SIGTERM of Ctrl-C's clean-up waited for ever (and `duet` with it)."""
+    from duetbench.execute.invocation import LauncherServer, LaunchSpec
+
+    server = LauncherServer(tmp_path, "t")
+    try:
+        server.start(LaunchSpec(argv=["sh", "-c", "kill -STOP $PPID; sleep 30"], side="A", index=0, pair=0,
+                                warmup=False))
+        assert _stopped(server.process.pid)
+        server.terminate()
+        assert server.process.wait(timeout=5) is not None
+    finally:
+        if server.process.poll() is None:
+            server.process.kill()
+        server.close()
+
+
+@pytest.mark.parametrize("method", ["duet", "sequential"])
+def test_sigterm_ends_a_comparison_whose_command_stopped_its_launcher(duet_env: dict[str, str], tmp_path: Path,
+                                                                      method: str) -> None:
+    marker = f"duetbench-stopper-{os.getpid()}-{method}"
+    process = subprocess.Popen([sys.executable, "-m", "duetbench", "compare",
+                                f"sh -c 'kill -STOP $PPID; exec -a {marker} sleep 30'", "true", "--method", method,
+                                "--runs", "3", *ONE], cwd=tmp_path, env=duet_env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    launchers: list[int] = []
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and not launchers:
+            children = Path(f"/proc/{process.pid}/task/{process.pid}/children").read_text().split()
+            launchers = [int(c) for c in children if _state(int(c)) == "T"]
+            time.sleep(0.05)
+        assert launchers, "no launcher was stopped"
+        process.terminate()
+        _, err = process.communicate(timeout=20)
+        assert process.returncode == 130 and "Traceback" not in err, err
+        time.sleep(0.2)
+        assert subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True).stdout.split() == []
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        for pid in launchers:  # a stopped launcher held on to our pipes: left, the test would not end
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
