@@ -4,6 +4,7 @@ directory. Real processes, real store."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -170,9 +171,10 @@ def test_a_launcher_its_command_stopped_still_ends_when_told(native_dir: Path, t
 @pytest.mark.parametrize("method", ["duet", "sequential"])
 def test_sigterm_ends_a_comparison_whose_command_stopped_its_launcher(duet_env: dict[str, str], tmp_path: Path,
                                                                       method: str) -> None:
-    marker = f"duetbench-stopper-{os.getpid()}-{method}"
+    marker = str(tmp_path / f"duetbench-stopper-{os.getpid()}-{method}")  # `sleep` by a name of its own
+    os.symlink(shutil.which("sleep") or "/bin/sleep", marker)
     process = subprocess.Popen([sys.executable, "-m", "duetbench", "compare",
-                                f"sh -c 'kill -STOP $PPID; exec -a {marker} sleep 30'", "true", "--method", method,
+                                f"sh -c 'kill -STOP $PPID; exec {marker} 30'", "true", "--method", method,
                                 "--runs", "3", *ONE], cwd=tmp_path, env=duet_env, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
     launchers: list[int] = []
@@ -187,7 +189,7 @@ def test_sigterm_ends_a_comparison_whose_command_stopped_its_launcher(duet_env: 
         _, err = process.communicate(timeout=20)
         assert process.returncode == 130 and "Traceback" not in err, err
         time.sleep(0.2)
-        assert subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True).stdout.split() == []
+        assert _running(marker) == []
     finally:
         if process.poll() is None:
             process.kill()
@@ -197,3 +199,57 @@ def test_sigterm_ends_a_comparison_whose_command_stopped_its_launcher(duet_env: 
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+
+
+# -- hooks that start what outlives them ---------------------------------------------------------------
+
+@pytest.mark.parametrize("hook", ["--prepare", "--setup"])
+def test_sigterm_ends_what_a_hook_started(duet_env: dict[str, str], tmp_path: Path, hook: str) -> None:
+    """A hook's shell was killed alone: what it started (here a sleep in a subshell) ran on after duet
+    exited 130. The hook now runs in a group of its own, killed whole."""
+    # `sleep` under a name of its own (dash's exec has no -a), so that only it is found by that name
+    marker = str(tmp_path / f"duetbench-hook-{os.getpid()}-{hook.strip('-')}")
+    os.symlink(shutil.which("sleep") or "/bin/sleep", marker)
+    process = subprocess.Popen([sys.executable, "-m", "duetbench", "compare", "true", "sleep 0.001", "--runs", "3",
+                                hook, f"sh -c '{marker} 100'; true", *ONE], cwd=tmp_path,
+                               env=duet_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not _running(marker):
+            time.sleep(0.05)
+        assert _running(marker), "the hook's sleep never started"
+        process.terminate()
+        _, err = process.communicate(timeout=30)
+        assert process.returncode == 130 and "Traceback" not in err, err
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and _running(marker):
+            time.sleep(0.05)
+        assert not _running(marker), "what the hook started outlived duet"
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        subprocess.run(["pkill", "-f", f"^{marker}"], capture_output=True)
+
+
+def _running(marker: str) -> list[str]:
+    """The sleep named `marker` (exec -a), not duet or the shell, whose command lines hold it too."""
+    return subprocess.run(["pgrep", "-f", f"^{marker}"], capture_output=True, text=True).stdout.split()
+
+
+def test_a_command_over_the_systems_argument_limit_is_not_told_to_try_sequential() -> None:
+    """E2BIG (arguments and environment over ARG_MAX) fails every method alike: the hint named the
+    sequential method as the way out."""
+    from duetbench.model.invocation import Invocation
+    from duetbench.usecases.conclude import _failure_error
+
+    def failed(error: str) -> Invocation:
+        return Invocation(side="A", index=0, pair=0, warmup=False, status="error", exit_code=0, signal=0,
+                          start_ns=0, end_ns=0, wall_s=0.0, cpu_s=0.0, user_s=0.0, sys_s=0.0, cgroup_cpu_s=None,
+                          maxrss_kb=0, nvcsw=0, nivcsw=0, minflt=0, majflt=0, cpu_requested=0, cpu_seen=0,
+                          orphans_reaped=0, error=error)
+
+    too_long = _failure_error(failed("cannot execute true: Argument list too long"), {"A": "A"})
+    assert "ARG_MAX" in str(too_long) and "sequential" not in str(too_long)
+    other = _failure_error(failed("cannot set up the barrier"), {"A": "A"})
+    assert "--method sequential" in str(other)

@@ -12,7 +12,6 @@ import json
 import math
 import os
 import select
-import subprocess
 import tempfile
 import threading
 import time
@@ -36,6 +35,7 @@ from duetbench.execute.invocation import (
 )
 from duetbench.execute.owner import Owner
 from duetbench.execute.scratch import scratch_directory
+from duetbench.execute.shell import run_in_group
 from duetbench.host.activity import ActivityWindow, Snapshot, activity_delta, snapshot, top_activity
 from duetbench.host.cgroup import SideCgroup
 from duetbench.host.procstat import read_steal_seconds, steal_delta
@@ -142,9 +142,8 @@ class ShellCommandFailed(Exception):
 def run_shell(command: str, what: str, shell: list[str] | None = None) -> None:
     """Run a --prepare/--setup/--cleanup command through the shell, as hyperfine does: `shell` (-S/--shell's
     argv), else /bin/sh."""
-    result = subprocess.run([*(shell or ["/bin/sh"]), "-c", command], stdin=subprocess.DEVNULL,
-                            stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)
+    # In a group of its own, killed whole when duet is stopped: what it started no longer outlives duet.
+    result = run_in_group([*(shell or ["/bin/sh"]), "-c", command])
     if result.returncode != 0:
         raise ShellCommandFailed(what, command, result.returncode, result.stderr[-2000:])
 

@@ -14,14 +14,11 @@ the campaign goes on.
 """
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import math
-import os
 import random
 import re
 import shlex
-import signal
 import subprocess
 import time
 import uuid
@@ -56,6 +53,7 @@ from duetbench.execute.campaign_run import (
     side_argv,
 )
 from duetbench.execute.container import ContainerEngine
+from duetbench.execute.shell import run_in_group
 from duetbench.host.host import host_facts, usable_cpus
 from duetbench.model.invocation import Invocation
 from duetbench.model.table import discard_leading
@@ -143,29 +141,16 @@ def record_artifacts(artifacts: dict[str, str], directory: Path) -> dict[str, st
     directory.mkdir(parents=True, exist_ok=True)
     recorded = {}
     for name, command in artifacts.items():
-        # Its own process group, ended whole on a timeout or an interrupt: killing the shell alone would leave
-        # what it started running (and holding the pipes that communicate() waits on).
-        proc = subprocess.Popen(["/bin/sh", "-c", command], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True, start_new_session=True)
+        # In a group of its own (execute/shell.py): a hung artifact or an interrupt leaves nothing running.
         try:
-            stdout, stderr = proc.communicate(timeout=60)
-            text = stdout if proc.returncode == 0 else f"[exit {proc.returncode}] {stdout}{stderr}"
+            result = run_in_group(["/bin/sh", "-c", command], timeout=60, capture_stdout=True)
+            text = result.stdout if result.returncode == 0 else (
+                f"[exit {result.returncode}] {result.stdout}{result.stderr}")
         except subprocess.TimeoutExpired:
-            _kill_group(proc)
             text = "[timed out after 60 s]"
-        except BaseException:
-            _kill_group(proc)
-            raise
         (directory / name).write_text(text)
         recorded[name] = text
     return recorded
-
-
-def _kill_group(proc: subprocess.Popen[str]) -> None:
-    """SIGKILL `proc`'s process group (it leads one) and reap `proc`."""
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    proc.communicate()
 
 
 @dataclass(frozen=True)

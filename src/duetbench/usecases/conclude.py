@@ -307,5 +307,9 @@ def _failure_error(inv: Invocation, names: dict[str, str]) -> DuetError:
     if inv.status == "signaled":
         return CommandFailed(f"command {who} was killed by signal {inv.signal} (invocation {inv.index})",
                              hint="run it by hand to see why")
+    if "Argument list too long" in (inv.error or ""):  # E2BIG: no method runs it (each adds its offset variable)
+        return CommandFailed(f"command {who} could not run: {inv.error}",
+                             hint="its arguments and environment together are over this system's limit "
+                                  "(getconf ARG_MAX), with up to 4 KiB duet adds: shorten them")
     return CommandFailed(f"command {who} could not run: {inv.error or inv.status}",
                          hint="check the command, or use --method sequential if the duet set-up is the problem")
