@@ -2,8 +2,11 @@
  * duet-launch: run invocations of a command and measure them, the way Python cannot.
  *
  *   duet-launch --result FILE [--cpu LIST] [--barrier PATH] [--barrier-timeout-ms MS]
- *               [--timeout-ms MS] [--cgroup DIR] -- PROGRAM [ARGS...]
- *   duet-launch --serve RESULT_FD [--go GO_FD] [--done DONE_FD]
+ *               [--timeout-ms MS] [--cgroup DIR] [--parent PID] -- PROGRAM [ARGS...]
+ *   duet-launch --serve RESULT_FD [--go GO_FD] [--done DONE_FD] [--parent PID]
+ *
+ * --parent: the orchestrator's pid; the launcher ends (its command killed, nothing more launched) when
+ * its parent is not, or no longer, that process.
  *
  * The first form runs one invocation and writes one JSON object to FILE. The second is a long-lived
  * launcher for one CPU: it reads requests on stdin and answers each with one JSON line on RESULT_FD,
@@ -142,8 +145,8 @@ static void on_cancel(int sig)
 static void usage_error(const char *msg)
 {
     fprintf(stderr, "duet-launch: %s\nusage: duet-launch --result FILE [--cpu LIST] [--barrier PATH] "
-                    "[--barrier-timeout-ms MS] [--timeout-ms MS] [--cgroup DIR] -- PROGRAM [ARGS...]\n"
-                    "       duet-launch --serve RESULT_FD [--go GO_FD]\n",
+                    "[--barrier-timeout-ms MS] [--timeout-ms MS] [--cgroup DIR] [--parent PID] -- PROGRAM [ARGS...]\n"
+                    "       duet-launch --serve RESULT_FD [--go GO_FD] [--done DONE_FD] [--parent PID]\n",
             msg);
     exit(2);
 }
@@ -932,10 +935,15 @@ static void install_handlers(void)
     sigaction(SIGUSR1, &sa, NULL);
 }
 
-/* If the orchestrator is killed (even with SIGKILL), stop the command instead of leaving it running. */
-static void follow_orchestrator(void)
+/* If the orchestrator is killed (even with SIGKILL), stop the command instead of leaving it running.
+ * `orchestrator` is its pid as it gave it (--parent): one killed before this runs has already left us
+ * to a reaper, whose pid getppid() then gives, so reading the parent here could not tell (a campaign's
+ * duet killed just after starting its launchers left both sides' harnesses running). Without --parent,
+ * the parent as first read here. */
+static void follow_orchestrator(pid_t orchestrator)
 {
-    pid_t orchestrator = getppid();
+    if (orchestrator <= 0)
+        orchestrator = getppid();
     prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
     if (getppid() != orchestrator)
         raise(SIGTERM);
@@ -1116,6 +1124,7 @@ int main(int argc, char **argv)
     rq.barrier_timeout_ms = 60000;
     const char *result_path = NULL;
     int serve_fd = -1, go_fd = -1, done_fd = -1;
+    pid_t parent = 0;
     int i = 1;
     for (; i < argc; i++) {
         if (strcmp(argv[i], "--") == 0) {
@@ -1130,6 +1139,8 @@ int main(int argc, char **argv)
             serve_fd = atoi(argv[++i]);
         else if (strcmp(argv[i], "--go") == 0)
             go_fd = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--parent") == 0)
+            parent = (pid_t)atol(argv[++i]);
         else if (strcmp(argv[i], "--done") == 0)
             done_fd = atoi(argv[++i]);
         else if (strcmp(argv[i], "--cpu") == 0) {
@@ -1150,7 +1161,7 @@ int main(int argc, char **argv)
 
     prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
     install_handlers();
-    follow_orchestrator();
+    follow_orchestrator(parent);
 
     if (serve_fd >= 0) {
         if (serve_fd <= 2 || fcntl(serve_fd, F_GETFD) < 0)

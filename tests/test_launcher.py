@@ -115,6 +115,18 @@ def test_sigterm_stops_the_command_and_reports(launcher: Path, tmp_path: Path) -
     assert json.loads(result.read_text())["status"] == "interrupted"
 
 
+def test_a_launcher_whose_orchestrator_is_already_gone_launches_nothing(launcher: Path, tmp_path: Path) -> None:
+    """An orchestrator killed (-9) right after starting its launchers, before they set their parent-death
+    signal, left them to a reaper: they read that reaper as their parent and ran the queued commands to
+    their end (a campaign test's two harnesses, still running 2 s after the kill). Told the orchestrator's
+    pid (--parent), a launcher whose parent is another process ends at once, the command never started."""
+    ran = tmp_path / "ran"
+    r = launch(launcher, tmp_path, "touch", str(ran), parent=os.getppid() if os.getppid() != 1 else 2)
+    assert r["status"] == "interrupted" and not ran.exists(), r
+    r = launch(launcher, tmp_path, "touch", str(ran), parent=os.getpid())  # its real parent: it runs
+    assert r["status"] == "ok" and ran.exists(), r
+
+
 @two_cpus
 def test_duet_starts_both_sides_within_microseconds(native_dir: Path) -> None:
     settings = RunSettings(method="duet", argv={"A": ["true"], "B": ["true"]}, cpus=(0, 1), seed=3, warmup=2,

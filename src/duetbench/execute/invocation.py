@@ -101,7 +101,8 @@ class RunningInvocation:
         self.result_path = Path(result)
         self._keep_stderr = spec.stderr_path is not None
         self.stderr_path = spec.stderr_path or self.result_path.with_suffix(".stderr")
-        argv = [str(native_binary("duet-launch")), "--result", str(self.result_path)]
+        # --parent: killed (even -9) before it looked, the orchestrator still ends it (launcher.c follow_orchestrator)
+        argv = [str(native_binary("duet-launch")), "--result", str(self.result_path), "--parent", str(os.getpid())]
         if spec.cpu is not None:
             argv += ["--cpu", cpu_list(spec)]
         if spec.barrier is not None:
@@ -335,7 +336,7 @@ class LauncherServer:
     def __init__(self, workdir: Path, name: str, gate: ReleaseGate | None = None) -> None:
         request_r, request_w = os.pipe()
         result_r, result_w = os.pipe()
-        argv = [str(native_binary("duet-launch")), "--serve", str(result_w)]
+        argv = [str(native_binary("duet-launch")), "--serve", str(result_w), "--parent", str(os.getpid())]
         passed = [result_w]
         if gate is not None:
             argv += ["--go", str(gate.read_fd), "--done", str(gate.done_write_fd)]
