@@ -4,25 +4,10 @@ SIGBUS (the page was a sparse file, mapped fine and then written) and a reporter
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
-UNSHARE = shutil.which("unshare")
-
-
-def _in_own_mounts(script: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """`script` (sh) in a private mount namespace, where tmpfs mounts touch nobody else."""
-    if UNSHARE is None or os.geteuid() != 0:
-        pytest.skip("needs root and unshare(1) to mount a small tmpfs privately")
-    probe = subprocess.run([UNSHARE, "-m", "true"], capture_output=True, text=True)
-    if probe.returncode != 0:
-        pytest.skip(f"unshare -m is not permitted here: {probe.stderr.strip()}")
-    return subprocess.run([UNSHARE, "-m", "sh", "-c", script], capture_output=True, text=True, env=env, timeout=120)
-
+from own_mounts import in_own_mounts
 
 FILL = "mount -t tmpfs -o size=8k tmpfs {d} && dd if=/dev/zero of={d}/fill bs=4k count=2 2>/dev/null"
 
@@ -33,7 +18,7 @@ def test_a_full_directory_is_a_clear_error_not_a_sigbus(tmp_path: Path) -> None:
     code = ("from duetbench.execute.barrier import BarrierPage\nfrom duetbench.errors import DuetError\n"
             "try:\n    BarrierPage(directory=%r, pages=3)\nexcept DuetError as e:\n    print('ERR', e)\n" % str(shm))
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
-    result = _in_own_mounts(f"{FILL.format(d=shm)} && {sys.executable} -c \"$CODE\"; echo rc=$?; ls {shm}",
+    result = in_own_mounts(f"{FILL.format(d=shm)} && {sys.executable} -c \"$CODE\"; echo rc=$?; ls {shm}",
                             env={**env, "CODE": code})
     assert "rc=0" in result.stdout, (result.stdout, result.stderr)
     assert f"ERR cannot make the duet's barrier page in {shm} (No space left on device)" in result.stdout, result.stdout
@@ -48,7 +33,7 @@ def test_with_every_directory_unusable_the_error_names_each(tmp_path: Path) -> N
             f"barrier._directories = lambda: [{str(full)!r}, {str(read_only)!r}]\n"
             "try:\n    barrier.BarrierPage()\nexcept DuetError as e:\n    print('ERR', e)\n")
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src"), "CODE": code}
-    result = _in_own_mounts(f"{FILL.format(d=full)} && mount -t tmpfs -o ro tmpfs {read_only} && "
+    result = in_own_mounts(f"{FILL.format(d=full)} && mount -t tmpfs -o ro tmpfs {read_only} && "
                             f"{sys.executable} -c \"$CODE\"", env=env)
     assert (f"ERR cannot make the duet's barrier page in {full} (No space left on device) nor in {read_only} "
             f"(Read-only file system) - free space in {full} or {read_only}") in result.stdout.replace("—", "-"), \
@@ -63,7 +48,7 @@ def test_compare_with_dev_shm_full_or_read_only_uses_the_temporary_directory(due
     scratch.mkdir()
     env = {**duet_env, "TMPDIR": str(scratch)}
     duet = f"{sys.executable} -m duetbench compare 'sleep 0.001' 'sleep 0.001' --no-progress --db {tmp_path}/r.db"
-    result = _in_own_mounts(f"{FILL.format(d='/dev/shm')} && {duet} --runs 40 --method duet; echo rc=$?; "
+    result = in_own_mounts(f"{FILL.format(d='/dev/shm')} && {duet} --runs 40 --method duet; echo rc=$?; "
                             f"{duet} --runs 40 --method sequential; echo rc=$?; "
                             f"mount -o remount,ro /dev/shm && {duet} --runs 5; echo rc=$?; ls /dev/shm", env=env)
     assert result.stdout.count("rc=0") == 3, (result.stdout, result.stderr)

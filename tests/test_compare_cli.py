@@ -11,18 +11,13 @@ import time
 from pathlib import Path
 
 import pytest
-
+from cli_output import one_line_error
 
 two_cpus = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs to run a duet")
 
 FAST = ["--no-progress", "--warmup", "0"]
 
 
-def one_line_error(result: subprocess.CompletedProcess[str]) -> str:
-    lines = [line for line in result.stderr.strip().splitlines() if line.strip()]
-    assert lines, "expected an error message on stderr"
-    assert "Traceback" not in result.stderr
-    return lines[0]
 
 
 @two_cpus

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
 from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_output import one_line_error
 
 from duetbench.analyze.single import aa_resolution, mean_interval, precise_enough, summarize
 from duetbench.config.compare import detect_shell_syntax
@@ -17,10 +17,6 @@ SEQ = ["--no-progress", "--warmup", "0", "--method", "sequential"]
 ONE = ["--no-progress", "--warmup", "0"]
 
 
-def one_line_error(result: subprocess.CompletedProcess[str]) -> str:
-    lines = [line for line in result.stderr.strip().splitlines() if line.strip()]
-    assert lines and "Traceback" not in result.stderr
-    return lines[0]
 
 
 # -- pure functions ----------------------------------------------------------------------------------

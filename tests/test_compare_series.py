@@ -14,6 +14,7 @@ from contextlib import closing
 from pathlib import Path
 
 import pytest
+from cli_output import one_line_error
 
 SEQ = ["--no-progress", "--warmup", "0", "--method", "sequential"]
 # given order: mid, slow, quick, fair; by time: quick (5 ms) < fair (15 ms) < mid (30 ms) < slow (60 ms).
@@ -24,10 +25,6 @@ FOUR = ["sleep 0.03", "sleep 0.06", "sleep 0.005", "sleep 0.015", "-n", "mid", "
         "-n", "fair"]
 
 
-def one_line_error(result: subprocess.CompletedProcess[str]) -> str:
-    lines = [line for line in result.stderr.strip().splitlines() if line.strip()]
-    assert lines and "Traceback" not in result.stderr
-    return lines[0]
 
 
 def summary_rows(stdout: str) -> list[tuple[str, str, str]]:

@@ -12,16 +12,13 @@ import time
 from pathlib import Path
 
 import pytest
+from cli_output import one_line_error
 
 from duetbench.config.compare import command_argv, detect_shell_syntax
 
 ONE = ["--no-progress", "--warmup", "0"]
 
 
-def one_line_error(result: subprocess.CompletedProcess[str]) -> str:
-    lines = [line for line in result.stderr.strip().splitlines() if line.strip()]
-    assert lines and "Traceback" not in result.stderr
-    return lines[0]
 
 
 # -- what sh reads otherwise than shlex --------------------------------------------------------------

@@ -5,26 +5,12 @@ full, with every measured run silently in the file)."""
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-
-UNSHARE = shutil.which("unshare")
-
-
-def _in_own_mounts(script: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    """`script` (sh) in a private mount namespace, where a small tmpfs touches nobody else."""
-    if UNSHARE is None or os.geteuid() != 0:
-        pytest.skip("needs root and unshare(1) to mount a small tmpfs privately")
-    probe = subprocess.run([UNSHARE, "-m", "true"], capture_output=True, text=True)
-    if probe.returncode != 0:
-        pytest.skip(f"unshare -m is not permitted here: {probe.stderr.strip()}")
-    return subprocess.run([UNSHARE, "-m", "sh", "-c", script], capture_output=True, text=True, env=env, timeout=300)
+from own_mounts import in_own_mounts
 
 
 @pytest.mark.parametrize("how", ["true --method sequential", "true --method duet", ""], ids=["sequential", "duet", "one command"])
@@ -34,10 +20,10 @@ def test_a_disk_that_fills_mid_run_reports_what_was_stored(duet_env: dict[str, s
     disk.mkdir()
     export = tmp_path / "r.json"
     # ~400 KiB holds the schema and some hundreds of invocations of `true`, never the 3000 pairs asked for
-    result = _in_own_mounts(
+    result = in_own_mounts(
         f"mount -t tmpfs -o size=400k tmpfs {disk} && {sys.executable} -m duetbench compare true "
         f"{how} --runs 3000 --no-progress --db {disk}/r.db --export-json {export}; echo rc=$?",
-        env=duet_env)
+        env=duet_env, timeout=300)
     assert "rc=2" in result.stdout, (result.stdout, result.stderr)
     assert "Traceback" not in result.stderr, result.stderr
     found = re.search(r"error: cannot use the results database \S+: database or disk is full; the (\d+) run\(s\) "
@@ -54,10 +40,10 @@ def test_a_disk_that_fills_mid_run_reports_what_was_stored(duet_env: dict[str, s
 def test_a_database_that_cannot_be_created_leaves_no_file(duet_env: dict[str, str], tmp_path: Path) -> None:
     disk = tmp_path / "disk"
     disk.mkdir()
-    result = _in_own_mounts(
+    result = in_own_mounts(
         f"mount -t tmpfs -o size=64k tmpfs {disk} && dd if=/dev/zero of={disk}/fill bs=4k count=16 2>/dev/null; "
         f"{sys.executable} -m duetbench compare true true --runs 3 --no-progress --db {disk}/r.db; echo rc=$?; "
-        f"ls {disk}", env=duet_env)
+        f"ls {disk}", env=duet_env, timeout=300)
     assert "rc=2" in result.stdout, (result.stdout, result.stderr)
     assert "database or disk is full" in result.stderr and "Traceback" not in result.stderr, result.stderr
     assert result.stdout.split()[-1] == "fill", result.stdout  # no r.db, r.db-wal, r.db-shm
