@@ -223,6 +223,22 @@ def test_sighup_ignored_as_by_nohup_stays_ignored(duet_env: dict[str, str], tmp_
 
 
 @two_cpus
+def test_sigterm_while_the_reporter_reports_is_waited_through(duet_probe) -> None:  # type: ignore[no-untyped-def]
+    """Once handed over, the reporter ignores SIGTERM and finishes the report; its waiter ignored only SIGINT,
+    so a SIGTERM then (a CI timeout) ended the orchestrator with 143 while the orphaned reporter went on
+    printing. Made certain here: the orchestrator sends itself SIGTERM as it starts waiting."""
+    setup = ("import signal\nfrom duetbench.usecases import apart\n"
+             "_reap = apart.Reporter._reap\n"
+             "def _reap_after_sigterm(self):\n"
+             "    os.kill(os.getpid(), signal.SIGTERM)\n"
+             "    return _reap(self)\n"
+             "apart.Reporter._reap = _reap_after_sigterm\n")
+    result = duet_probe(setup, ["compare", "true", "true", "--runs", "3", *FIXED])
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.count("duet compare #") == 1 and "· complete" in result.stdout, result.stdout
+
+
+@two_cpus
 def test_killing_the_orchestrator_ends_its_reporter(duet_env: dict[str, str], tmp_path: Path) -> None:
     proc = _start(["compare", SLOW, SLOW, "--runs", "200", *FIXED], duet_env, tmp_path)
     _wait_for(lambda: _reporter_of(proc.pid) is not None)

@@ -55,6 +55,8 @@ reporter_cpu_s = 0.0
 BOTH_IMPORT = ("duetbench.usecases.conclude", "duetbench.report.lazy_console", "duetbench.execute.owner",
                "duetbench.store.location", "duetbench.model.method", "json", "random", "threading",
                "struct", "weakref")
+#: What the reporter ignores (the orchestrator handles them, and waits through them while it reports).
+REPORTER_IGNORES = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 #: Longest wait for the reporter's imports (they take well under a second): beyond it something is wrong
 #: with it, and the comparison goes on without it rather than hang.
 READY_TIMEOUT_S = 60.0
@@ -170,9 +172,8 @@ class Reporter:
         _in_child = True
         os.close(ready_r)
         os.close(job_w)
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+        for signum in REPORTER_IGNORES:
+            signal.signal(signum, signal.SIG_IGN)
         try:
             for name in modules:
                 importlib.import_module(name)
@@ -238,8 +239,9 @@ class Reporter:
             self._reap()
             return None
         os.close(fd)
-        # The reporter ignores Ctrl-C and finishes the report: so does its waiter.
-        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        # The reporter ignores Ctrl-C, SIGTERM and SIGHUP and finishes the report: so does its waiter (a SIGTERM
+        # here ended it with 143 while the orphaned reporter went on printing).
+        previous = {signum: signal.signal(signum, signal.SIG_IGN) for signum in REPORTER_IGNORES}
         try:
             if meanwhile is not None:
                 meanwhile()
@@ -247,7 +249,8 @@ class Reporter:
             try:
                 code = self._reap()
             finally:
-                signal.signal(signal.SIGINT, previous)
+                for signum, handler in previous.items():
+                    signal.signal(signum, handler)
         return code
 
     def kill(self) -> None:
