@@ -250,3 +250,18 @@ def test_a_command_over_the_systems_argument_limit_is_not_told_to_try_sequential
     assert "ARG_MAX" in str(too_long) and "sequential" not in str(too_long)
     other = _failure_error(failed("cannot set up the barrier"), {"A": "A"})
     assert "--method sequential" in str(other)
+
+
+# -- text that looks like the terminal's markup ---------------------------------------------------------
+
+def test_commands_and_names_that_look_like_markup_are_printed_as_they_are(duet) -> None:  # type: ignore[no-untyped-def]
+    """A "[/x]" in a command or a name was read by rich as a closing tag: a traceback where the report
+    should be (two commands, one command, `duet show`); a "[bold]" styled the rest and vanished."""
+    two = duet("compare", "echo [bold]x[/bold] [/oops]", "true", "-n", "[/a]", "-n", "b", "--runs", "2",
+               "--method", "sequential", *ONE)
+    assert two.returncode == 0, two.stderr
+    assert "A ([/a]): echo [bold]x[/bold] [/oops]" in two.stdout and " [/a] " in two.stdout, two.stdout
+    one = duet("compare", "echo [/oops]", "--runs", "2", *ONE)
+    assert one.returncode == 0 and "Benchmark: echo [/oops]" in one.stdout, one.stdout + one.stderr
+    listed = duet("show")
+    assert listed.returncode == 0 and "[/a]: echo [bold]x[/bold] [/oops]" in listed.stdout, listed.stdout

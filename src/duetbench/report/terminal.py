@@ -4,6 +4,7 @@ from __future__ import annotations
 import statistics
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from duetbench.analyze.verdicts import describe_change
@@ -34,7 +35,9 @@ def render(report: ComparisonReport, console: Console, time_unit: str | None = N
     if report.method == "single":
         render_single(report, console, time_unit)
         return
-    names = report.names
+    # Names, commands and what quotes them are the user's text, printed as it is: a "[/x]" in a command was
+    # read as a closing markup tag (a traceback instead of the report), a "[bold]" styled what followed.
+    names = {side: escape(name) for side, name in report.names.items()}
     _ms = lambda seconds: fmt_time(seconds, time_unit)  # noqa: E731
     first = next(iter(report.results.values()), None)
     runs = f" · {runs_measured(first)}" if first else ""
@@ -53,7 +56,7 @@ def render(report: ComparisonReport, console: Console, time_unit: str | None = N
             console.print(f"  [yellow]note:[/yellow] {auto['cpu_hint']}", soft_wrap=True)
     for side in ("A", "B"):
         label = side if names[side] == side else f"{side} ({names[side]})"
-        console.print(f"  [bold]{label}[/bold]: {report.commands[side]}", soft_wrap=True)
+        console.print(f"  [bold]{label}[/bold]: {escape(report.commands[side])}", soft_wrap=True)
     table = Table(show_edge=False, header_style="bold", box=None, padding=(0, 1))
     table.add_column("")
     for metric in report.results:
@@ -78,7 +81,7 @@ def render(report: ComparisonReport, console: Console, time_unit: str | None = N
                       soft_wrap=True)
     for metric, result in report.results.items():
         marker = "▶" if metric == report.primary_metric else " "
-        text = describe_change(result.ratio, names["A"], names["B"])
+        text = escape(describe_change(result.ratio, report.names["A"], report.names["B"]))
         style = _VERDICT_STYLE.get(result.verdict, "") if metric == report.primary_metric else "dim"
         extra = f"U-test p = {result.u_test_p:.2g}, CI width {result.relative_ci_width:.2%}"
         if result.outliers_removed:
@@ -90,9 +93,9 @@ def render(report: ComparisonReport, console: Console, time_unit: str | None = N
     if stopped in _STOPS:
         console.print(f"[dim]stopped: {_STOPS[stopped]}[/dim]", soft_wrap=True)
     if report.analysis_error:
-        console.print(f"[yellow]No statistics: {report.analysis_error}[/yellow]")
+        console.print(f"[yellow]No statistics: {escape(report.analysis_error)}[/yellow]")
     for warning in report.warnings:
-        console.print(f"[yellow]warning:[/yellow] {warning}")
+        console.print(f"[yellow]warning:[/yellow] {escape(warning)}")
 
 
 def render_single(report: ComparisonReport, console: Console, time_unit: str | None = None) -> None:
@@ -103,10 +106,10 @@ def render_single(report: ComparisonReport, console: Console, time_unit: str | N
     console.print(f"[bold]duet compare #{report.id}[/bold] · one command{runs}{_cpus(report)} · seed {report.seed} · "
                   f"{report.status}")
     name = report.names["A"]
-    label = "Benchmark" if name == "A" else f"Benchmark ({name})"
-    console.print(f"  [bold]{label}[/bold]: {report.commands['A']}", soft_wrap=True)
+    label = "Benchmark" if name == "A" else f"Benchmark ({escape(name)})"
+    console.print(f"  [bold]{label}[/bold]: {escape(report.commands['A'])}", soft_wrap=True)
     if b is None:
-        console.print(f"[yellow]No statistics: {report.analysis_error}[/yellow]")
+        console.print(f"[yellow]No statistics: {escape(str(report.analysis_error))}[/yellow]")
         return
     t = lambda seconds: fmt_time(seconds, time_unit)  # noqa: E731
     sd = t(b.stdev) if b.stdev == b.stdev else "–"
@@ -124,4 +127,4 @@ def render_single(report: ComparisonReport, console: Console, time_unit: str | N
     if stopped == "precision":
         console.print("[dim]stopped: the mean's CI reached --target-width[/dim]")
     for warning in report.warnings:
-        console.print(f"[yellow]warning:[/yellow] {warning}")
+        console.print(f"[yellow]warning:[/yellow] {escape(warning)}")

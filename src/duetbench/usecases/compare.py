@@ -634,6 +634,8 @@ def _short(name: str, command: str, width: int = 28) -> str:
 
 
 def show(db_path: Path, comparison_id: int | None, *, exports: Exports, console: Console, limit: int = 30) -> int:
+    from rich.markup import escape
+
     from duetbench.report.model import runs_measured
     from duetbench.store.db import Store
 
@@ -653,15 +655,15 @@ def show(db_path: Path, comparison_id: int | None, *, exports: Exports, console:
                     judged = (f"mean {b.mean * 1000:.3f} ms ± {b.stdev * 1000:.3f} ms · {b.runs} runs"
                               if b is not None else "no statistics")
                     console.print(f"[bold]#{rec.id}[/bold] {when} · one command · {rec.status} · {judged}")
-                    console.print(f"    {_short(rec.name_a, rec.command_a, 70)}")
+                    console.print(f"    {escape(_short(rec.name_a, rec.command_a, 70))}")
                     continue
                 primary = built.primary
                 judged = (f"[bold]{primary.verdict}[/bold] B/A {primary.ratio.estimate:.4f} "
                           f"[{primary.ratio.low:.4f}, {primary.ratio.high:.4f}] · {runs_measured(primary)}"
                           if primary else "no statistics")
                 console.print(f"[bold]#{rec.id}[/bold] {when} · {rec.method} · {rec.status} · {judged}")
-                console.print(f"    {_short(rec.name_a, rec.command_a, 70)}\n"
-                              f"    {_short(rec.name_b, rec.command_b, 70)}")
+                console.print(f"    {escape(_short(rec.name_a, rec.command_a, 70))}\n"
+                              f"    {escape(_short(rec.name_b, rec.command_b, 70))}")
             return 0
         record = store.comparison(comparison_id)
         if record is None:
