@@ -25,6 +25,7 @@ from duetbench.store.campaigns import CampaignRecord, CampaignStore, RunAlreadyS
 from duetbench.store.connect import inserted_id, write_transaction
 from duetbench.store.db import ComparisonRecord, Store, process_columns
 from duetbench.store.location import StoreLocation, scrub_credentials
+from duetbench.store.migrations import NewerSchema
 
 
 @dataclass
@@ -77,7 +78,7 @@ def merge_databases(sources: Sequence[str | Path | StoreLocation], dest: Store) 
             # The store's hint is about --db, and its message may not name the file (a schema newer than this
             # duetbench's): this file is one of several to merge.
             message = exc.message if str(location) in exc.message else f"{location}: {exc.message}"
-            hint = ("upgrade duetbench here to merge it, or leave it out" if "upgrade duetbench" in (exc.hint or "")
+            hint = ("upgrade duetbench here to merge it, or leave it out" if isinstance(exc, NewerSchema)
                     else "give duet merge results files duet wrote (duet compare, duet run, duet import)")
             raise DuetError(message, hint=hint, exit_code=exc.exit_code) from None
         try:

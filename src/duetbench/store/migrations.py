@@ -115,7 +115,11 @@ def _legacy_version(conn: Connection) -> int:
     return min(int(conn.exec_driver_sql("PRAGMA user_version").scalar() or 0), 2)
 
 
+class NewerSchema(DuetError):
+    """A database written by a newer duetbench, which this one must not migrate (or read as its own)."""
+
+
 def _refuse_newer(version: int) -> None:
     if version > HEAD:
-        raise DuetError(f"the results database is at schema version {version}, newer than this duetbench "
+        raise NewerSchema(f"the results database is at schema version {version}, newer than this duetbench "
                         f"understands ({HEAD})", hint="upgrade duetbench, or use another --db")
