@@ -265,3 +265,13 @@ def test_commands_and_names_that_look_like_markup_are_printed_as_they_are(duet) 
     assert one.returncode == 0 and "Benchmark: echo [/oops]" in one.stdout, one.stdout + one.stderr
     listed = duet("show")
     assert listed.returncode == 0 and "[/a]: echo [bold]x[/bold] [/oops]" in listed.stdout, listed.stdout
+
+
+def test_a_command_of_several_lines_keeps_them_under_its_first(duet) -> None:  # type: ignore[no-untyped-def]
+    """A script of several lines (run through sh -c) printed its second line at the report's left edge,
+    where it read as a line of the report's own."""
+    two = duet("compare", "echo a\ntrue\n", "true", "-n", "fast", "--runs", "2", "--method", "sequential", *ONE)
+    assert two.returncode == 0, two.stderr
+    assert "  A (fast): echo a\n            true\n  B: true\n" in two.stdout, two.stdout
+    one = duet("compare", "echo a\ntrue", "--runs", "2", *ONE)
+    assert one.returncode == 0 and "  Benchmark: echo a\n             true\n" in one.stdout, one.stdout + one.stderr

@@ -6,6 +6,7 @@ import statistics
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from duetbench.analyze.verdicts import describe_change
 from duetbench.report.model import ComparisonReport, cpus_per_command, runs_measured
@@ -29,6 +30,13 @@ def _cpus(report: ComparisonReport) -> str:
     """The header's mention of --cpus-per-command where a command was given more than one CPU."""
     per_command = cpus_per_command(report.options)
     return f" · {per_command} CPUs per command" if per_command > 1 else ""
+
+
+def _command(command: str, label: str) -> str:
+    """A command as the header shows it: a script of several lines (`duet compare $'make\\n./bench'`, run
+    through sh -c) keeps its lines, each under the first, where it read as a line of the report's own."""
+    label_width = Text.from_markup(label).cell_len
+    return escape(command.rstrip("\n")).replace("\n", "\n" + " " * (2 + label_width + 2))
 
 
 def render(report: ComparisonReport, console: Console, time_unit: str | None = None) -> None:
@@ -56,7 +64,7 @@ def render(report: ComparisonReport, console: Console, time_unit: str | None = N
             console.print(f"  [yellow]note:[/yellow] {auto['cpu_hint']}", soft_wrap=True)
     for side in ("A", "B"):
         label = side if names[side] == side else f"{side} ({names[side]})"
-        console.print(f"  [bold]{label}[/bold]: {escape(report.commands[side])}", soft_wrap=True)
+        console.print(f"  [bold]{label}[/bold]: {_command(report.commands[side], label)}", soft_wrap=True)
     table = Table(show_edge=False, header_style="bold", box=None, padding=(0, 1))
     table.add_column("")
     for metric in report.results:
@@ -107,7 +115,7 @@ def render_single(report: ComparisonReport, console: Console, time_unit: str | N
                   f"{report.status}")
     name = report.names["A"]
     label = "Benchmark" if name == "A" else f"Benchmark ({escape(name)})"
-    console.print(f"  [bold]{label}[/bold]: {escape(report.commands['A'])}", soft_wrap=True)
+    console.print(f"  [bold]{label}[/bold]: {_command(report.commands['A'], label)}", soft_wrap=True)
     if b is None:
         console.print(f"[yellow]No statistics: {escape(str(report.analysis_error))}[/yellow]")
         return
