@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import statistics
 
+from rich.cells import cell_len
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
-from rich.text import Text
 
 from duetbench.analyze.verdicts import describe_change
 from duetbench.report.model import ComparisonReport, cpus_per_command, runs_measured
@@ -33,10 +33,10 @@ def _cpus(report: ComparisonReport) -> str:
 
 
 def _command(command: str, label: str) -> str:
-    """A command as the header shows it: a script of several lines (`duet compare $'make\\n./bench'`, run
-    through sh -c) keeps its lines, each under the first, where it read as a line of the report's own."""
-    label_width = Text.from_markup(label).cell_len
-    return escape(command.rstrip("\n")).replace("\n", "\n" + " " * (2 + label_width + 2))
+    """A command as the header shows it after "  {label}: " (`label` as printed, unescaped): a script of
+    several lines (`duet compare $'make\\n./bench'`, run through sh -c) keeps its lines, each under the
+    first, where it read as a line of the report's own."""
+    return escape(command.rstrip("\n")).replace("\n", "\n" + " " * (2 + cell_len(label) + 2))
 
 
 def render(report: ComparisonReport, console: Console, time_unit: str | None = None) -> None:
@@ -64,7 +64,8 @@ def render(report: ComparisonReport, console: Console, time_unit: str | None = N
             console.print(f"  [yellow]note:[/yellow] {auto['cpu_hint']}", soft_wrap=True)
     for side in ("A", "B"):
         label = side if names[side] == side else f"{side} ({names[side]})"
-        console.print(f"  [bold]{label}[/bold]: {_command(report.commands[side], label)}", soft_wrap=True)
+        plain = side if report.names[side] == side else f"{side} ({report.names[side]})"
+        console.print(f"  [bold]{label}[/bold]: {_command(report.commands[side], plain)}", soft_wrap=True)
     table = Table(show_edge=False, header_style="bold", box=None, padding=(0, 1))
     table.add_column("")
     for metric in report.results:
@@ -115,7 +116,8 @@ def render_single(report: ComparisonReport, console: Console, time_unit: str | N
                   f"{report.status}")
     name = report.names["A"]
     label = "Benchmark" if name == "A" else f"Benchmark ({escape(name)})"
-    console.print(f"  [bold]{label}[/bold]: {_command(report.commands['A'], label)}", soft_wrap=True)
+    plain = "Benchmark" if name == "A" else f"Benchmark ({name})"
+    console.print(f"  [bold]{label}[/bold]: {_command(report.commands['A'], plain)}", soft_wrap=True)
     if b is None:
         console.print(f"[yellow]No statistics: {escape(str(report.analysis_error))}[/yellow]")
         return

@@ -13,14 +13,13 @@ import msgspec
 from duetbench import __version__
 from duetbench.analyze.looks import LookSchedule, first_look
 from duetbench.config.compare import CompareOptions, command_argv, hook_shell
-from duetbench.errors import DuetError, StoreFailed
+from duetbench.errors import DuetError
 from duetbench.execute.lock import MeasurementLock
 from duetbench.execute.runner import (
     ACTIVITY_EVERY_PAIR_UP_TO,
     Runner,
     RunnerStage,
     RunSettings,
-    ShellCommandFailed,
     import_modules,
     run_shell,
 )
@@ -45,7 +44,7 @@ from duetbench.usecases.conclude import (  # noqa: F401 - METRICS, build_report,
     render,
     report_stored,
 )
-from duetbench.usecases.interrupts import restore, stop_like_ctrl_c
+from duetbench.usecases.measuring import Failures, guarded
 
 if TYPE_CHECKING:
     import numpy as np
@@ -543,29 +542,8 @@ def _compare(opts: CompareOptions, *, db_path: Path, exports: Exports, console: 
         stop = _Stop()
         status = "failed"
         failure: Invocation | None = None
-        shell_failure: ShellCommandFailed | None = None
-        store_failure: StoreFailed | None = None
-        # SIGTERM (e.g. from a CI timeout) and SIGHUP are handled like Ctrl-C: stop, keep, report.
-        previous = stop_like_ctrl_c()
-        try:
-            with progress:
-                for side, script in opts.per_side(opts.setup).items():
-                    if script:
-                        run_shell(script, f"--setup ({side})", settings.hook_shell)
-                status, failure, method = _measure(opts, settings, method, options, comparison, stop, on_progress,
-                                                   progress, ends)
-                for side, script in opts.per_side(opts.cleanup).items():
-                    if script:
-                        run_shell(script, f"--cleanup ({side})", settings.hook_shell)
-        except ShellCommandFailed as exc:
-            shell_failure = exc
-        except StoreFailed as exc:
-            if comparison.id < 0:
-                raise  # nothing was stored: the error says all there is
-            # (a full disk mid-run): what was stored before it is reported below, and where it is kept
-            store_failure = exc
-        finally:
-            restore(previous)
+
+        def finish(failures: Failures) -> None:
             if stop.reason:
                 options["stopped_by"] = stop.reason
                 if stop.reason == "evidence":
@@ -573,25 +551,30 @@ def _compare(opts: CompareOptions, *, db_path: Path, exports: Exports, console: 
                     options["interval"] = "anytime"
                 else:  # it looked at the spread: the interval it judged is the one that stays valid
                     options["interval"] = _stopped_interval(opts.interval)
-            try:
-                comparison.open().finish_comparison(comparison.id, status if shell_failure is None else "failed",
-                                                    options if stop.reason or "auto" in options else None,
-                                                    method=method if method != record_method else None)
-            except StoreFailed:
-                if store_failure is None:
-                    raise
-                # the database still fails: the record stays 'running' until the next duet marks it died
-            finally:
-                lock.release()
-        if store_failure is not None:
+            comparison.open().finish_comparison(comparison.id, status if failures.shell is None else "failed",
+                                                options if stop.reason or "auto" in options else None,
+                                                method=method if method != record_method else None)
+
+        # SIGTERM (e.g. from a CI timeout) and SIGHUP are handled like Ctrl-C: stop, keep, report.
+        with guarded(lambda: comparison.id >= 0, finish, lock) as failures, progress:
+            for side, script in opts.per_side(opts.setup).items():
+                if script:
+                    run_shell(script, f"--setup ({side})", settings.hook_shell)
+            status, failure, method = _measure(opts, settings, method, options, comparison, stop, on_progress,
+                                               progress, ends)
+            for side, script in opts.per_side(opts.cleanup).items():
+                if script:
+                    run_shell(script, f"--cleanup ({side})", settings.hook_shell)
+        if failures.store is not None:
             if reporter is not None:
                 reporter.kill()
             ends.close()
-            raise kept_before(store_failure, comparison, lambda invs: measured_runs(method, invs), db_path=db_path,
+            raise kept_before(failures.store, comparison, lambda invs: measured_runs(method, invs), db_path=db_path,
                               exports=exports, console=console, time_unit=time_unit, on_report=on_report)
 
-        ending = Ending(status, failure, ShellFailure(shell_failure.what, shell_failure.command, shell_failure.code,
-                                                      shell_failure.stderr) if shell_failure is not None else None,
+        shell = failures.shell
+        ending = Ending(status, failure, ShellFailure(shell.what, shell.command, shell.code, shell.stderr)
+                        if shell is not None else None,
                         method, opts.name_a, opts.name_b, opts.fail_if_slower)
         if reporter is not None:
             from duetbench.report.lazy_console import LazyConsole

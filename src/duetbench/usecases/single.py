@@ -11,9 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 from duetbench import __version__
 from duetbench.config.compare import CompareOptions, command_argv, hook_shell
-from duetbench.errors import StoreFailed
 from duetbench.execute.lock import MeasurementLock
-from duetbench.execute.runner import Runner, RunSettings, ShellCommandFailed, import_modules, run_shell
+from duetbench.execute.runner import Runner, RunSettings, import_modules, run_shell
 from duetbench.host.host import host_facts, usable_cpus
 from duetbench.model.invocation import Invocation, usable
 from duetbench.report.exporters import Exports
@@ -92,7 +91,7 @@ def run_single(opts: CompareOptions, *, db_path: Path, exports: Exports, console
         placement_of,
         report_stored,
     )
-    from duetbench.usecases.interrupts import restore, stop_like_ctrl_c
+    from duetbench.usecases.measuring import Failures, guarded
 
     argv, note = command_argv(opts.command_a, shell=opts.shell, side=opts.name_a)
     if note:
@@ -126,47 +125,32 @@ def run_single(opts: CompareOptions, *, db_path: Path, exports: Exports, console
                            show_output=opts.show_output, output={"A": opts.per_side(opts.output)["A"] or "null"},
                            input_path=opts.input, labels={"A": opts.name_a}, hook_shell=hook_shell(opts.shell),
                            during_warmup=import_modules(AFTER_MEASURING))
-    status, failure, shell_failure = "failed", None, None
-    store_failure: StoreFailed | None = None
-    previous = stop_like_ctrl_c()
-    try:
-        with progress:
-            setup, cleanup = opts.per_side(opts.setup)["A"], opts.per_side(opts.cleanup)["A"]
-            if setup:
-                run_shell(setup, "--setup", settings.hook_shell)
-            runner = Runner(settings, _stop_rule(opts, on_progress, stopped), comparison.add_invocation,
-                            on_activity=comparison.set_activity, on_invocations=comparison.add_invocations)
-            try:
-                outcome = runner.run()
-                status, failure = outcome.status, outcome.failure
-            except KeyboardInterrupt:
-                runner.stop_all()
-                status = "interrupted"
-            if cleanup and status != "interrupted":
-                run_shell(cleanup, "--cleanup", settings.hook_shell)
-    except ShellCommandFailed as exc:
-        shell_failure = exc
-    except StoreFailed as exc:
-        if comparison.id < 0:
-            raise  # nothing was stored: the error says all there is
-        store_failure = exc  # (a full disk mid-run): what was stored before it is reported below
-    finally:
-        restore(previous)
+    status, failure = "failed", None
+
+    def finish(failures: Failures) -> None:
         if stopped:
             options["stopped_by"] = stopped[0]
+        comparison.open().finish_comparison(comparison.id, status if failures.shell is None else "failed", options)
+
+    with guarded(lambda: comparison.id >= 0, finish, lock) as failures, progress:
+        setup, cleanup = opts.per_side(opts.setup)["A"], opts.per_side(opts.cleanup)["A"]
+        if setup:
+            run_shell(setup, "--setup", settings.hook_shell)
+        runner = Runner(settings, _stop_rule(opts, on_progress, stopped), comparison.add_invocation,
+                        on_activity=comparison.set_activity, on_invocations=comparison.add_invocations)
         try:
-            comparison.open().finish_comparison(comparison.id, status if shell_failure is None else "failed",
-                                                options)
-        except StoreFailed:
-            if store_failure is None:
-                raise
-        finally:
-            lock.release()
-    if store_failure is not None:
-        raise kept_before(store_failure, comparison, lambda invs: len(usable(invs)),
+            outcome = runner.run()
+            status, failure = outcome.status, outcome.failure
+        except KeyboardInterrupt:
+            runner.stop_all()
+            status = "interrupted"
+        if cleanup and status != "interrupted":
+            run_shell(cleanup, "--cleanup", settings.hook_shell)
+    if failures.store is not None:
+        raise kept_before(failures.store, comparison, lambda invs: len(usable(invs)),
                           db_path=db_path, exports=exports, console=console, time_unit=time_unit,
                           on_report=on_report)
-    report_stored(comparison, status, failure, shell_failure, exports=exports, console=console,
+    report_stored(comparison, status, failure, failures.shell, exports=exports, console=console,
                   time_unit=time_unit, on_report=on_report)
     return 130 if status == "interrupted" else 0
 
