@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 
 HERE = Path(__file__).resolve().parent
@@ -428,6 +429,61 @@ def test_sigterm_while_artifacts_are_recorded_stops_like_ctrl_c(duet_env: dict[s
                              cwd=tmp_path, env=duet_env, capture_output=True, text=True, timeout=120)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert json.loads(db_rows(tmp_path, "SELECT artifacts FROM campaigns")[0][0]) == {"version": "v1\n"}
+
+
+# A signal right after the campaign is recorded (or claimed again on --resume), before duet handles SIGTERM
+# and SIGHUP like Ctrl-C: the probe sends it to its own process at that very point, no timing involved.
+SIGNAL_AFTER = """import signal
+import duetbench.usecases.campaign as _campaign
+from duetbench.store.campaigns import CampaignStore
+def _then_signal(real):
+    def call(*args, **kwargs):
+        result = real(*args, **kwargs)
+        os.kill(os.getpid(), signal.{signal})
+        return result
+    return call
+{patch}
+"""
+NEW_RECORD = "CampaignStore.begin = _then_signal(CampaignStore.begin)"
+CLAIMED = "_campaign.claim = _then_signal(_campaign.claim)"
+
+
+@pytest.mark.parametrize("signum", ["SIGTERM", "SIGHUP", "SIGINT"])
+def test_signal_just_after_the_campaign_is_recorded_stops_like_ctrl_c(duet_probe, duet, tmp_path: Path,
+                                                                      signum: str) -> None:
+    # SIGTERM or SIGHUP there killed duet outright (143, 129), Ctrl-C ended it with the campaign left
+    # 'running' (until the next command found its owner dead): the same ending as during the runs is wanted.
+    write_campaign(tmp_path, f"  loop: {harness('--iterations 3')}\n", methods="{sequential: 1}")
+    result = duet_probe(SIGNAL_AFTER.format(signal=signum, patch=NEW_RECORD), ["run", "campaign.yml", "--no-progress"],
+                        then="sys.exit(e.code)\n")
+    assert result.returncode == 130, result.stdout + result.stderr
+    assert "interrupted" in result.stdout and "--resume" in result.stdout, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr, result.stderr
+    assert db_rows(tmp_path, "SELECT status FROM campaigns") == [("interrupted",)]
+    assert db_rows(tmp_path, "SELECT COUNT(*) FROM runs") == [(0,)]
+    resumed = duet("run", "campaign.yml", "--resume", "--no-progress")
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert db_rows(tmp_path, "SELECT status FROM campaigns") == [("finished",)]
+    assert sorted(db_rows(tmp_path, "SELECT status FROM runs")) == [("ok",), ("ok",)]
+
+
+def test_sigterm_just_after_resume_claims_the_campaign_stops_like_ctrl_c(duet_probe, duet, tmp_path: Path) -> None:
+    # The same window on --resume: between making the campaign 'running' again and handling SIGTERM.
+    write_campaign(tmp_path, f"  loop: {harness('--iterations 3')}\n", methods="{sequential: 2}")
+    first = duet("run", "campaign.yml", "--no-progress", "--time-budget", "0.001")
+    assert first.returncode == 0 and "stopped at the time budget" in first.stdout, first.stdout + first.stderr
+    stored = db_rows(tmp_path, "SELECT COUNT(*) FROM runs")[0][0]
+    assert 0 < stored < 4, stored
+    result = duet_probe(SIGNAL_AFTER.format(signal="SIGTERM", patch=CLAIMED),
+                        ["run", "campaign.yml", "--resume", "--no-progress"], then="sys.exit(e.code)\n")
+    assert result.returncode == 130, result.stdout + result.stderr
+    assert "interrupted" in result.stdout and "Traceback" not in result.stderr, result.stdout + result.stderr
+    assert db_rows(tmp_path, "SELECT status FROM campaigns") == [("interrupted",)]
+    assert db_rows(tmp_path, "SELECT COUNT(*) FROM runs")[0][0] == stored
+    resumed = duet("run", "campaign.yml", "--resume", "--no-progress")
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert db_rows(tmp_path, "SELECT status FROM campaigns") == [("finished",)]
+    assert db_rows(tmp_path, "SELECT COUNT(*) FROM runs WHERE status = 'ok'") == [(4,)]
 
 
 def test_time_budget_not_a_number_is_refused(duet, tmp_path: Path) -> None:

@@ -66,7 +66,7 @@ from duetbench.store.location import StoreLocation
 from duetbench.store.option import db_argument
 from duetbench.store.orchestrators import claim, with_owner
 from duetbench.usecases import campaign_auto
-from duetbench.usecases.interrupts import restore, stop_like_ctrl_c
+from duetbench.usecases.interrupts import hold_stop_signals, release, restore, stop_like_ctrl_c
 
 if TYPE_CHECKING:
     from duetbench.report.exporters import Exports
@@ -403,36 +403,46 @@ def run_campaign(path: Path, opts: RunOptions, console: Console, *, backend: str
                               highlight=False)
                 return 0
         with executor.reserve(f"duet run {campaign.name} ({campaign.path})"):
-            if opts.resume:
-                claim(store, "campaigns", job.campaign_id)
-                campaigns.set_status(job.campaign_id, "running")
-            else:
-                plan = make_plan(requests, schedule=campaign.schedule, seed=seed, cpus=cpus)
-                uid = uuid.uuid4().hex
-                recorded: dict[str, Any] = dict(
-                    name=campaign.name, path=str(campaign.path),
-                    source_sha256=hashlib.sha256(campaign.source_text.encode()).hexdigest(),
-                    source_text=campaign.source_text, seed=seed, schedule=campaign.schedule,
-                    plan=[p.to_json() for p in plan], run_dir="",
-                    options=with_owner({"executor": opts.executor, "confidence": opts.confidence,
-                                        "n_resamples": opts.n_resamples, **executor.recorded_options()}),
-                    host=host_facts(), tool_version=__version__)
-                campaign_id = campaigns.begin(**recorded, uid=uid)
-                run_root = executor.run_root(location.parent, campaign_id, uid)
-                recorded["run_dir"] = str(run_root)
-                campaigns.set_run_dir(campaign_id, str(run_root))
-                job = job_for(campaign_id, uid, recorded, plan, run_root)
-                artifacts_due = True
-            campaign_id, run_root = job.campaign_id, job.run_root
-            where = f" ({executor.name})" if executor.name != "local" else ""
-            console.print(f"[bold]duet run[/bold] campaign [cyan]{escape(campaign.name)}[/cyan] #{campaign_id}{where}: "
-                          f"{len(plan)} runs ({len(job.todo)} to go), schedule {campaign.schedule}, "
-                          f"seed {seed}; results in {escape(str(location))}, raw outputs in {escape(str(run_root))}",
-                          highlight=False)
-            # SIGTERM (a CI timeout, a scheduler) and SIGHUP are handled like Ctrl-C: stop the runs, keep what
-            # finished.
-            previous = stop_like_ctrl_c()
+            # From the moment the campaign is (again) "running" in the store until SIGTERM and SIGHUP are
+            # handled like Ctrl-C below, the three are held back: one that came in between would end duet
+            # with the campaign left "running". Released under that handling, it ends as during the runs.
+            # (Only the store's few writes are held up; a busy SQLite waits in C, not interruptible anyway.)
+            held = hold_stop_signals()
             try:
+                if opts.resume:
+                    claim(store, "campaigns", job.campaign_id)
+                    campaigns.set_status(job.campaign_id, "running")
+                else:
+                    plan = make_plan(requests, schedule=campaign.schedule, seed=seed, cpus=cpus)
+                    uid = uuid.uuid4().hex
+                    recorded: dict[str, Any] = dict(
+                        name=campaign.name, path=str(campaign.path),
+                        source_sha256=hashlib.sha256(campaign.source_text.encode()).hexdigest(),
+                        source_text=campaign.source_text, seed=seed, schedule=campaign.schedule,
+                        plan=[p.to_json() for p in plan], run_dir="",
+                        options=with_owner({"executor": opts.executor, "confidence": opts.confidence,
+                                            "n_resamples": opts.n_resamples, **executor.recorded_options()}),
+                        host=host_facts(), tool_version=__version__)
+                    campaign_id = campaigns.begin(**recorded, uid=uid)
+                    run_root = executor.run_root(location.parent, campaign_id, uid)
+                    recorded["run_dir"] = str(run_root)
+                    campaigns.set_run_dir(campaign_id, str(run_root))
+                    job = job_for(campaign_id, uid, recorded, plan, run_root)
+                    artifacts_due = True
+                campaign_id, run_root = job.campaign_id, job.run_root
+                where = f" ({executor.name})" if executor.name != "local" else ""
+                console.print(f"[bold]duet run[/bold] campaign [cyan]{escape(campaign.name)}[/cyan] "
+                              f"#{campaign_id}{where}: {len(plan)} runs ({len(job.todo)} to go), schedule "
+                              f"{campaign.schedule}, seed {seed}; results in {escape(str(location))}, raw outputs "
+                              f"in {escape(str(run_root))}", highlight=False)
+                # SIGTERM (a CI timeout, a scheduler) and SIGHUP are handled like Ctrl-C: stop the runs, keep what
+                # finished.
+                previous = stop_like_ctrl_c()
+            except BaseException:
+                release(held)
+                raise
+            try:
+                release(held)  # a signal held back above is raised here, and ends the campaign "interrupted"
                 # Under the interrupt handling: an artifact command may take long or hang. Recorded for a new
                 # campaign, and on --resume for one interrupted before they were.
                 if artifacts_due:
