@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -99,6 +100,71 @@ def test_pyperf_one_file_with_two_benchmarks(pyperf_files: tuple[Path, Path], tm
     three.write_text(json.dumps(a))
     with pytest.raises(DuetError, match="holds 3 pyperf benchmark"):
         read_pyperf(three)
+
+
+def _pyperf(*args: str) -> None:
+    subprocess.run([sys.executable, "-m", "pyperf", *args], check=True, capture_output=True, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def pyperf_calibration_only(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """What pyperf writes for a worker that only calibrates the loop count: a benchmark with no values."""
+    pytest.importorskip("pyperf", reason="pyperf is a test dependency (pip install '.[test]')")
+    path = tmp_path_factory.mktemp("pyperf-calibration") / "calib.json"
+    _pyperf("timeit", "--name", "calib", "--worker", "--calibrate-loops", "-o", str(path), "-q", "sum(range(50))")
+    doc = json.loads(path.read_text())
+    assert not any(run.get("values") for run in doc["benchmarks"][0]["runs"])
+    return path
+
+
+def _import_error(duet, *args: str) -> str:
+    result = duet("import", "pyperf", *args, "--db", "p.db")  # the fixture checks: no Traceback
+    assert result.returncode == 2, result.stdout + result.stderr
+    err = result.stderr.strip()
+    assert "\n" not in err and " — " in err, err  # one line, with how to fix it
+    return err
+
+
+def test_pyperf_benchmarks_sharing_a_name_are_refused(pyperf_files: tuple[Path, Path], duet, tmp_path: Path) -> None:
+    # Two benchmark lists joined by hand: pyperf itself refuses the file. Alone it was "holds 1 pyperf
+    # benchmark(s)"; as A it was imported with both benchmarks' runs mixed into one (runs 0 and 1 of each).
+    a, b = pyperf_files
+    doc = json.loads(a.read_text())
+    (tmp_path / "twice.json").write_text(json.dumps({**doc, "benchmarks": doc["benchmarks"] * 2}))
+    said = "twice.json: benchmarks[0] and benchmarks[1] are both named 'summing'"
+    assert said in _import_error(duet, "twice.json")
+    assert said in _import_error(duet, "twice.json", str(b))
+    assert said in _import_error(duet, str(b), "twice.json")
+    assert not (tmp_path / "p.db").exists() or not sqlite3.connect(tmp_path / "p.db").execute(
+        "SELECT COUNT(*) FROM campaigns").fetchone()[0]
+
+
+def test_pyperf_benchmark_without_values(pyperf_files: tuple[Path, Path], pyperf_calibration_only: Path, duet,
+                                         tmp_path: Path) -> None:
+    # pyperf's own suite of a measured benchmark and a calibration-only one: it was "holds 1 pyperf
+    # benchmark(s) ('summing')", the second benchmark not counted.
+    a, b = pyperf_files
+    _pyperf("convert", str(a), "--add", str(pyperf_calibration_only), "-o", str(tmp_path / "suite.json"))
+    err = _import_error(duet, "suite.json")
+    assert "suite.json: pyperf benchmark 'calib' (B) has no values, only calibration runs" in err, err
+    assert "--calibrate-loops" in err, err
+    # A file where nothing has values names the benchmark, not only the parser.
+    err = _import_error(duet, str(pyperf_calibration_only), str(b))
+    assert "calib.json: no pyperf benchmark in it has values ('calib'" in err, err
+    # Two files: a benchmark both have, measured in one only, is left out with a note saying so; it was "in one
+    # file only".
+    doc = json.loads(b.read_text())
+    measured = {**doc["benchmarks"][0], "metadata": {"name": "calib"}}
+    (tmp_path / "b.json").write_text(json.dumps({**doc, "benchmarks": [doc["benchmarks"][0], measured]}))
+    imported = read_pyperf(tmp_path / "suite.json", tmp_path / "b.json")
+    assert set(imported.table.benchmark) == {"summing"}
+    assert imported.notes == (f"left out (no values in {tmp_path / 'suite.json'}): calib",)
+    result = duet("import", "pyperf", "suite.json", "b.json", "--db", "p.db")
+    assert result.returncode == 0 and "no values in suite.json" in result.stderr, result.stdout + result.stderr
+    # Measured nowhere in common: an error, not an empty import.
+    (tmp_path / "calib-measured.json").write_text(json.dumps({**doc, "benchmarks": [measured]}))
+    err = _import_error(duet, "suite.json", "calib-measured.json")
+    assert "no pyperf benchmark has values in both files (without values in suite.json: 'calib')" in err, err
 
 
 def _jmh(path: Path, benchmarks: dict[str, list[list[float]]], mode: str = "avgt", unit: str = "us/op") -> Path:

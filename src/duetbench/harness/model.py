@@ -36,6 +36,9 @@ class ParseResult:
     timestamp_note: str = ""
     """Why there are no timestamps (clock "none") and how to get them; or what a log merge could not do."""
     metadata: dict[str, MetaValue] = field(default_factory=dict)
+    benchmarks: tuple[str, ...] = ()
+    """The harness-internal benchmark names the output holds, in its order, those without a measured value
+    too (no iteration names them); () when the parser does not list them."""
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,9 @@ def read_one(path: Path, metric: Metric = "real_time") -> tuple[list[Iteration],
 
 
 class _Parsed:
-    """What _match needs of a parse: the iterations."""
+    """What _match needs of a parse: the iterations (the benchmarks are those they name)."""
+
+    benchmarks: tuple[str, ...] = ()
 
     def __init__(self, iterations: list[Iteration]) -> None:
         self.iterations = iterations

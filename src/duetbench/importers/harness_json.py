@@ -12,6 +12,7 @@ import numpy as np
 
 from duetbench.errors import DuetError
 from duetbench.harness.model import Iteration, ParseResult, ParserInput
+from duetbench.harness.parsers.pyperf import NO_VALUES_HINT
 from duetbench.harness.registry import parse
 
 from ._table import Imported, build_table
@@ -61,20 +62,38 @@ def _assemble(fmt: str, files: tuple[Path, ...], sides: dict[str, tuple[dict[str
     return Imported(table, fmt, tuple(str(f) for f in files), metadata, tuple(notes))
 
 
+def _measured(result: ParseResult) -> list[str]:
+    """The names of the benchmarks with a value, in the file's order."""
+    return list(dict.fromkeys(it.name for it in result.iterations))
+
+
+def _names(result: ParseResult) -> list[str]:
+    """Every benchmark the file holds, those without a value too when the parser lists them."""
+    return list(result.benchmarks) or _measured(result)
+
+
 def _match(fmt: str, a: ParseResult, b: ParseResult, files: tuple[Path, Path]
            ) -> tuple[dict[str, str], dict[str, str], list[str]]:
-    """Benchmarks present in both files, by name; the others are reported in a note."""
-    names_a = list(dict.fromkeys(it.name for it in a.iterations))
-    names_b = list(dict.fromkeys(it.name for it in b.iterations))
+    """Benchmarks present in both files, by name, with values in both; the others are reported in a note."""
+    names_a, names_b = _names(a), _names(b)
     common = [n for n in names_a if n in names_b]
     if not common:
         raise DuetError(f"{files[0]} and {files[1]}: no {fmt} benchmark appears in both files "
                         f"(A has {', '.join(map(repr, names_a))}; B has {', '.join(map(repr, names_b))})",
                         hint="A and B must run the same benchmarks; for two differently named benchmarks "
                              "in one pyperf file give that file alone")
+    # In both files but not measured in one (pyperf: calibration runs only): nothing to compare it with.
+    unmeasured = {str(f): [n for n in common if n not in _measured(r)] for f, r in zip(files, (a, b), strict=True)}
+    kept = [n for n in common if not any(n in names for names in unmeasured.values())]
+    if not kept:
+        said = "; ".join(f"without values in {f}: {', '.join(map(repr, names))}"
+                         for f, names in unmeasured.items() if names)
+        raise DuetError(f"{files[0]} and {files[1]}: no {fmt} benchmark has values in both files ({said})",
+                        hint=NO_VALUES_HINT)
     only = [n for n in names_a + names_b if n not in common]
     notes = [f"left out (in one file only): {', '.join(only)}"] if only else []
-    mapping = {n: n or Path(files[0]).stem for n in common}
+    notes += [f"left out (no values in {f}): {', '.join(names)}" for f, names in unmeasured.items() if names]
+    mapping = {n: n or Path(files[0]).stem for n in kept}
     return mapping, mapping, notes
 
 
@@ -108,11 +127,15 @@ def read_pyperf(path: Path, path_b: Path | None = None, *, method: str = "sequen
         return _assemble("pyperf", (path, Path(path_b)), {"A": (map_a, a.iterations), "B": (map_b, b.iterations)},
                          method, False, {"A": a.metadata, "B": b.metadata}, notes)
     both = _parse("pyperf", path)
-    names = list(dict.fromkeys(it.name for it in both.iterations))
+    names = _names(both)  # a benchmark without values counts: it is in the file, first or second
     if len(names) != 2:
         raise DuetError(f"{path}: holds {len(names)} pyperf benchmark(s) ({', '.join(map(repr, names))}), "
                         "so it is not clear which is A and which is B",
                         hint="give two files (A then B), or one file with exactly two benchmarks")
+    for side, name in zip("AB", names, strict=True):
+        if name not in _measured(both):
+            raise DuetError(f"{path}: pyperf benchmark {name!r} ({side}) has no values, only calibration runs",
+                            hint=NO_VALUES_HINT)
     name = f"{names[0]} vs {names[1]}"
     return _assemble("pyperf", (path,), {"A": ({names[0]: name}, both.iterations),
                                          "B": ({names[1]: name}, both.iterations)},

@@ -1,19 +1,26 @@
 """pyperf JSON (``-o FILE``, also ``.json.gz``): every run's warmups and values, in seconds per loop.
 
 Runs without values are the calibration runs pyperf adds when ``--loops`` is not given; they are skipped.
-Each run is one worker process, numbered in ``Iteration.fork`` (calibration runs excluded).
+Each run is one worker process, numbered in ``Iteration.fork`` (calibration runs excluded). A benchmark
+whose runs all calibrate (``--calibrate-loops``) gives no iteration; `ParseResult.benchmarks` still names it.
+Names are unique within a file, as pyperf has them (it refuses to load a file where two benchmarks share one):
+iterations of two benchmarks under one name would mix their runs.
 """
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
+from ...errors import DuetError
 from .._common import Options as _Base
 from .._common import load_json, number, pick_file, require
 from ..model import Iteration, ParseResult, ParserInput
 
 TIMESTAMP_NOTE = ("pyperf JSON has no per-value timestamps; run pyperf with --hook duet (duetbench's pyperf hook, "
                   "docs/hooks.md) and --loops N so the hook logs every value")
+
+#: How to get values for a benchmark that has none: its runs only calibrated the number of loops.
+NO_VALUES_HINT = "measure it with pyperf without --calibrate-loops (or --recalibrate-loops), then use that file"
 
 
 class Options(_Base):
@@ -72,8 +79,19 @@ def parse(inp: ParserInput, options: Options) -> ParseResult:
             "not a pyperf JSON result (no 'benchmarks' list)", hint="run pyperf with -o FILE.json")
     top = doc.get("metadata") or {}
     iterations: list[Iteration] = []
+    first_of: dict[str, int] = {}  # benchmark name -> its position in the file
     for n, bench in enumerate(doc["benchmarks"]):
-        iterations += _benchmark(bench, n, top, path)[1]
+        name, its = _benchmark(bench, n, top, path)
+        if name in first_of:
+            same = f"are both named {name!r}" if name else "both have no name"
+            raise DuetError(f"{path}: benchmarks[{first_of[name]}] and benchmarks[{n}] {same}, which pyperf does not "
+                            "allow in one file", hint="give each benchmark its own name (pyperf --name), or put "
+                                                      "them in two files")
+        first_of[name] = n
+        iterations += its
+    if first_of and not iterations:
+        raise DuetError(f"{path}: no pyperf benchmark in it has values ({', '.join(map(repr, first_of))}: "
+                        "calibration runs only)", hint=NO_VALUES_HINT)
     metadata: dict[str, str | int | float] = {"harness": "pyperf", "source": str(path)}
     for key in ("perf_version", "python_version", "python_implementation", "timer", "loops"):
         if isinstance(top.get(key), (str, int, float)) and not isinstance(top.get(key), bool):
@@ -81,4 +99,5 @@ def parse(inp: ParserInput, options: Options) -> ParseResult:
     states = _hook_states(doc["benchmarks"], top)
     if states:
         metadata["duet_sync"] = ",".join(states)
-    return ParseResult(iterations, clock="none", timestamp_note=TIMESTAMP_NOTE, metadata=metadata)
+    return ParseResult(iterations, clock="none", timestamp_note=TIMESTAMP_NOTE, metadata=metadata,
+                       benchmarks=tuple(first_of))
