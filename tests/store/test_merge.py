@@ -181,3 +181,31 @@ def test_duet_merge_command(tmp_path: Path, duet_env: dict[str, str]) -> None:
     assert foreign.returncode == 2 and "Traceback" not in foreign.stderr, foreign.stderr
     assert "not a database" in foreign.stderr and "give duet merge results files" in foreign.stderr, foreign.stderr
     assert "--db" not in foreign.stderr, foreign.stderr
+
+
+def test_a_source_that_cannot_be_opened_says_why_with_a_hint_about_that_file(tmp_path: Path,
+                                                                              duet_env: dict[str, str]) -> None:
+    # What the store says of a database it cannot open speaks of --db, the destination in a merge: duet merge
+    # replaces that hint, by the error's class. A results file on a full disk (opening an older one brings its
+    # schema up to date in place) was told "give duet merge results files duet wrote", which it is.
+    from own_mounts import in_own_mounts
+    from test_migration import old_database
+
+    old_database(tmp_path / "old.db", 2)
+    place = tmp_path / "place"
+    place.mkdir()
+    merge = f"cd {tmp_path} && {sys.executable} -m duetbench merge {place}/old.db --db {tmp_path}/all.db; echo rc=$?"
+    full = in_own_mounts(f"mount -t tmpfs -o size=64k tmpfs {place} && cp {tmp_path}/old.db {place}/ && "
+                         f"{{ dd if=/dev/zero of={place}/fill bs=4k 2>/dev/null; true; }} && {merge}", env=duet_env)
+    assert "rc=2" in full.stdout, full.stdout + full.stderr
+    error = [line for line in full.stderr.splitlines() if line.strip()]
+    assert len(error) == 1 and f"{place}/old.db" in error[0], full.stderr
+    assert "make room where it is" in error[0] and "--db" not in error[0], full.stderr
+    assert "give duet merge results files" not in error[0], full.stderr
+    # A read-only file of an older schema: the store's own hint is about that file already, and stays.
+    read_only = in_own_mounts(f"mount -t tmpfs tmpfs {place} && cp {tmp_path}/old.db {place}/ && "
+                              f"mount -o remount,ro {place} && {merge}", env=duet_env)
+    assert "rc=2" in read_only.stdout, read_only.stdout + read_only.stderr
+    error = [line for line in read_only.stderr.splitlines() if line.strip()]
+    assert len(error) == 1 and f"{place}/old.db is read-only and has schema version" in error[0], read_only.stderr
+    assert "copy it to a writable place" in error[0], read_only.stderr

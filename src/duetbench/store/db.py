@@ -35,9 +35,14 @@ from duetbench.store.connect import (
 from duetbench.store.location import StoreLocation, scrub_credentials
 from duetbench.store.migrations import migrate
 from duetbench.store.records import ComparisonRecord
-from duetbench.store.sqlite_file import immediate_transaction
+from duetbench.store.sqlite_file import immediate_transaction, not_a_database
 
 DEFAULT_DB = Path(".duet/results.db")
+
+
+class NotADatabase(StoreFailed):
+    """The SQLite file to open is no database (or a damaged one): another file given by mistake, where
+    `StoreFailed` alone is a place that cannot be used (full, not writable, locked by another writer)."""
 
 
 def process_columns() -> list[str]:
@@ -68,7 +73,8 @@ class Store:
                 migrate(self.engine)
         except (OSError, SQLAlchemyError) as exc:
             reason, hint = describe(exc, self.location)
-            raise StoreFailed(f"cannot use the results database {self.location}: {reason}", hint=hint) from None
+            failed = NotADatabase if self.location.kind == "sqlite" and not_a_database(reason) else StoreFailed
+            raise failed(f"cannot use the results database {self.location}: {reason}", hint=hint) from None
         self._seq: dict[int, int] = {}
         self._raw: _SqliteInserts | None = None
         if not self.read_only:

@@ -18,12 +18,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from duetbench.errors import DuetError
+from duetbench.errors import DuetError, StoreFailed
 from duetbench.model.invocation import Invocation
 from duetbench.store import schema
 from duetbench.store.campaigns import CampaignRecord, CampaignStore, RunAlreadyStored, RunRecord
 from duetbench.store.connect import inserted_id, write_transaction
-from duetbench.store.db import ComparisonRecord, Store, process_columns
+from duetbench.store.db import ComparisonRecord, NotADatabase, Store, process_columns
 from duetbench.store.location import StoreLocation, scrub_credentials
 from duetbench.store.migrations import NewerSchema
 
@@ -72,15 +72,12 @@ def merge_databases(sources: Sequence[str | Path | StoreLocation], dest: Store) 
                             hint="give --db a different database than the files merged into it")
         try:
             src = Store(location)
-        except DuetError as exc:
-            if "--db" not in (exc.hint or ""):
-                raise
-            # The store's hint is about --db, and its message may not name the file (a schema newer than this
-            # duetbench's): this file is one of several to merge.
+        except (NewerSchema, StoreFailed) as exc:
+            # The store's hint is about --db, the destination here, and its message may not name the file
+            # (a schema newer than this duetbench's): this file is one of several to merge. Other errors (a
+            # read-only file of an older schema: "copy it to a writable place") already speak of the file.
             message = exc.message if str(location) in exc.message else f"{location}: {exc.message}"
-            hint = ("upgrade duetbench here to merge it, or leave it out" if isinstance(exc, NewerSchema)
-                    else "give duet merge results files duet wrote (duet compare, duet run, duet import)")
-            raise DuetError(message, hint=hint, exit_code=exc.exit_code) from None
+            raise DuetError(message, hint=_source_hint(exc), exit_code=exc.exit_code) from None
         try:
             _merge_campaigns(src, dest, report, str(location))
             _merge_comparisons(src, dest, report, str(location))
@@ -88,6 +85,17 @@ def merge_databases(sources: Sequence[str | Path | StoreLocation], dest: Store) 
             src.close()
         report.sources += 1
     return report
+
+
+def _source_hint(exc: NewerSchema | StoreFailed) -> str:
+    """What to do about a file to merge that the store could not open."""
+    if isinstance(exc, NewerSchema):
+        return "upgrade duetbench here to merge it, or leave it out"
+    if isinstance(exc, NotADatabase):
+        return "give duet merge results files duet wrote (duet compare, duet run, duet import)"
+    # A results file all the same: opening it writes beside it (SQLite's journal; an older file's schema is
+    # brought up to date in place), which a full disk or another writer holding it for long stops.
+    return "make room where it is or let the process writing it finish, or merge a copy of it from elsewhere"
 
 
 def _all_campaigns(store: CampaignStore) -> list[CampaignRecord]:

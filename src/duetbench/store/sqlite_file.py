@@ -20,11 +20,18 @@ BUSY_TIMEOUT_MS = 60_000
 SQLITE_HINT = "choose a writable location with --db PATH"
 
 
+def not_a_database(reason: str) -> bool:
+    """Whether a SQLite failure (`reason`, the driver's words) says the file is no SQLite database, or a
+    damaged one: not a place that cannot be written, nor a lock held by another writer."""
+    lower = reason.lower()
+    return "not a database" in lower or "malformed" in lower
+
+
 def sqlite_hint(reason: str) -> str:
     """What to do about a SQLite failure, by its reason (`reason`): a file that is no results database
     is not fixed by a writable location, nor a lock held by another writer."""
     lower = reason.lower()
-    if "not a database" in lower or "malformed" in lower:
+    if not_a_database(reason):
         return "give --db a results file duet wrote, or a path that does not exist yet (a new one is made there)"
     if "locked" in lower or "busy" in lower:
         return "another process is writing to it: try again once it is done, or give another file with --db PATH"
