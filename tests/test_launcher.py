@@ -6,6 +6,7 @@ import os
 import signal
 import statistics
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -268,6 +269,27 @@ def test_served_launcher_runs_many_invocations_in_one_process(native_dir: Path, 
     finally:
         server.close()
     assert server.process.returncode == 0  # EOF on its requests ends it cleanly
+
+
+@two_cpus
+def test_a_command_that_moves_its_launcher_does_not_move_the_next_invocation(native_dir: Path,
+                                                                            tmp_path: Path) -> None:
+    """A command that re-pins its parent (`taskset -p -c 0 $PPID`) moved the launcher, and with it every later
+    invocation the launcher forked, onto that CPU (in a duet, perhaps its partner's): the launcher pinned
+    itself only when a request named other CPUs than the last. It pins itself for every invocation now."""
+    from duetbench.execute.invocation import LauncherServer
+
+    here, there = max(os.sched_getaffinity(0)), min(os.sched_getaffinity(0))
+    server = LauncherServer(tmp_path, "t")
+    try:
+        mover = _served(server, [sys.executable, "-c", f"import os; os.sched_setaffinity(os.getppid(), {{{there}}})"],
+                        cpu=here)
+        assert mover.status == "ok" and mover.cpu_seen == here
+        assert os.sched_getaffinity(server.process.pid) == {there}  # it did move its launcher
+        later = [_served(server, ["sh", "-c", "true"], cpu=here, index=k) for k in range(1, 4)]
+        assert [(inv.status, inv.cpu_seen) for inv in later] == [("ok", here)] * 3
+    finally:
+        server.close()
 
 
 def test_served_command_gets_our_environment_with_the_requests_on_top(native_dir: Path, tmp_path: Path,

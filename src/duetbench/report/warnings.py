@@ -63,6 +63,9 @@ def teaching_warnings(method: str, results: dict[str, ComparisonResult], invocat
     parallel = parallel_warning(measured, names, per_command=per_command, usable_cpus=usable_cpus)
     if parallel:
         out.append(parallel)
+    moved = moved_cpu_warning(measured, names, method=method, per_command=per_command)
+    if moved:
+        out.append(moved)
     wall = results.get("wall")
     cpu = results.get("cpu")
     if wall is not None:
@@ -139,6 +142,38 @@ def off_cpu_warning(measured: list[Invocation], names: dict[str, str]) -> str | 
             "to sleeping or being blocked (I/O, a lock, a timer, a child process) or to waiting for a CPU, and "
             "wall time (and a ratio of wall times) counts that waiting as well as the work. To measure the work "
             "alone, use --metric cpu; if the waiting is what you measure, look at what the command waits for.")
+
+
+def moved_cpu_warning(measured: list[Invocation], names: dict[str, str], *, method: str,
+                      per_command: int = 1) -> str | None:
+    """The commands whose measured runs started on another CPU than the one duet pinned them to (the launcher
+    reads the CPU, `cpu_seen`, just before the command starts). A command that moved its launcher (`taskset -p
+    -c 0 $PPID`, sched_setaffinity on its parent) moved its side's later runs, until the launcher pinned itself
+    again for each (native/launcher.c); a program that re-pins processes, or a CPU taken offline, still can.
+    Unknown CPUs (-1: imported runs) are left out, and so are commands given several CPUs (--cpus-per-command):
+    any of them is theirs, and only the lowest is recorded. None if every run was where it was meant to be."""
+    if per_command > 1:
+        return None
+    found: list[tuple[str, str]] = []
+    for side in ("A", "B"):
+        runs = [i for i in measured if i.side == side and i.cpu_seen >= 0 and i.cpu_requested >= 0]
+        moved = sum(1 for i in runs if i.cpu_seen != i.cpu_requested)
+        if moved:
+            found.append((names[side], f"{moved} of {len(runs)}"))
+    if not found:
+        return None
+    who, _, one = _sides(found)
+    counts = " and ".join(f"{name}: {count}" for name, count in found) if not one else found[0][1]
+    why = ("a duet's sides are meant to run each on a CPU of its own, so that interference hits both alike and "
+           "cancels in their ratio; moved, a side may have shared its partner's CPU and slowed it, and the ratio "
+           "measured that instead" if method in PAIRED_METHODS else
+           "runs are meant to stay on one CPU (A and B taking turns on it), so that every run meets the same CPU "
+           "and neighbours; a moved run met others")
+    return (f"{who} ran on another CPU than the one duet pinned {'it' if one else 'them'} to "
+            f"({counts} measured runs): {why}. Something changed the CPU affinity of the command's launcher "
+            "(`taskset -p` or sched_setaffinity on the command's parent process) or re-pinned it: leave the "
+            "parent's affinity alone (pin the command itself if it must be), stop whatever re-pins processes, "
+            "and measure again.")
 
 
 #: How a comparison gives its commands every CPU (parallel_warning's way out; a campaign has its own).
