@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from cli_output import one_line_error
+from stopped_children import kill_stopped_children
 
 from duetbench.config.compare import command_argv, detect_shell_syntax
 
@@ -196,6 +197,96 @@ def test_sigterm_ends_a_comparison_whose_command_stopped_its_launcher(duet_env: 
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+
+
+def _stopped_launchers(parent: int) -> list[int]:
+    """The launchers of the `duet` process `parent` (by their --parent) that are stopped, wherever they are."""
+    found = subprocess.run(["pgrep", "-f", f"duet-launch .*--parent {parent}( |$)"], capture_output=True,
+                           text=True).stdout.split()
+    return [int(pid) for pid in found if _state(int(pid)) == "T"]
+
+
+def _stored(tmp_path: Path) -> list[tuple[str, int, str]]:
+    """(side, index, status) of every invocation in the results database of `tmp_path`, in storing order."""
+    import sqlite3
+
+    with sqlite3.connect(tmp_path / ".duet" / "results.db") as db:
+        return list(db.execute('SELECT side, "index", status FROM invocations ORDER BY comparison_id, seq'))
+
+
+@pytest.mark.parametrize("method", ["duet", "sequential", "aduet"])
+def test_a_command_that_stops_its_launcher_times_out_as_a_slow_one_does(duet, duet_env: dict[str, str],
+                                                                       tmp_path: Path, method: str) -> None:
+    """`kill -STOP $PPID` stops the launcher, which enforces --timeout: its timer then fires unseen, and duet
+    waited for ever. The orchestrator gives up on it after --timeout and some slack, ends it and its command,
+    and ends as at any timeout (the same one-line error and exit code), keeping what ran before. The bound
+    below is generous: a duet gives up after --timeout, the barrier's 10 s and 5 s."""
+    marker = str(tmp_path / f"duetbench-stopped-{os.getpid()}-{method}")  # `sleep` by a name of its own
+    os.symlink(shutil.which("sleep") or "/bin/sleep", marker)
+    process = subprocess.Popen([sys.executable, "-m", "duetbench", "compare",
+                                f"sh -c 'kill -STOP $PPID; exec {marker} 30'", "true", "--method", method,
+                                "--timeout", "1", "--runs", "3", *ONE], cwd=tmp_path, env=duet_env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        _, err = process.communicate(timeout=90)
+    except subprocess.TimeoutExpired:
+        for pid in _stopped_launchers(process.pid):  # left stopped, they would hold our pipes for ever
+            os.kill(pid, signal.SIGKILL)
+        process.kill()
+        process.communicate()
+        pytest.fail("duet waited for ever for a launcher its command had stopped")
+    finally:
+        subprocess.run(["pkill", "-KILL", "-f", f"^{marker}"], capture_output=True)
+    stopped = subprocess.CompletedProcess(process.args, process.returncode, "", err)
+    assert _stopped_launchers(process.pid) == [] and _running(marker) == []
+    a_runs = [status for side, _, status in _stored(tmp_path) if side == "A"]
+    b_runs = [status for side, _, status in _stored(tmp_path) if side == "B"]
+    assert a_runs == ["timeout"] and all(status == "ok" for status in b_runs), _stored(tmp_path)
+    if method != "sequential":  # (there B may come after A, and then never runs)
+        assert b_runs
+    slow = duet("compare", "sleep 30", "true", "--method", method, "--timeout", "1", "--runs", "3", *ONE)
+    assert stopped.returncode == slow.returncode == 1
+    assert one_line_error(stopped) == one_line_error(slow), err
+
+
+def test_a_launcher_stopped_again_and_again_is_killed_with_its_command(native_dir: Path, tmp_path: Path) -> None:
+    """A command that leaves a process of another session stopping its launcher again and again: told to end
+    (SIGTERM, SIGCONT), the launcher is stopped again before it can, so the orchestrator kills it after a
+    grace, and the command's processes with it; the run ends at that invocation as timed out."""
+    import threading
+
+    from duetbench.execute.runner import Runner, RunSettings
+
+    marker = str(tmp_path / f"duetbench-restopped-{os.getpid()}")
+    os.symlink(shutil.which("sleep") or "/bin/sleep", marker)
+    # The loop (named after the marker) ends once the launcher is reaped: kill then fails.
+    stopper = (f'L=$PPID; setsid sh -c "while kill -STOP $L 2>/dev/null; do :; done" {marker}-stopper & '
+               f"exec {marker} 30")
+    cpu = max(os.sched_getaffinity(0))
+    settings = RunSettings(method="sequential", argv={"A": ["sh", "-c", stopper]}, cpus=(cpu, cpu), seed=3,
+                           timeout_s=1.0)
+    outcomes = []
+    run = threading.Thread(target=lambda: outcomes.append(Runner(settings, lambda measured, _: len(measured) < 2,
+                                                                 lambda inv: None).run()), daemon=True)
+    try:
+        run.start()
+        run.join(90)
+        assert not run.is_alive(), "the orchestrator waited for ever for a launcher stopped again and again"
+        assert outcomes[0].status == "failed" and outcomes[0].failure is not None
+        assert outcomes[0].failure.status == "timeout" and "duet ended it" in outcomes[0].failure.error
+        def left() -> list[str]:
+            return _running(marker) + subprocess.run(["pgrep", "-f", f"{marker}-stopper"], capture_output=True,
+                                                     text=True).stdout.split()
+
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and left():
+            time.sleep(0.05)
+        assert left() == []
+    finally:
+        subprocess.run(["pkill", "-KILL", "-f", f"{marker}-stopper"], capture_output=True)
+        subprocess.run(["pkill", "-KILL", "-f", f"^{marker}"], capture_output=True)
+        kill_stopped_children()
+        run.join(30)
 
 
 # -- hooks that start what outlives them ---------------------------------------------------------------

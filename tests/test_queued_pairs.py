@@ -10,6 +10,7 @@ from types import FrameType
 from typing import TYPE_CHECKING
 
 import pytest
+from stopped_children import kill_stopped_children, stopped_children
 
 from duetbench.execute import runner as runner_module
 from duetbench.execute.runner import CertainRuns, Runner, RunSettings, StopRule
@@ -343,3 +344,41 @@ def test_no_queued_child_waits_beside_the_partners_command(native_dir: Path) -> 
     assert outcome.status == "complete" and len(outcome.measured) == 12
     for inv in outcome.measured:
         assert inv.user_s + inv.sys_s - inv.cpu_s < 0.05, inv  # the spin before exec (the command sleeps)
+
+
+@pytest.mark.parametrize("method", ["duet", "sequential"])
+def test_a_launcher_stopped_in_the_middle_of_a_batch_times_out(native_dir: Path, monkeypatch: pytest.MonkeyPatch,
+                                                               method: str) -> None:
+    """A's fourth invocation stops its launcher (`kill -STOP $PPID`) in a queued batch, whose answers the
+    orchestrator does not wait for one by one: it notices that the launcher answered nothing for --timeout
+    and the barrier waits and some slack, ends it, and the run ends at that invocation as timed out; what
+    ended before is kept. (Here that is 1 + 2 x 1 + 5 s for a duet: the barrier's timeout is 1 s. The bound
+    below is generous.)"""
+    import threading
+
+    if method == "duet" and len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("needs two CPUs to run a duet")
+    batches = _batches(monkeypatch)
+    stop = 'if [ "$DUET_ITERATION" = 4 ]; then kill -STOP $PPID; fi'
+    settings = RunSettings(method=method, argv={"A": ["sh", "-c", stop], "B": ["sleep", "0.001"]}, cpus=(0, 1),
+                           seed=13, warmup=1, timeout_s=1.0, barrier_timeout_s=1.0)
+    go_on, certain = _rule(12)
+    stored: list[Invocation] = []
+    outcomes = []
+    run = threading.Thread(target=lambda: outcomes.append(Runner(settings, go_on, stored.append,
+                                                                 certain=certain).run()), daemon=True)
+    run.start()
+    run.join(90)
+    if run.is_alive():
+        kill_stopped_children()  # let the run end, or it holds on to this process for ever
+        run.join(30)
+        pytest.fail("the orchestrator waited for ever for a launcher its command had stopped")
+    assert stopped_children() == []
+    assert batches and batches[0][0] == 1 and batches[0][1] >= 4  # the stop came in a queued batch
+    outcome = outcomes[0]
+    assert outcome.status == "failed" and outcome.failure is not None
+    assert (outcome.failure.side, outcome.failure.index, outcome.failure.status) == ("A", 4, "timeout")
+    assert stored[-1 if method == "sequential" else -2] is outcome.failure
+    for inv in stored:
+        assert inv.status == "ok" or inv is outcome.failure, inv
+    assert {i.index for i in stored if i.side == "A"} == set(range(5))  # the warm-up, 1-3 and the stopped one

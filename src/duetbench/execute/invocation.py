@@ -1,9 +1,11 @@
 """One invocation of a command through the native launcher, and what it measured."""
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -330,8 +332,9 @@ class LauncherServer:
     Launching a command through it costs a request on a pipe and the launcher's own fork and exec of
     the command, instead of a Python Popen and a launcher exec per invocation; the orchestrator sleeps
     in poll() on the result pipes while commands run, so nothing of it runs on a measured CPU. The
-    launcher pins itself to each request's CPU (it stays there when, as in a duet, that never
-    changes), so what the command measures is as with the one-shot launcher."""
+    launcher pins itself to each request's CPU (again for each: a command that moved its launcher
+    elsewhere does not move the next invocation), so what the command measures is as with the one-shot
+    launcher."""
 
     def __init__(self, workdir: Path, name: str, gate: ReleaseGate | None = None) -> None:
         request_r, request_w = os.pipe()
@@ -452,6 +455,19 @@ class LauncherServer:
         except BrokenPipeError:
             pass  # the launcher is gone; its result pipe is at EOF and the invocation reads as a launch error
 
+    def answered(self) -> int:
+        """How many answers have come and are not read yet: what the result pipe holds is taken into the
+        buffer without waiting (`read_result` then finds it there). How the orchestrator sees a queued
+        batch's progress without being woken by each answer (execute/runner.py `_wait_done`)."""
+        poller = select.poll()
+        poller.register(self._results, select.POLLIN)
+        while poller.poll(0):
+            chunk = os.read(self._results, 65536)
+            if not chunk:  # the launcher is gone: nothing more will come
+                break
+            self._buffer += chunk
+        return self._buffer.count(b"\n")
+
     def read_result(self) -> dict[str, object]:
         while b"\n" not in self._buffer:
             chunk = os.read(self._results, 65536)
@@ -476,6 +492,25 @@ class LauncherServer:
     def terminate(self) -> None:
         """Stop the invocation in progress and end the launcher."""
         _signal_if_running(self.process, signal.SIGTERM)
+
+    def end_stuck(self, grace_s: float) -> None:
+        """End a launcher that stopped answering: stopped (its command ran `kill -STOP $PPID`) or stuck.
+        SIGTERM and SIGCONT, on which it kills its command, answers the invocation in progress (a --timeout
+        that expired meanwhile makes it "timeout") and exits; one that has not within `grace_s` is killed,
+        and with it its children's process groups (its command leads one; what it left, re-parented to the
+        launcher, its own) first: nothing else would end them once their launcher is gone."""
+        self.terminate()
+        try:
+            self.process.wait(timeout=grace_s)
+            return
+        except subprocess.TimeoutExpired:
+            pass
+        for pid in _children(self.process.pid):
+            for kill in (os.killpg, os.kill):
+                with contextlib.suppress(OSError):
+                    kill(pid, signal.SIGKILL)
+        self.process.kill()
+        self.process.wait()
 
     def close(self) -> None:
         """End the launcher: EOF on its requests (or SIGTERM, if it is still running something)."""
@@ -527,6 +562,9 @@ class ServedInvocation:
         self._lazy_cgroup = lazy_cgroup
         #: (CPU, cumulative steal seconds) as the launcher read it once the command was reaped, if it could.
         self.steal_at_end: tuple[int, float] | None = None
+        #: How long the orchestrator waited for the answer before it ended the launcher (`LauncherServer.
+        #: end_stuck`), if it did: the answer is then read as a timeout.
+        self.overdue_s: float | None = None
 
     def fileno(self) -> int:
         return self.server.fileno()
@@ -551,7 +589,25 @@ class ServedInvocation:
         # The launcher says how much the command wrote to stderr (most write nothing): the file is then
         # not opened here at all (three system calls of each invocation, between pairs).
         tail = _stderr_tail(self._stderr_path) if self._stderr_path is not None and raw.get("stderr_bytes") != 0 else ""
-        return invocation_from_result(self.spec, raw, cgroup_cpu, tail, cgroup_wait)
+        inv = invocation_from_result(self.spec, raw, cgroup_cpu, tail, cgroup_wait)
+        if self.overdue_s is not None:
+            _overdue(inv, self.overdue_s)
+        return inv
+
+
+#: What a launcher answers of its command's own end: kept as it is even where the orchestrator had given up
+#: on the launcher just as it answered.
+_OWN_END = frozenset({"ok", "failed", "signaled", "timeout", "exec_failed"})
+
+
+def _overdue(inv: Invocation, waited_s: float) -> None:
+    """An invocation whose launcher the orchestrator ended after waiting `waited_s` for its answer: a
+    timeout, as the launcher records one (a stopped launcher's own timer fired meanwhile, or its answer
+    says only that it was ended: "interrupted", none at all)."""
+    if inv.status not in _OWN_END or (inv.status == "timeout" and not inv.error):
+        inv.status = "timeout"
+        inv.error = (f"its launcher did not answer within {waited_s:g} s (stopped, as by a command's "
+                     "`kill -STOP $PPID`, or stuck): duet ended it")
 
 
 def echo_output(label: str, stdout_path: Path | None, stderr_path: Path | None) -> None:
@@ -580,6 +636,14 @@ def echo_output(label: str, stdout_path: Path | None, stderr_path: Path | None) 
             if empty:
                 f.truncate(0)
         stream.flush()
+
+
+def _children(pid: int) -> list[int]:
+    """The child processes of `pid` (a launcher: single-threaded), [] if it is gone."""
+    try:
+        return [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except (OSError, ValueError):
+        return []
 
 
 def _signal_if_running(process: subprocess.Popen[bytes], signum: int) -> None:

@@ -76,6 +76,19 @@ QUEUE_MAX_PAIRS = 64
 #: (which loses the pairs of the batch in flight: they are stored when it ends) see a batch as one step.
 QUEUE_SPAN_S = 1.0
 
+#: How much longer than --timeout (and the barrier waits an invocation may make before its command starts)
+#: the orchestrator waits for a launcher's answer before it gives up on that launcher. The launcher enforces
+#: --timeout itself and answers as soon as it has killed and reaped the command, unless it is stopped (a
+#: command that runs `kill -STOP $PPID`: its own timer then fires unseen) or stuck, which nothing but the
+#: orchestrator can notice: it waited for ever. The slack is for a launcher slow to kill and reap on a busy
+#: machine; one given up on that way still counts as the timeout it was. Without --timeout the orchestrator
+#: waits as long as the command runs, as told (Ctrl-C still ends it, stopped launcher or not), and the
+#: barrier's timeout does not bound that: it bounds a child's wait for its partner before its command starts.
+ANSWER_SLACK_S = 5.0
+#: ... and how long a launcher so given up on may take to end its command and exit once told to (SIGTERM and
+#: SIGCONT) before it is killed, and its command with it.
+ANSWER_GRACE_S = 5.0
+
 
 class RunSettings(msgspec.Struct):
     method: str
@@ -264,6 +277,8 @@ class Runner:
         self._me: dict[str, Any] | None = None  # this process, as the journal's manifest names it
         self._t0: float | None = None
         self._servers: dict[int, LauncherServer] = {}
+        #: Launchers given up on (`_give_up`): no longer the stage's, closed when this runner's run ends.
+        self._retired: list[LauncherServer] = []
         self._gate: ReleaseGate | None = None
         self._workdir = Path(tempfile.gettempdir())
         self._stage: RunnerStage | None = None
@@ -336,6 +351,36 @@ class Runner:
             server.terminate()
         for server in self._servers.values():
             server.process.wait()
+        for server in self._retired:  # being given up on when Ctrl-C came: made sure to end
+            server.end_stuck(ANSWER_GRACE_S)
+
+    def _patience(self, barrier_waits: int) -> float | None:
+        """How long to wait for a launcher's answer to one invocation before giving up on it (`_give_up`):
+        --timeout, `barrier_waits` times the barrier's timeout (a child may wait that long for its partner
+        before its command starts, and a queued one as long again before it is forked), and ANSWER_SLACK_S.
+        None without --timeout: the command may run as long as it takes."""
+        if not self.s.timeout_s:
+            return None
+        return self.s.timeout_s + barrier_waits * self.s.barrier_timeout_s + ANSWER_SLACK_S
+
+    def _give_up(self, served: ServedInvocation, waited_s: float) -> None:
+        """`served`'s launcher did not answer in time (`_patience`): it is stopped or stuck, and only we can
+        end it. Ended with its command (`LauncherServer.end_stuck`); its answer, if it gave one on the way
+        out, is then read as a timeout (`ServedInvocation.overdue_s`), and so is none at all. Its CPU gets a
+        new launcher should anything run there next."""
+        server = served.server
+        served.overdue_s = waited_s
+        for cpu, one in list(self._servers.items()):  # first: an interrupt meanwhile then ends it (stop_all)
+            if one is server:
+                del self._servers[cpu]
+        if server not in self._retired:
+            self._retired.append(server)
+        server.end_stuck(ANSWER_GRACE_S)
+
+    def _close_retired(self) -> None:
+        for server in self._retired:
+            server.close()
+        self._retired = []
 
     def _cpus(self, cpu: int) -> int | tuple[int, ...]:
         """The CPUs a command keyed by `cpu` ran on: more than that one under --cpus-per-command."""
@@ -378,6 +423,7 @@ class Runner:
                 return RunOutcome("interrupted", None, self.measured, self._elapsed())
             finally:
                 self._meanwhile.join()
+                self._close_retired()
             stage.noise = self._noise.hand_on()
             status = "failed" if failure is not None else "complete"
             return RunOutcome(status, failure, self.measured, self._elapsed())
@@ -399,15 +445,29 @@ class Runner:
         took a 4.5 % difference at 20 ms to 6-9 %; docs/notes/duet_on_2cpus.md point 15). With ``fill``,
         the side that finishes first is re-run (unmeasured) until its partner finishes too, which needs
         its answer at once."""
+        patience = self._patience(barrier_waits=1)
+        deadline = None if patience is None else time.monotonic() + patience
         if not self.s.fill:
-            _wait_all(running)
+            for overdue in _wait_all(running, deadline):
+                self._give_up(overdue, patience or 0.0)
             return [r.wait() for r in running]
-        first = _wait_ready(running)
+        first = _wait_ready(running, deadline)
+        if first is None:
+            for overdue in running:
+                self._give_up(overdue, patience or 0.0)
+            return [r.wait() for r in running]
         other = next(r for r in running if r is not first)
         done = first.wait()
         cpu = first.spec.cpu if first.spec.cpu is not None else self.s.cpus[0]
         filler = self._filler(done.side, cpu) if done.ok else None
-        while filler is not None and _wait_ready([other, filler]) is filler:
+        while True:
+            ready = _wait_ready([other] if filler is None else [other, filler], deadline)
+            if ready is None:
+                self._give_up(other, patience or 0.0)
+                break
+            if ready is other:
+                break
+            assert filler is not None
             filler.wait()  # it finished on its own: the partner is much longer; go on filling
             filler = self._filler(done.side, cpu)
         late = other.wait()
@@ -614,14 +674,23 @@ class Runner:
             self._server(cpu).send(message, len(sent))
         served = {cpu: sent for cpu, (sent, _) in made.items()}
         assert self._gate is not None
+        servers = {cpu: self._server(cpu) for cpu in served}
+        # Its answers come one by one: the patience is for each (a duet's child may wait to be forked, then
+        # at the barrier).
+        patience = self._patience(barrier_waits=2 if duet else 0)
         try:
             self._gate.release(sum(queued.hold for requests in lists.values() for _, queued in requests))
-            if not _wait_done(self._gate, [self._server(cpu) for cpu in served]):
-                # A launcher is gone: its partner's next child would wait at its page for the barrier's
-                # timeout (10 s by default). Halt the batch and abort every page: the rest ends at once.
+            finished, overdue = _wait_done(self._gate, list(servers.values()), patience)
+            if not finished:
+                # A launcher is gone (or stopped answering): its partner's next child would wait at its page
+                # for the barrier's timeout (10 s by default). Halt the batch and abort every page: the rest
+                # ends at once.
                 slots.abort(ABORT_EXITED, halt)
                 for slot in range(len(units)):
                     slots.abort(ABORT_EXITED, slot)
+                for cpu, server in servers.items():
+                    if server in overdue:  # the first request it has not answered is the one it is stuck on
+                        self._give_up(served[cpu][server.answered()], patience or 0.0)
         except KeyboardInterrupt:
             # The launchers end the invocation in progress and answer it; what ended before is kept.
             self.stop_all()
@@ -652,6 +721,8 @@ class Runner:
         """Read a batch's answers, and store its units (pairs, or sequential invocations) up to the first
         that did not run (halted, or cut short by an interrupt) and up to and including a failed one."""
         answers = {cpu: [one.wait() for one in queue] for cpu, queue in served.items()}
+        overdue = [answers[cpu][k] for cpu, queue in served.items() for k, one in enumerate(queue)
+                   if one.overdue_s is not None and answers[cpu][k].status == "timeout"]
         kept: list[Invocation] = []
         failure: Invocation | None = None
         ran = 0
@@ -673,6 +744,11 @@ class Runner:
         if kept:
             self._noise.add(kept, units=ran)
             self._emit_all(kept)
+        if failure is None and overdue and not interrupted:
+            # Its launcher stopped between two invocations (its partner's was then halted, not run, and the
+            # pair is not stored): the comparison still ends there, as at a launcher's own timeout (stored,
+            # a timeout is a failure and set above).
+            failure = overdue[0]
         return failure, kept
 
     def _run_sequential(self, cgroups: dict[str, SideCgroup | None]) -> Invocation | None:
@@ -713,6 +789,10 @@ class Runner:
             running = self._server(cpu).start(self._spec(side, round_, round_, warmup, cpu, None, cgroups))
             if warmup:
                 self._meanwhile.start()
+            patience = self._patience(barrier_waits=0)
+            if patience is not None:
+                for overdue in _wait_all([running], time.monotonic() + patience):
+                    self._give_up(overdue, patience)
             inv = running.wait()
             inv.steal_s = steal_delta(steal_before, self._steal.after([running]), self._cpus(cpu))
             self._noise.add([inv])
@@ -730,6 +810,7 @@ class Runner:
         the side that finishes its segment first is kept busy (``fill``) until the other finishes."""
         count = {"A": 0, "B": 0}
         segment = 0
+        patience = self._patience(barrier_waits=0)
         while True:
             if min(count.values()) >= self.s.warmup and segment > 0 \
                     and not self.should_continue(self.measured, self._elapsed()):
@@ -743,6 +824,7 @@ class Runner:
             emitted: list[Invocation] = []
             measuring: dict[str, tuple[ServedInvocation, dict[int, float]]] = {}
             fillers: dict[str, ServedInvocation] = {}
+            due: dict[str, float] = {}  # each side's invocation in progress: when to give up on its launcher
 
             # launch and fill are called only within this segment, so they see this segment's state (B023
             # warns of closures outliving their loop iteration; these do not).
@@ -754,6 +836,8 @@ class Runner:
                 spec = self._spec(side, index, segment, index < self.s.warmup, cpu[side], None, cgroups)  # noqa: B023
                 steal = read_steal_seconds()
                 measuring[side] = (self._server(cpu[side]).start(spec), steal)  # noqa: B023
+                if patience is not None:
+                    due[side] = time.monotonic() + patience  # noqa: B023
                 if index < self.s.warmup:
                     self._meanwhile.start()
                 count[side] += 1
@@ -766,7 +850,15 @@ class Runner:
                 launch(side)
             failure: Invocation | None = None
             while measuring:
-                ready = _wait_ready([m[0] for m in measuring.values()] + list(fillers.values()))
+                ready = _wait_ready([m[0] for m in measuring.values()] + list(fillers.values()),
+                                    min((due[side] for side, (running, _) in measuring.items()
+                                         if side in due and running.overdue_s is None), default=None))
+                if ready is None:
+                    now = time.monotonic()
+                    for side, (running, _) in measuring.items():
+                        if due[side] <= now and running.overdue_s is None:
+                            self._give_up(running, patience or 0.0)
+                    continue
                 side = ready.spec.side
                 if fillers.get(side) is ready:  # a filler ended on its own while the partner still runs: fill again
                     fillers.pop(side).wait()
@@ -1062,30 +1154,45 @@ def _activity_json(window: ActivityWindow) -> str | None:
         return None
 
 
-def _wait_all(running: list[ServedInvocation]) -> None:
-    """Sleep until every one of ``running`` has its result (or its launcher died)."""
+def _poll_ms(deadline: float | None) -> int:
+    """poll()'s timeout until `deadline` (time.monotonic()): -1 (none) for None."""
+    if deadline is None:
+        return -1
+    return max(0, math.ceil((deadline - time.monotonic()) * 1000))
+
+
+def _wait_all(running: list[ServedInvocation], deadline: float | None = None) -> list[ServedInvocation]:
+    """Sleep until every one of ``running`` has its result (or its launcher died), or until `deadline`
+    (time.monotonic(); None: none). Returns those still without a result then."""
     poller = select.poll()
-    waiting = set()
+    waiting = {}
     for r in running:
         poller.register(r.fileno(), select.POLLIN)
-        waiting.add(r.fileno())
+        waiting[r.fileno()] = r
     while waiting:
-        for fd, _ in poller.poll():
+        ready = poller.poll(_poll_ms(deadline))
+        if not ready and deadline is not None and time.monotonic() >= deadline:
+            return list(waiting.values())
+        for fd, _ in ready:
             poller.unregister(fd)
-            waiting.discard(fd)
+            waiting.pop(fd, None)
+    return []
 
 
-def _wait_ready(running: list[ServedInvocation]) -> ServedInvocation:
-    """Sleep until one of ``running`` has its result (or its launcher died) and return it."""
+def _wait_ready(running: list[ServedInvocation], deadline: float | None = None) -> ServedInvocation | None:
+    """Sleep until one of ``running`` has its result (or its launcher died) and return it; None once
+    `deadline` (time.monotonic(); None: none) has passed without."""
     poller = select.poll()
     by_fd = {}
     for r in running:
         by_fd[r.fileno()] = r
         poller.register(r.fileno(), select.POLLIN)
     while True:
-        ready = poller.poll()
+        ready = poller.poll(_poll_ms(deadline))
         if ready:
             return by_fd[ready[0][0]]
+        if deadline is not None and time.monotonic() >= deadline:
+            return None
 
 
 def _wait_any(pids: set[int]) -> int:
@@ -1130,21 +1237,39 @@ def _cgroup_key(side: str, cpu: int) -> str:
     return f"{side}@{cpu}"
 
 
-def _wait_done(gate: ReleaseGate | None, servers: list[LauncherServer]) -> bool:
+def _wait_done(gate: ReleaseGate | None, servers: list[LauncherServer], patience: float | None = None
+               ) -> tuple[bool, list[LauncherServer]]:
     """Sleep until each of `servers` answered its last queued request (a byte each on the gate's done
-    pipe; True) or one of them is gone (its result pipe hangs up; False): not woken by the answers before."""
+    pipe; True) or one of them is gone (its result pipe hangs up; False): not woken by the answers before.
+    With `patience` (seconds; None: none), also (False, those) once launchers with requests left answered
+    none for that long: woken every quarter of it to look (`LauncherServer.answered`), it notices one
+    between 1 and 1.25 times `patience` after its last answer, never sooner."""
     assert gate is not None
     poller = select.poll()
     poller.register(gate.done_fd, select.POLLIN)
     for server in servers:
         poller.register(server.fileno(), 0)  # hang-ups and errors only
     left = len(servers)
+    # Each launcher's answers as last counted, and when that count was first seen.
+    seen = {server: (0, time.monotonic()) for server in servers}
     while left > 0:
-        for fd, _ in poller.poll():
+        for fd, _ in poller.poll(-1 if patience is None else math.ceil(patience * 250)):
             if fd != gate.done_fd:
-                return False
+                return False, []
             left -= len(os.read(gate.done_fd, left))
-    return True
+        if patience is None or left == 0:
+            continue
+        now = time.monotonic()
+        overdue = []
+        for server in servers:
+            count = server.answered()
+            if count != seen[server][0]:
+                seen[server] = (count, now)
+            elif count < server.busy and now - seen[server][1] >= patience:
+                overdue.append(server)
+        if overdue:
+            return False, overdue
+    return True, []
 
 
 def _root_cause(results: list[Invocation]) -> Invocation:
