@@ -366,3 +366,12 @@ def test_a_command_of_several_lines_keeps_them_under_its_first(duet) -> None:  #
     assert "  A (fast): echo a\n            true\n  B: true\n" in two.stdout, two.stdout
     one = duet("compare", "echo a\ntrue", "--runs", "2", *ONE)
     assert one.returncode == 0 and "  Benchmark: echo a\n             true\n" in one.stdout, one.stdout + one.stderr
+
+
+@pytest.mark.parametrize("method", ["duet", "sequential", "aduet"])
+def test_a_timeout_longer_than_poll_can_wait_is_waited_in_steps(duet, method: str) -> None:  # type: ignore[no-untyped-def]
+    """The orchestrator's own deadline (--timeout and some slack) went to poll() whole: beyond its C int of
+    milliseconds (~24.8 days) it raised OverflowError, a traceback before the first pair."""
+    for timeout in ("2147469", "1e300"):
+        result = duet("compare", "true", "true", "--method", method, "--timeout", timeout, "--runs", "3", *ONE)
+        assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr

@@ -1154,11 +1154,16 @@ def _activity_json(window: ActivityWindow) -> str | None:
         return None
 
 
+#: The longest timeout poll() takes (a C int of milliseconds, ~24.8 days): a longer wait (--timeout 1e7) is
+#: waited in such steps, each caller looking at its deadline again after each (poll raised OverflowError).
+_POLL_MAX_MS = 2**31 - 1
+
+
 def _poll_ms(deadline: float | None) -> int:
     """poll()'s timeout until `deadline` (time.monotonic()): -1 (none) for None."""
     if deadline is None:
         return -1
-    return max(0, math.ceil((deadline - time.monotonic()) * 1000))
+    return min(_POLL_MAX_MS, max(0, math.ceil((deadline - time.monotonic()) * 1000)))
 
 
 def _wait_all(running: list[ServedInvocation], deadline: float | None = None) -> list[ServedInvocation]:
@@ -1253,7 +1258,7 @@ def _wait_done(gate: ReleaseGate | None, servers: list[LauncherServer], patience
     # Each launcher's answers as last counted, and when that count was first seen.
     seen = {server: (0, time.monotonic()) for server in servers}
     while left > 0:
-        for fd, _ in poller.poll(-1 if patience is None else math.ceil(patience * 250)):
+        for fd, _ in poller.poll(-1 if patience is None else min(_POLL_MAX_MS, math.ceil(patience * 250))):
             if fd != gate.done_fd:
                 return False, []
             left -= len(os.read(gate.done_fd, left))
