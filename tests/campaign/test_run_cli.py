@@ -493,3 +493,20 @@ def test_time_budget_not_a_number_is_refused(duet, tmp_path: Path) -> None:
     result = duet("run", "campaign.yml", "--no-progress", "--time-budget", "nan")
     assert result.returncode == 2 and "--time-budget must be positive, got nan" in result.stderr, result.stderr
     assert not (tmp_path / ".duet" / "results.db").exists()
+
+
+def test_a_harness_that_stops_its_launcher_times_out_as_a_slow_one_does(duet, tmp_path: Path) -> None:
+    """`kill -STOP $PPID` stops the launcher, which enforces the campaign's timeout: its timer then fires
+    unseen, and `duet run` waited for ever. It gives up on the launcher after the timeout, the barrier's and
+    some slack, ends it and its command, and records the run as timed out, as for a harness that is slow."""
+    marker = tmp_path / "duetbench-stopped-sleep"  # a `sleep` by a name of its own, to look for afterwards
+    marker.symlink_to(shutil.which("sleep") or "/bin/sleep")
+    write_campaign(tmp_path, f"  stopper: sh -c 'kill -STOP $PPID; exec {marker} 30'\n", methods="{duet: 1}",
+                   extra="barrier_timeout: 2").write_text(
+        (tmp_path / "campaign.yml").read_text().replace("timeout: 60", "timeout: 1"))
+    result = duet("run", "campaign.yml", "--no-progress", timeout=90)
+    assert result.returncode == 1, result.stdout + result.stderr
+    (status, error), = db_rows(tmp_path, "SELECT status, error FROM runs")
+    assert status == "failed" and "timed out" in error, error
+    leftover = subprocess.run(["pgrep", "-f", str(marker)], capture_output=True, text=True)
+    assert leftover.stdout.strip() == ""

@@ -165,3 +165,18 @@ def test_sigterm_or_sighup_keeps_the_samples_and_leaves_nothing(native_dir: Path
     assert list(scratch.iterdir()) == []
     again = duet(native_dir, tmp_path, "measure", "--load", "s.jsonl")
     assert "samples analysed" in again.stdout
+
+
+def test_a_command_that_stops_its_launcher_times_out_as_a_slow_one_does(native_dir: Path, tmp_path: Path) -> None:
+    """`kill -STOP $PPID` stops the launcher, which enforces --timeout: its timer then fires unseen, and `duet
+    measure` waited for ever. It gives up on the launcher after --timeout and some slack, ends it with its
+    command, and stops as at any timeout, the samples before it kept."""
+    marker = tmp_path / "duetbench-stopped-sleep"  # a `sleep` by a name of its own, to look for afterwards
+    marker.symlink_to(shutil.which("sleep") or "/bin/sleep")
+    stopper = f"sh -c 'kill -STOP $PPID; exec {marker} 30'"
+    stopped = duet(native_dir, tmp_path, "measure", stopper, "--samples", "s.jsonl", "--timeout", "1", check=False)
+    slow = duet(native_dir, tmp_path, "measure", "sleep 30", "--samples", "t.jsonl", "--timeout", "1", check=False)
+    assert stopped.returncode == slow.returncode == 1, stopped.stderr
+    assert "status timeout" in stopped.stderr and "status timeout" in slow.stderr, stopped.stderr + slow.stderr
+    leftover = subprocess.run(["pgrep", "-f", str(marker)], capture_output=True, text=True)
+    assert leftover.stdout.strip() == ""

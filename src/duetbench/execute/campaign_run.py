@@ -30,7 +30,7 @@ from duetbench.execute.container import (
 )
 from duetbench.execute.invocation import Invocation, LaunchSpec, RunningInvocation
 from duetbench.execute.live import Inotify, LiveWarmup
-from duetbench.execute.runner import _activity_json, _wait_any
+from duetbench.execute.runner import ANSWER_GRACE_S, ANSWER_SLACK_S, _activity_json, _poll_ms, _wait_any
 from duetbench.host.activity import ActivityWindow
 from duetbench.host.cgroup import SideCgroup
 from duetbench.host.host import usable_cpus
@@ -153,12 +153,16 @@ def execute_run(run: PlannedRun, bench: object, run_dir: Path, *, campaign_id: i
                                 show_output=show_output, env=env, cwd=spec.cwd,
                                 stdout_path=outdir / STDOUT, stderr_path=outdir / STDERR)
             running[side] = RunningInvocation(launch, run_dir)
+        # The launchers end a side at its timeout; one stopped by its harness (`kill -STOP $PPID`) or stuck
+        # cannot, and only this wait can notice: given up on after the timeout, a wait at the start barrier
+        # and some slack (as the comparisons' runner does, execute/runner.py ANSWER_SLACK_S).
+        patience = timeout_s + barrier_timeout_s + ANSWER_SLACK_S if timeout_s else None
         if warmup_params is not None:
             live = LiveWarmup(warmup_params, {side: outdirs[side] / ITERATION_LOG for side in run.sides})
             invocations, barrier_abort, stopped_early = _wait_all_live(
-                running, page, live, [outdirs[side] / ITERATION_LOG for side in run.sides])
+                running, page, live, [outdirs[side] / ITERATION_LOG for side in run.sides], patience)
         else:
-            invocations, barrier_abort = _wait_all(running, page)
+            invocations, barrier_abort = _wait_all(running, page, patience)
     except KeyboardInterrupt:
         interrupted = True
         if page is not None:
@@ -200,19 +204,33 @@ class _Interrupted(KeyboardInterrupt):
         self.execution = execution
 
 
-def _wait_all(running: dict[str, RunningInvocation], page: BarrierPage | None) -> tuple[dict[str, Invocation], int]:
-    """Sleep until every side has exited. When the first side exits, abort the barrier page: a partner
-    still waiting for it at the next iteration must not wait out its timeout (the launcher does the
-    same; doing it here too covers a launcher that died). Returns the page's abort code as it was
+def _give_up(running: dict[str, RunningInvocation], pending: dict[int, str], patience: float | None) -> None:
+    """End the launchers of the sides still `pending` past their deadline (`RunningInvocation.end_stuck`):
+    each is then read as a timeout."""
+    for side in pending.values():
+        running[side].end_stuck(patience or 0.0, ANSWER_GRACE_S)
+
+
+def _wait_all(running: dict[str, RunningInvocation], page: BarrierPage | None, patience: float | None = None
+              ) -> tuple[dict[str, Invocation], int]:
+    """Sleep until every side has exited, or until `patience` seconds (None: no limit) have passed, when
+    the sides still running are given up on (`_give_up`). When the first side exits, abort the barrier
+    page: a partner still waiting for it at the next iteration must not wait out its timeout (the launcher
+    does the same; doing it here too covers a launcher that died). Returns the page's abort code as it was
     when the first side exited: anything but 0 or "exited" means synchronization was lost mid-run."""
     pending = {r.pid: side for side, r in running.items()}
     exited: list[str] = []
     abort_seen = 0
+    deadline = None if patience is None else time.monotonic() + patience
     while pending:
-        pid = _wait_any(set(pending))
-        side = pending.pop(pid)
+        pid = _wait_any(set(pending), deadline)
         if page is not None and not exited:
             abort_seen = page.aborted
+        if pid is None:
+            _give_up(running, pending, patience)  # each ended (and reaped) now
+            exited += pending.values()
+            break
+        side = pending.pop(pid)
         exited.append(side)
         if page is not None and pending:
             page.abort(ABORT_EXITED)
@@ -222,7 +240,7 @@ def _wait_all(running: dict[str, RunningInvocation], page: BarrierPage | None) -
 
 
 def _wait_all_live(running: dict[str, RunningInvocation], page: BarrierPage | None, live: LiveWarmup,
-                   logs: list[Path]) -> tuple[dict[str, Invocation], int, bool]:
+                   logs: list[Path], patience: float | None = None) -> tuple[dict[str, Invocation], int, bool]:
     """`_wait_all`, also waking when the logs grow (inotify), to let dynamic warmup end the run.
 
     While warmup is undecided the orchestrator wakes once per logged iteration; once it is decided it
@@ -234,7 +252,7 @@ def _wait_all_live(running: dict[str, RunningInvocation], page: BarrierPage | No
         fds = {os.pidfd_open(pid): pid for pid in pending}
     except (AttributeError, OSError):
         watch.close()
-        return (*_wait_all(running, page), False)
+        return (*_wait_all(running, page, patience), False)
     poller = select.poll()
     for fd in fds:
         poller.register(fd, select.POLLIN)
@@ -243,6 +261,7 @@ def _wait_all_live(running: dict[str, RunningInvocation], page: BarrierPage | No
     done: dict[str, Invocation] = {}
     abort_seen = 0
     stopped = False
+    deadline = None if patience is None else time.monotonic() + patience
     try:
         while pending:
             timeout_ms: float | None = None if watch.fd is not None else 100
@@ -252,8 +271,14 @@ def _wait_all_live(running: dict[str, RunningInvocation], page: BarrierPage | No
                     poller.unregister(watch.fd)
                     watch.close()
                 timeout_ms = max(wait * 1000, 20)
+            if deadline is not None:
+                left_ms = _poll_ms(deadline)
+                timeout_ms = left_ms if timeout_ms is None else min(timeout_ms, left_ms)
             events = poller.poll(timeout_ms)
             exited = [fds[fd] for fd, _ in events if fd in fds and fds[fd] in pending]
+            if not exited and deadline is not None and time.monotonic() >= deadline:
+                _give_up(running, pending, patience)
+                exited, deadline = list(pending), None  # each ended now
             if not stopped and (watch.fd is None or any(fd == watch.fd for fd, _ in events)):
                 watch.drain()
                 if live.update():

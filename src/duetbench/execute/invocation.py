@@ -118,6 +118,8 @@ class RunningInvocation:
         env.update(spec.env)
         env.update(side_env(spec))
         self._cgroup_before = (spec.cgroup.usage_usec(), spec.cgroup.wait_usec()) if spec.cgroup else None
+        #: How long after it was due the orchestrator gave up on the launcher (`end_stuck`), if it did.
+        self.overdue_s: float | None = None
         with open(self.stderr_path, "wb") as err, open(spec.stdout_path or os.devnull, "wb") as out, \
                 open(spec.stdin_path or os.devnull, "rb") as stdin:
             # A new session: Ctrl-C reaches only the orchestrator, which then stops the launchers in order.
@@ -137,6 +139,14 @@ class RunningInvocation:
 
     def terminate(self) -> None:
         _signal_if_running(self.process, signal.SIGTERM)
+
+    def end_stuck(self, waited_s: float, grace_s: float) -> None:
+        """Give up on a launcher that has not ended `waited_s` after it was due to (its --timeout and some
+        slack): stopped (its command ran `kill -STOP $PPID`, and its own timer fired unseen) or stuck. Ended
+        with its command (`end_stuck_launcher`); its result is then read as a timeout (`_overdue`)."""
+        self.overdue_s = waited_s
+        self.terminate()
+        end_stuck_launcher(self.process, grace_s)
 
     def discard(self) -> None:
         """Forget an invocation that was not measured (a filler): remove its files."""
@@ -166,7 +176,10 @@ class RunningInvocation:
         except OSError:
             pass
         self.discard()
-        return invocation_from_result(spec, raw, cgroup_cpu, tail, cgroup_wait)
+        inv = invocation_from_result(spec, raw, cgroup_cpu, tail, cgroup_wait)
+        if self.overdue_s is not None:
+            _overdue(inv, self.overdue_s)
+        return inv
 
 
 def invocation_from_result(spec: LaunchSpec, raw: dict[str, object], cgroup_cpu: float | None,
@@ -494,23 +507,10 @@ class LauncherServer:
         _signal_if_running(self.process, signal.SIGTERM)
 
     def end_stuck(self, grace_s: float) -> None:
-        """End a launcher that stopped answering: stopped (its command ran `kill -STOP $PPID`) or stuck.
-        SIGTERM and SIGCONT, on which it kills its command, answers the invocation in progress (a --timeout
-        that expired meanwhile makes it "timeout") and exits; one that has not within `grace_s` is killed,
-        and with it its children's process groups (its command leads one; what it left, re-parented to the
-        launcher, its own) first: nothing else would end them once their launcher is gone."""
+        """End a launcher that stopped answering: stopped (its command ran `kill -STOP $PPID`) or stuck
+        (`end_stuck_launcher`). It answers the invocation in progress on its way out, if it can."""
         self.terminate()
-        try:
-            self.process.wait(timeout=grace_s)
-            return
-        except subprocess.TimeoutExpired:
-            pass
-        for pid in _children(self.process.pid):
-            for kill in (os.killpg, os.kill):
-                with contextlib.suppress(OSError):
-                    kill(pid, signal.SIGKILL)
-        self.process.kill()
-        self.process.wait()
+        end_stuck_launcher(self.process, grace_s)
 
     def close(self) -> None:
         """End the launcher: EOF on its requests (or SIGTERM, if it is still running something)."""
@@ -636,6 +636,24 @@ def echo_output(label: str, stdout_path: Path | None, stderr_path: Path | None) 
             if empty:
                 f.truncate(0)
         stream.flush()
+
+
+def end_stuck_launcher(process: subprocess.Popen[bytes], grace_s: float) -> None:
+    """After SIGTERM and SIGCONT (`_signal_if_running`), on which a launcher kills its command, answers the
+    invocation in progress (a --timeout that expired meanwhile makes it "timeout") and exits: one that has
+    not within `grace_s` is killed, and with it its children's process groups (its command leads one; what
+    it left, re-parented to the launcher, its own) first: nothing else would end them once it is gone."""
+    try:
+        process.wait(timeout=grace_s)
+        return
+    except subprocess.TimeoutExpired:
+        pass
+    for pid in _children(process.pid):
+        for kill in (os.killpg, os.kill):
+            with contextlib.suppress(OSError):
+                kill(pid, signal.SIGKILL)
+    process.kill()
+    process.wait()
 
 
 def _children(pid: int) -> list[int]:

@@ -1200,11 +1200,13 @@ def _wait_ready(running: list[ServedInvocation], deadline: float | None = None) 
             return None
 
 
-def _wait_any(pids: set[int]) -> int:
-    """Sleep until one of ``pids`` has exited and return it, leaving it unreaped for Popen.
+def _wait_any(pids: set[int], deadline: float | None = None) -> int | None:
+    """Sleep until one of ``pids`` has exited and return it, leaving it unreaped for Popen; None once
+    `deadline` (time.monotonic(); None: none) has passed without.
 
     Waits on pidfds of exactly these processes, so other children of this process (a test runner's,
-    say) can neither wake nor confuse it; without pidfds (Linux < 5.3), on any child."""
+    say) can neither wake nor confuse it; without pidfds (Linux < 5.3), on any child, and then with no
+    deadline (waitid cannot wait for a while: such a kernel keeps the waits of before)."""
     try:
         fds = {os.pidfd_open(pid): pid for pid in pids}
     except (AttributeError, OSError):
@@ -1214,9 +1216,11 @@ def _wait_any(pids: set[int]) -> int:
         for fd in fds:
             poller.register(fd, select.POLLIN)
         while True:
-            ready = poller.poll()
+            ready = poller.poll(_poll_ms(deadline))
             if ready:
                 return fds[ready[0][0]]
+            if deadline is not None and time.monotonic() >= deadline:
+                return None
     finally:
         for fd in fds:
             os.close(fd)

@@ -18,6 +18,7 @@ from typing import Any
 from duetbench.errors import CommandFailed, DuetError
 from duetbench.execute.invocation import LaunchSpec, RunningInvocation
 from duetbench.execute.lock import MeasurementLock
+from duetbench.execute.runner import ANSWER_GRACE_S, ANSWER_SLACK_S, _wait_any
 from duetbench.execute.scratch import scratch_directory
 from duetbench.host.activity import ProcessActivity, activity_delta, snapshot
 from duetbench.host.host import host_facts
@@ -125,7 +126,13 @@ def _one(header: MeasureHeader, k: int, workdir: Path, timeout_s: float | None, 
     spec = LaunchSpec(argv=header.argv, side="M", index=k, pair=k, warmup=k < header.warmup, cpu=header.cpu,
                       timeout_s=timeout_s, show_output=show_output)
     before = snapshot()
-    inv = RunningInvocation(spec, workdir).wait()
+    running = RunningInvocation(spec, workdir)
+    # The launcher ends the command at its timeout; one stopped by it (`kill -STOP $PPID`) or stuck cannot,
+    # and only this wait can notice (as the comparisons' runner does, execute/runner.py ANSWER_SLACK_S).
+    patience = timeout_s + ANSWER_SLACK_S if timeout_s else None
+    if patience is not None and _wait_any({running.pid}, time.monotonic() + patience) is None:
+        running.end_stuck(patience, ANSWER_GRACE_S)
+    inv = running.wait()
     after = snapshot()
     return MeasureSample(
         index=k, warmup=spec.warmup, status=inv.status, exit_code=inv.exit_code, et_s=inv.wall_s, pt_s=inv.cpu_s,
