@@ -181,3 +181,47 @@ def test_kill_9_in_the_middle_of_queued_pairs_loses_none_that_ended(duet_env, tm
         pairs.setdefault(pair, []).append(side)
     assert sorted(pairs) == list(range(len(pairs))) and all(sides == ["A", "B"] for sides in pairs.values())
     assert _status(db, "comparisons") == ["orchestrator died"]
+
+
+def _stopped_launchers() -> list[int]:
+    found = []
+    for pid in _processes_with("duet-launch"):
+        try:
+            if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "T":
+                found.append(pid)
+        except OSError:
+            pass
+    return found
+
+
+def test_kill_9_while_a_command_holds_its_launcher_stopped(duet_env, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A launcher its command stopped (`kill -STOP $PPID`) when duet was killed holds the SIGTERM of its
+    parent's death pending for good: it and its command outlived duet, stopped, for ever. The next command
+    continues it, and it ends its command as the other launchers do."""
+    marker = tmp_path / f"duetbench-held-{uuid.uuid4().hex[:8]}"  # a `sleep` by a name of its own
+    marker.symlink_to("/bin/sleep")
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    env = {**duet_env, "TMPDIR": str(scratch)}
+    before = set(_stopped_launchers())
+    proc = subprocess.Popen([sys.executable, "-m", "duetbench", "compare", f"sh -c 'kill -STOP $PPID; exec {marker} 60'",
+                             "true", "--runs", "3", "--warmup", "0", "--no-progress"], cwd=tmp_path, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not set(_stopped_launchers()) - before and time.monotonic() < deadline:
+            time.sleep(0.05)
+        held = set(_stopped_launchers()) - before
+        assert held, "no launcher was stopped by its command"
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+    time.sleep(0.5)
+    assert set(_stopped_launchers()) & held, "the launcher did not stay stopped: nothing to test"
+    nxt = subprocess.run([sys.executable, "-m", "duetbench", "show"], cwd=tmp_path, env=env, capture_output=True,
+                         text=True, timeout=120)
+    assert "Traceback" not in nxt.stderr, nxt.stderr
+    deadline = time.monotonic() + 15
+    while (set(_stopped_launchers()) & held or _processes_with(str(marker))) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not set(_stopped_launchers()) & held and _processes_with(str(marker)) == []

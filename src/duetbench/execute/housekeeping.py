@@ -4,11 +4,14 @@ A `kill -9` of the orchestrator skips its clean-up. The launchers notice (PR_SET
 the benchmarks; what is left is cleared here: barrier pages in /dev/shm whose maker is gone, the
 containers a dead orchestrator started (a killed `podman run` client leaves its container running), its
 scratch directories (execute/scratch.py), and side cgroups of dead orchestrators (once the processes in
-them have exited). The records it left
-``running`` are marked when a store is opened (store/orchestrators.py).
+them have exited). A launcher its command had stopped (`kill -STOP $PPID`) when the orchestrator died
+holds that parent-death signal pending for good: it is continued, and then ends as the others did. The
+records it left ``running`` are marked when a store is opened (store/orchestrators.py).
 """
 from __future__ import annotations
 
+import os
+import signal
 import time
 
 from duetbench.execute.barrier import sweep_stale_pages
@@ -21,10 +24,12 @@ SETTLE_S = 1.0
 
 
 def clear_leftovers() -> None:
-    sweep_stale_pages()
-    sweep_stale_containers()
-    sweep_stale_scratch()
-    if not stale_cgroups():  # the common case: one look through the cgroup tree (~1 ms), not four
+    found = bool(sweep_stale_pages()) | bool(sweep_stale_containers()) | bool(sweep_stale_scratch())
+    stale = stale_cgroups()  # the common case: one look through the cgroup tree (~1 ms), not four
+    if found or stale:
+        # Only where a killed duet left something: a look at every process, 0.45 ms for 70 of them here.
+        continue_orphaned_launchers()
+    if not stale:
         return
     deadline = time.monotonic() + SETTLE_S
     # A cgroup can only go once empty; right after a kill its processes are still being stopped.
@@ -44,3 +49,34 @@ def clear_leftovers() -> None:
     if stale_cgroups():
         time.sleep(0.1)
         sweep_stale_cgroups()
+
+
+def continue_orphaned_launchers(proc: str = "/proc") -> list[int]:
+    """SIGCONT to every launcher whose orchestrator is gone (its parent is no longer the pid it was given
+    with --parent, native/launcher.c `follow_orchestrator`); the pids continued. A launcher of a live
+    duet is its orchestrator's child and is left alone. One that runs on acts on the SIGTERM its
+    orchestrator's death sent it (it ends its command, answers and exits); one stopped by its command
+    (`kill -STOP $PPID`) keeps that signal pending and would stay stopped for good without this."""
+    continued: list[int] = []
+    try:
+        entries = [e.name for e in os.scandir(proc) if e.name.isdigit()]
+    except OSError:
+        return continued
+    for name in entries:
+        try:
+            with open(f"{proc}/{name}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+            if os.path.basename(argv[0]) != b"duet-launch" or b"--parent" not in argv:
+                continue
+            given = int(argv[argv.index(b"--parent") + 1])
+            with open(f"{proc}/{name}/stat", "rb") as f:
+                parent = int(f.read().rsplit(b")", 1)[1].split()[1])  # after the name, which may hold ")"
+        except (OSError, ValueError, IndexError):
+            continue  # gone meanwhile, or not one of ours
+        if parent != given:
+            try:
+                os.kill(int(name), signal.SIGCONT)
+                continued.append(int(name))
+            except OSError:
+                pass
+    return continued
