@@ -375,3 +375,13 @@ def test_a_timeout_longer_than_poll_can_wait_is_waited_in_steps(duet, method: st
     for timeout in ("2147469", "1e300"):
         result = duet("compare", "true", "true", "--method", method, "--timeout", timeout, "--runs", "3", *ONE)
         assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+
+
+def test_a_filler_that_stops_its_launcher_is_ended_with_the_pair(duet, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """--fill re-runs the side that finished first, unmeasured, while its partner runs: a filler that stops
+    its launcher (`kill -STOP $PPID`; a filler is told DUET_ITERATION=-1) is cancelled and continued when the
+    partner ends, and the comparison goes on as if it had not."""
+    stopper = "sh -c '[ \"$DUET_ITERATION\" = -1 ] && kill -STOP $PPID; exit 0'"
+    result = duet("compare", stopper, "sleep 0.3", "--fill", "--runs", "3", "--method", "duet", *ONE, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert sorted(_stored(tmp_path)) == [(side, k, "ok") for side in "AB" for k in range(3)], _stored(tmp_path)
