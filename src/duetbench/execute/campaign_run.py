@@ -30,7 +30,7 @@ from duetbench.execute.container import (
 )
 from duetbench.execute.invocation import Invocation, LaunchSpec, RunningInvocation
 from duetbench.execute.live import Inotify, LiveWarmup
-from duetbench.execute.runner import ANSWER_GRACE_S, ANSWER_SLACK_S, _activity_json, _poll_ms, _wait_any
+from duetbench.execute.runner import ANSWER_GRACE_S, ANSWER_SLACK_S, _activity_json, poll_ms, wait_any
 from duetbench.host.activity import ActivityWindow
 from duetbench.host.cgroup import SideCgroup
 from duetbench.host.host import usable_cpus
@@ -223,7 +223,7 @@ def _wait_all(running: dict[str, RunningInvocation], page: BarrierPage | None, p
     abort_seen = 0
     deadline = None if patience is None else time.monotonic() + patience
     while pending:
-        pid = _wait_any(set(pending), deadline)
+        pid = wait_any(set(pending), deadline)
         if page is not None and not exited:
             abort_seen = page.aborted
         if pid is None:
@@ -272,7 +272,7 @@ def _wait_all_live(running: dict[str, RunningInvocation], page: BarrierPage | No
                     watch.close()
                 timeout_ms = max(wait * 1000, 20)
             if deadline is not None:
-                left_ms = _poll_ms(deadline)
+                left_ms = poll_ms(deadline)
                 timeout_ms = left_ms if timeout_ms is None else min(timeout_ms, left_ms)
             events = poller.poll(timeout_ms)
             exited = [fds[fd] for fd, _ in events if fd in fds and fds[fd] in pending]

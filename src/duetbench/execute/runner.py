@@ -1159,7 +1159,7 @@ def _activity_json(window: ActivityWindow) -> str | None:
 _POLL_MAX_MS = 2**31 - 1
 
 
-def _poll_ms(deadline: float | None) -> int:
+def poll_ms(deadline: float | None) -> int:
     """poll()'s timeout until `deadline` (time.monotonic()): -1 (none) for None."""
     if deadline is None:
         return -1
@@ -1175,7 +1175,7 @@ def _wait_all(running: list[ServedInvocation], deadline: float | None = None) ->
         poller.register(r.fileno(), select.POLLIN)
         waiting[r.fileno()] = r
     while waiting:
-        ready = poller.poll(_poll_ms(deadline))
+        ready = poller.poll(poll_ms(deadline))
         if not ready and deadline is not None and time.monotonic() >= deadline:
             return list(waiting.values())
         for fd, _ in ready:
@@ -1193,14 +1193,14 @@ def _wait_ready(running: list[ServedInvocation], deadline: float | None = None) 
         by_fd[r.fileno()] = r
         poller.register(r.fileno(), select.POLLIN)
     while True:
-        ready = poller.poll(_poll_ms(deadline))
+        ready = poller.poll(poll_ms(deadline))
         if ready:
             return by_fd[ready[0][0]]
         if deadline is not None and time.monotonic() >= deadline:
             return None
 
 
-def _wait_any(pids: set[int], deadline: float | None = None) -> int | None:
+def wait_any(pids: set[int], deadline: float | None = None) -> int | None:
     """Sleep until one of ``pids`` has exited and return it, leaving it unreaped for Popen; None once
     `deadline` (time.monotonic(); None: none) has passed without.
 
@@ -1216,7 +1216,7 @@ def _wait_any(pids: set[int], deadline: float | None = None) -> int | None:
         for fd in fds:
             poller.register(fd, select.POLLIN)
         while True:
-            ready = poller.poll(_poll_ms(deadline))
+            ready = poller.poll(poll_ms(deadline))
             if ready:
                 return fds[ready[0][0]]
             if deadline is not None and time.monotonic() >= deadline:

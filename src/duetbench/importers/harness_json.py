@@ -83,8 +83,9 @@ def _match(fmt: str, a: ParseResult, b: ParseResult, files: tuple[Path, Path]
                         hint="A and B must run the same benchmarks; for two differently named benchmarks "
                              "in one pyperf file give that file alone")
     # In both files but not measured in one (pyperf: calibration runs only): nothing to compare it with.
-    unmeasured = {str(f): [n for n in common if n not in _measured(r)] for f, r in zip(files, (a, b), strict=True)}
-    kept = [n for n in common if not any(n in names for names in unmeasured.values())]
+    measured = {str(f): set(_measured(r)) for f, r in zip(files, (a, b), strict=True)}
+    unmeasured = {f: [n for n in common if n not in names] for f, names in measured.items()}
+    kept = [n for n in common if all(n in names for names in measured.values())]
     if not kept:
         said = "; ".join(f"without values in {f}: {', '.join(map(repr, names))}"
                          for f, names in unmeasured.items() if names)
@@ -132,8 +133,9 @@ def read_pyperf(path: Path, path_b: Path | None = None, *, method: str = "sequen
         raise DuetError(f"{path}: holds {len(names)} pyperf benchmark(s) ({', '.join(map(repr, names))}), "
                         "so it is not clear which is A and which is B",
                         hint="give two files (A then B), or one file with exactly two benchmarks")
+    measured = set(_measured(both))
     for side, name in zip("AB", names, strict=True):
-        if name not in _measured(both):
+        if name not in measured:
             raise DuetError(f"{path}: pyperf benchmark {name!r} ({side}) has no values, only calibration runs",
                             hint=NO_VALUES_HINT)
     name = f"{names[0]} vs {names[1]}"
