@@ -1,6 +1,7 @@
 """Noise attribution: the per-process delta on synthetic snapshots, and a real daemon seen in /proc."""
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -11,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from duetbench.host.activity import (
-    ProcessActivity, ProcessReading, Snapshot, ThreadReading, activity_delta, snapshot, top_activity,
+    ActivityWindow, ProcessActivity, ProcessReading, Snapshot, ThreadReading, activity_delta, snapshot,
+    top_activity,
 )
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -111,6 +113,16 @@ def test_a_spawned_daemon_is_named_in_the_delta(noisy_daemon: int) -> None:
     # it burns 30 ms of CPU per 100 ms: ~180 ms in 0.6 s; loose bounds for a shared machine
     assert 40 <= d.cpu_ms <= 600
     assert d.cpu_ns == max(a.cpu_ns for a in got.values() if a.comm == "emp-noisyd")
+
+
+def test_a_window_stores_the_daemon_as_json(noisy_daemon: int) -> None:
+    window = ActivityWindow()
+    assert window.stop_json() == "[]", "a window never started saw nothing"
+    window.start()
+    time.sleep(0.4)
+    stored = json.loads(window.stop_json() or "null")
+    assert [r["comm"] for r in stored if r["pid"] == noisy_daemon] == ["emp-noisyd"]
+    assert all(set(r) == {"pid", "comm", "cpu_ms"} for r in stored)
 
 
 class _FakeProc:

@@ -30,7 +30,7 @@ from duetbench.execute.container import (
 )
 from duetbench.execute.invocation import Invocation, LaunchSpec, RunningInvocation
 from duetbench.execute.live import Inotify, LiveWarmup
-from duetbench.execute.runner import ANSWER_GRACE_S, ANSWER_SLACK_S, _activity_json, poll_ms, wait_any
+from duetbench.execute.runner import ANSWER_GRACE_S, ANSWER_SLACK_S, poll_ms, wait_any
 from duetbench.host.activity import ActivityWindow
 from duetbench.host.cgroup import SideCgroup
 from duetbench.host.host import usable_cpus
@@ -182,7 +182,7 @@ def execute_run(run: PlannedRun, bench: object, run_dir: Path, *, campaign_id: i
         for group in cgroups.values():
             if group is not None:
                 group.remove()
-    noise = _activity_json(activity)
+    noise = activity.stop_json()
     sides: dict[str, SideResult] = {}
     for side, inv in invocations.items():
         inv.activity = noise

@@ -883,7 +883,7 @@ class Runner:
                     fill(inv.side)
             for filler in fillers.values():
                 self._end_filler(filler)
-            noise = _activity_json(window)
+            noise = window.stop_json()
             for inv in emitted:
                 inv.activity = noise
             if self.on_activity is not None and emitted:
@@ -1143,15 +1143,6 @@ def _drain(fds: list[int], stop: int) -> None:
 def _ensured(group: SideCgroup | None) -> SideCgroup | None:
     # A compare's cgroups live for all its invocations; if one vanished, launching into it would fail.
     return group.ensure() if group is not None else None
-
-
-def _activity_json(window: ActivityWindow) -> str | None:
-    """The busiest other processes since ``window.start()`` (EMP's procDiff, Suh et al. (EMP) §3.3), as JSON.
-    For aduet the window is a whole segment: its invocations overlap."""
-    try:
-        return json.dumps(top_activity(window.stop()))
-    except OSError:
-        return None
 
 
 #: The longest timeout poll() takes (a C int of milliseconds, ~24.8 days): a longer wait (--timeout 1e7) is

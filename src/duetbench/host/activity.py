@@ -18,6 +18,7 @@ with ``read`` and ``listdir``), so that a copy of another machine's /proc can st
 """
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import Iterable, Mapping
@@ -273,3 +274,12 @@ class ActivityWindow(msgspec.Struct):
         after = snapshot(self.exclude_pids)
         self.cost_ns += after.cost_ns
         return activity_delta(self.before, after)
+
+    def stop_json(self) -> str | None:
+        """The busiest other processes since ``start()`` (EMP's procDiff, Suh et al. (EMP) §3.3), as the JSON a
+        run stores as its noise; None when /proc could not be read. For aduet the window is a whole segment:
+        its invocations overlap."""
+        try:
+            return json.dumps(top_activity(self.stop()))
+        except OSError:
+            return None
