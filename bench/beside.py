@@ -40,14 +40,14 @@ RESULTS = Path(__file__).resolve().parent / "results"
 WRAPPER = """import os, runpy, sys, time
 spin = float(os.environ.get("BESIDE_SPIN_MS", "0")) / 1e3
 if spin:
-    from duetbench.execute import runner
+    from duetbench.execute import runner, waits
 
     def wait_pair(self, running):
-        first = runner._wait_ready(running)
+        first = waits.wait_ready(running)
         end = time.monotonic() + spin
         while time.monotonic() < end:
             pass
-        runner._wait_all(running)
+        waits.wait_all(running)
         return [r.wait() for r in running]
 
     runner.Runner._wait_pair = wait_pair

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from duetbench.execute import runner as runner_module
+from duetbench.execute import noise
 from duetbench.execute.invocation import Invocation
 from duetbench.execute.runner import Runner, RunSettings
 
@@ -83,21 +83,21 @@ def test_steal_is_read_again_unless_the_last_reading_is_fresh(monkeypatch: pytes
         return {0: float(len(reads))}
 
     clock = [100.0]
-    monkeypatch.setattr(runner_module, "read_steal_seconds", fake)
-    monkeypatch.setattr(runner_module.time, "monotonic", lambda: clock[0])
-    steal = runner_module._StealReadings()
+    monkeypatch.setattr(noise, "read_steal_seconds", fake)
+    monkeypatch.setattr(noise.time, "monotonic", lambda: clock[0])
+    steal = noise.StealReadings()
     assert steal.before() == {0: 1.0}  # nothing to reuse yet
     after = steal.after()
     assert after == {0: 2.0}
-    clock[0] += runner_module._StealReadings.REUSE_WITHIN_S / 2
+    clock[0] += noise.StealReadings.REUSE_WITHIN_S / 2
     assert steal.before() is after and len(reads) == 2  # the next unit starts right away: reused
     steal.after()
-    clock[0] += runner_module._StealReadings.REUSE_WITHIN_S * 2
+    clock[0] += noise.StealReadings.REUSE_WITHIN_S * 2
     assert steal.before() == {0: 4.0}  # a hook ran in between, say: read again
 
 
 def test_what_the_comparisons_import_beside_the_warmup_exists() -> None:
-    # _Meanwhile swallows a failed import (the orchestrator meets it later itself): a misspelt name
+    # Meanwhile swallows a failed import (the orchestrator meets it later itself): a misspelt name
     # here would silently import nothing early.
     import importlib.util
 

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from duetbench.execute import runner as runner_module
+from duetbench.execute import noise
 from duetbench.execute.invocation import Invocation, LauncherServer
-from duetbench.execute.runner import Runner, RunnerStage, RunSettings
+from duetbench.execute.runner import Runner, RunSettings
+from duetbench.execute.stage import RunnerStage
 
 CPUS = sorted(os.sched_getaffinity(0))
 two_cpus = pytest.mark.skipif(len(CPUS) < 2, reason="needs two CPUs to run a duet")
@@ -42,8 +43,8 @@ def test_runners_on_one_stage_share_launchers_and_end_everything_with_it(native_
 
     monkeypatch.setattr(LauncherServer, "__init__", counted)
     snapshots: list[int] = []
-    take = runner_module.snapshot
-    monkeypatch.setattr(runner_module, "snapshot", lambda: snapshots.append(1) or take())
+    take = noise.snapshot
+    monkeypatch.setattr(noise, "snapshot", lambda: snapshots.append(1) or take())
     stored: list[Invocation] = []
     with RunnerStage() as stage:
         outcomes = [Runner(_settings(method, k), _units(3), stored.append, stage=stage).run()
@@ -99,7 +100,7 @@ def test_a_stderr_file_the_stage_cannot_make_is_left_to_the_child(monkeypatch: p
                 raise OSError(28, "No space left on device")
             return real_open(path, *args, **kwargs)  # type: ignore[arg-type]
 
-        monkeypatch.setattr(runner_module.os, "open", full)
+        monkeypatch.setattr(os, "open", full)
         path = stage.queued_stderr(0, 1)
         monkeypatch.undo()
         assert not path.exists()

@@ -39,7 +39,7 @@ def test_a_longer_duet_gives_every_invocation_its_windows_record(duet, tmp_path:
 def test_a_window_spans_enough_pairs_to_keep_snapshots_cheap_per_pair(monkeypatch: pytest.MonkeyPatch) -> None:
     """A snapshot costs ~2 ms; at most ACTIVITY_MAX_PER_PAIR_S of it per pair means a window of ten or more
     pairs even when the pairs are long (100 ms commands closed one every other pair at 1 % of the time)."""
-    from duetbench.execute import runner
+    from duetbench.execute import noise
 
     clock = [0.0]
     snaps = []
@@ -49,14 +49,14 @@ def test_a_window_spans_enough_pairs_to_keep_snapshots_cheap_per_pair(monkeypatc
         snaps.append(clock[0])
         return object()
 
-    monkeypatch.setattr(runner, "snapshot", fake_snapshot)
-    monkeypatch.setattr(runner.time, "monotonic", lambda: clock[0])
-    monkeypatch.setattr(runner, "activity_delta", lambda before, after: [])
-    windows = runner._NoiseWindows(None)
+    monkeypatch.setattr(noise, "snapshot", fake_snapshot)
+    monkeypatch.setattr(noise.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(noise, "activity_delta", lambda before, after: [])
+    windows = noise.NoiseWindows(None)
     for _ in range(100):  # 100 pairs of 100 ms
         windows.open()
         clock[0] += 0.1
         windows.add([])
     per_window = 100 / (len(snaps) - 1)
-    assert per_window >= 0.002 / runner.ACTIVITY_MAX_PER_PAIR_S, snaps
+    assert per_window >= 0.002 / noise.ACTIVITY_MAX_PER_PAIR_S, snaps
     assert len(snaps) >= 3  # still closes: the attribution stays per window of pairs, not per comparison

@@ -82,7 +82,7 @@ def hog_fixed_n(n: int, *, ratio: float = 1.0, sigma: float = 0.01, slowdown: fl
     """`duet compare --method duet --runs n` beside a following hog (`following_hog`), repeated; up to
     ACTIVITY_EVERY_PAIR_UP_TO pairs, the interval is unbounded when too many pairs had one side held off
     its CPU by the hog, as `evaluate` judges them (`interference.too_few_clean`)."""
-    from duetbench.execute.runner import ACTIVITY_EVERY_PAIR_UP_TO
+    from duetbench.execute.noise import ACTIVITY_EVERY_PAIR_UP_TO
 
     from .interference import one_sided_pairs, too_few_clean
 

@@ -10,7 +10,7 @@ pairs can tell; the pair's own records can.
 
 A side was held off its CPU when it spent more of its time off the CPU than its partner (wall − CPU
 time) and another process used at least half that much CPU time during the pair (the EMP activity
-record, Suh et al. (EMP) §3.3, which a short `duet compare` takes around every pair: execute/runner.py,
+record, Suh et al. (EMP) §3.3, which a short `duet compare` takes around every pair: execute/noise.py,
 ACTIVITY_EVERY_PAIR_UP_TO; longer ones share one record among many pairs, too coarse for this). The
 second condition tells a neighbour from a command that contends with itself (a multi-threaded command
 pinned to one CPU waits behind its own threads, and nobody else runs).

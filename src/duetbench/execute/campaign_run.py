@@ -30,7 +30,7 @@ from duetbench.execute.container import (
 )
 from duetbench.execute.invocation import Invocation, LaunchSpec, RunningInvocation
 from duetbench.execute.live import Inotify, LiveWarmup
-from duetbench.execute.runner import ANSWER_GRACE_S, ANSWER_SLACK_S, poll_ms, wait_any
+from duetbench.execute.waits import ANSWER_GRACE_S, ANSWER_SLACK_S, poll_ms, wait_any
 from duetbench.host.activity import ActivityWindow
 from duetbench.host.cgroup import SideCgroup
 from duetbench.host.host import usable_cpus
@@ -155,7 +155,7 @@ def execute_run(run: PlannedRun, bench: object, run_dir: Path, *, campaign_id: i
             running[side] = RunningInvocation(launch, run_dir)
         # The launchers end a side at its timeout; one stopped by its harness (`kill -STOP $PPID`) or stuck
         # cannot, and only this wait can notice: given up on after the timeout, a wait at the start barrier
-        # and some slack (as the comparisons' runner does, execute/runner.py ANSWER_SLACK_S).
+        # and some slack (as the comparisons' runner does, execute/waits.py ANSWER_SLACK_S).
         patience = timeout_s + barrier_timeout_s + ANSWER_SLACK_S if timeout_s else None
         if warmup_params is not None:
             live = LiveWarmup(warmup_params, {side: outdirs[side] / ITERATION_LOG for side in run.sides})

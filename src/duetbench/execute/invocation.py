@@ -471,7 +471,7 @@ class LauncherServer:
     def answered(self) -> int:
         """How many answers have come and are not read yet: what the result pipe holds is taken into the
         buffer without waiting (`read_result` then finds it there). How the orchestrator sees a queued
-        batch's progress without being woken by each answer (execute/runner.py `_wait_done`)."""
+        batch's progress without being woken by each answer (execute/waits.py `wait_done`)."""
         poller = select.poll()
         poller.register(self._results, select.POLLIN)
         while poller.poll(0):

@@ -8,15 +8,10 @@ journal them (execute/journal.py).
 """
 from __future__ import annotations
 
-import json
-import math
 import os
-import select
 import tempfile
-import threading
 import time
 from collections.abc import Callable, Sequence
-from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -31,12 +26,15 @@ from duetbench.execute.invocation import (
     Queued,
     ReleaseGate,
     ServedInvocation,
-    forget_cgroup_usage,
 )
+from duetbench.execute.meanwhile import Meanwhile
+from duetbench.execute.noise import NoiseWindows, StealReadings
 from duetbench.execute.owner import Owner
-from duetbench.execute.scratch import scratch_directory
+from duetbench.execute.pipe_sinks import PipeSinks
 from duetbench.execute.shell import run_in_group
-from duetbench.host.activity import ActivityWindow, Snapshot, activity_delta, snapshot, top_activity
+from duetbench.execute.stage import RunnerStage, cgroup_key, ensured
+from duetbench.execute.waits import ANSWER_GRACE_S, ANSWER_SLACK_S, wait_all, wait_done, wait_ready
+from duetbench.host.activity import ActivityWindow
 from duetbench.host.cgroup import SideCgroup
 from duetbench.host.procstat import read_steal_seconds, steal_delta
 from duetbench.plan.layout import env_offset
@@ -45,27 +43,6 @@ from duetbench.startup import settle
 
 # Invocations per side in one segment of an asynchronous duet (CPUs are re-drawn between segments).
 ADUET_SEGMENT = 5
-# Reading every other thread's schedstat takes ~1-3 ms, between invocations, where it delays the next
-# one and takes CPU from the sides. An attribution window therefore spans as many consecutive pairs (or
-# sequential invocations) as keep the snapshots under this share of the elapsed time (hundreds of `true`)
-# and under ACTIVITY_MAX_PER_PAIR_S per pair (ten or more of 20 ms or 100 ms commands). At 5% the snapshots
-# were most of the orchestrator's CPU for 20 ms commands (issue 17: ~2 ms of ~3 ms per pair).
-ACTIVITY_MAX_SHARE = 0.01
-# ... and at most this much per pair (or sequential invocation) on average: at 1 % alone, a snapshot
-# (~1.7-3.5 ms) fell after every other pair of 100 ms commands, the gaps between pairs alternating
-# ~1.2 and ~4.5 ms (a mean of 3.1 ms against 1.2 ms without snapshots; issue 17's goal is 1 ms). Was
-# 0.2 ms while a snapshot took ~1.4 ms; reading single-threaded processes' own schedstat brought it to
-# ~1.07 ms, and 0.15 ms keeps windows of about the same number of pairs (~7) for less.
-ACTIVITY_MAX_PER_PAIR_S = 0.00015
-#: A `duet compare --runs N` of at most this many pairs records the activity around every pair instead
-#: (~2 ms each, little beside a few pairs' time): its duet analysis counts the pairs one side of which
-#: was held off its CPU by another process (analyze/interference.py) and leaves the wall ratio unbounded
-#: when too few were clean, since with so few pairs no interval can tell such interference from a
-#: difference (a duet forced to 5 or 10 pairs beside a CPU hog: 3 of 100 A/A comparisons judged a
-#: difference before, bench/results/trust.md).
-ACTIVITY_EVERY_PAIR_UP_TO = 10
-
-
 #: Most duet pairs queued to the launchers at once (issue 17). Between queued pairs the launchers meet by
 #: themselves, each at a barrier page of the pair's own, and the orchestrator sleeps until the last has
 #: been answered: between two queued pairs of a 20 ms command ~0.3-0.5 ms pass instead of ~1.5 ms of the
@@ -75,20 +52,6 @@ QUEUE_MAX_PAIRS = 64
 #: ... and at most about this much time of pairs: the progress line, the live statistics and a `kill -9`
 #: (which loses the pairs of the batch in flight: they are stored when it ends) see a batch as one step.
 QUEUE_SPAN_S = 1.0
-
-#: How much longer than --timeout (and the barrier waits an invocation may make before its command starts)
-#: the orchestrator waits for a launcher's answer before it gives up on that launcher. The launcher enforces
-#: --timeout itself and answers as soon as it has killed and reaped the command, unless it is stopped (a
-#: command that runs `kill -STOP $PPID`: its own timer then fires unseen) or stuck, which nothing but the
-#: orchestrator can notice: it waited for ever. The slack is for a launcher slow to kill and reap on a busy
-#: machine; one given up on that way still counts as the timeout it was. Without --timeout the orchestrator
-#: waits as long as the command runs, as told (Ctrl-C still ends it, stopped launcher or not), and the
-#: barrier's timeout does not bound that: it bounds a child's wait for its partner before its command starts.
-ANSWER_SLACK_S = 5.0
-#: ... and how long a launcher so given up on may take to end its command and exit once told to (SIGTERM and
-#: SIGCONT) before it is killed, and its command with it.
-ANSWER_GRACE_S = 5.0
-
 
 class RunSettings(msgspec.Struct):
     method: str
@@ -168,85 +131,6 @@ StopRule = Callable[[list[Invocation], float], bool]
 CertainRuns = Callable[[list[Invocation], float], int]
 
 
-class RunnerStage:
-    """What the runners of one comparison share: the scratch directory, the launchers (one per CPU) and
-    their release gate, the sides' cgroups, and the last noise-attribution snapshot. `--method auto`
-    runs four runners in its pilot before the measured one; each made and ended all of these itself,
-    ~17 ms per switch of which ~11 went to that (docs/notes/overhead.md, twelfth pass). A runner given no
-    stage makes one for its own run. Ended (launchers, gate, scratch, cgroups) on exit."""
-
-    def __init__(self) -> None:
-        self.servers: dict[int, LauncherServer] = {}
-        self.gate: ReleaseGate | None = None
-        self.workdir: Path | None = None
-        #: The snapshot that closed the last runner's noise window (`_NoiseWindows.hand_on`).
-        self.noise: tuple[Snapshot, float, float] | None = None
-        self._groups: dict[str, SideCgroup | None] = {}
-        self._stderr_files: set[Path] = set()
-        self._tag = f"duetbench-{os.getpid()}"
-        self._ends = ExitStack()
-
-    def __enter__(self) -> RunnerStage:
-        forget_cgroup_usage()
-        # Ended in reverse: the launchers and their gate, then the scratch directory, then the cgroups.
-        self._ends.callback(self._remove_cgroups)
-        self.workdir = Path(self._ends.enter_context(scratch_directory("run")))
-        self.gate = ReleaseGate()
-        self._ends.callback(self._end_launchers)
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self._ends.__exit__(*exc)
-
-    def _end_launchers(self) -> None:
-        for server in self.servers.values():
-            server.close()
-        self.servers.clear()
-        if self.gate is not None:
-            self.gate.close()
-            self.gate = None
-
-    def _remove_cgroups(self) -> None:
-        for group in self._groups.values():
-            if group is not None:
-                group.remove()
-        self._groups = {}
-
-    def queued_stderr(self, cpu: int, slot: int) -> Path:
-        """The file the stderr of queued request `slot` on `cpu`'s launcher goes to, made here the first
-        time (later batches reuse it; the child empties it). Made by the child instead, between two pairs
-        while both CPUs were busy, a new file on ext4 took ~0.2 ms (0.16-0.33) of the gap on a 2-vCPU
-        Intel Xeon VM, an existing one ~11 us; made here, before the batch, ~15 us (issue 17). One that
-        cannot be made here (a full disk) is left to the child, whose failure to open it is reported as
-        the command's ("cannot set up the command's output ...")."""
-        assert self.workdir is not None
-        path = self.workdir / f"queued-{cpu}-{slot}.stderr"
-        if path not in self._stderr_files:
-            try:
-                os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o644))
-            except OSError:
-                return path
-            self._stderr_files.add(path)
-        return path
-
-    def cgroups_for(self, settings: RunSettings) -> dict[str, SideCgroup | None]:
-        """The cgroups a runner of `settings` measures its sides in, made on first use: one per side and
-        CPU for a duet (queued pairs swap CPUs between them, and the launcher that ends a side's
-        invocation empties and reads that side's cgroup while the other launcher may have started the
-        side's next one; each launcher then only touches its own cgroups), else one per side."""
-        if not settings.use_cgroups:
-            return {side: None for side in settings.argv}
-        if settings.method == "duet":
-            names = {_cgroup_key(side, cpu): f"{self._tag}-{side}-cpu{cpu}"
-                     for side in settings.argv for cpu in sorted(set(settings.cpus))}
-        else:
-            names = {side: f"{self._tag}-{side}" for side in settings.argv}
-        for key, name in names.items():
-            if key not in self._groups:
-                self._groups[key] = SideCgroup.create(name)
-        return {key: self._groups[key] for key in names}
-
-
 class Runner:
     def __init__(self, settings: RunSettings, should_continue: StopRule,
                  on_invocation: Callable[[Invocation], None],
@@ -282,10 +166,10 @@ class Runner:
         self._gate: ReleaseGate | None = None
         self._workdir = Path(tempfile.gettempdir())
         self._stage: RunnerStage | None = None
-        self._noise = _NoiseWindows(on_activity, every_unit=settings.activity_every_pair)
-        self._pipes = _PipeSinks(self._workdir)
-        self._meanwhile = _Meanwhile(settings.during_warmup)
-        self._steal = _StealReadings()
+        self._noise = NoiseWindows(on_activity, every_unit=settings.activity_every_pair)
+        self._pipes = PipeSinks(self._workdir)
+        self._meanwhile = Meanwhile(settings.during_warmup)
+        self._steal = StealReadings()
 
     # -- helpers -----------------------------------------------------------------------------------
     def _elapsed(self) -> float:
@@ -337,11 +221,11 @@ class Runner:
             stdout = self._pipes.path(side)
         elif where != "null":
             stdout = Path(where)
-        group = cgroups.get(_cgroup_key(side, cpu)) or cgroups.get(side)
+        group = cgroups.get(cgroup_key(side, cpu)) or cgroups.get(side)
         return LaunchSpec(argv=self.s.argv[side], side=side, index=index, pair=pair, warmup=warmup, cpu=cpu,
                           cpus=self.s.cpu_sets.get(cpu, ()), barrier=barrier,
                           barrier_timeout_s=self.s.barrier_timeout_s, timeout_s=self.s.timeout_s,
-                          cgroup=_ensured(group), env=env_offset(f"{self.s.seed}:{index}"),
+                          cgroup=ensured(group), env=env_offset(f"{self.s.seed}:{index}"),
                           stdout_path=stdout, stdin_path=Path(self.s.input_path) if self.s.input_path else None,
                           label=self.s.labels.get(side, side) if where == "inherit" else None)
 
@@ -405,7 +289,7 @@ class Runner:
         self._meanwhile.first(lambda: self._first_batch_files(stage))
         cgroups = stage.cgroups_for(self.s)
         assert stage.workdir is not None
-        with _PipeSinks(stage.workdir) as pipes:
+        with PipeSinks(stage.workdir) as pipes:
             self._workdir = stage.workdir
             self._pipes = pipes
             method = {"duet": self._run_duet, "aduet": self._run_aduet, "sequential": self._run_sequential}
@@ -448,10 +332,10 @@ class Runner:
         patience = self._patience(barrier_waits=1)
         deadline = None if patience is None else time.monotonic() + patience
         if not self.s.fill:
-            for overdue in _wait_all(running, deadline):
+            for overdue in wait_all(running, deadline):
                 self._give_up(overdue, patience or 0.0)
             return [r.wait() for r in running]
-        first = _wait_ready(running, deadline)
+        first = wait_ready(running, deadline)
         if first is None:
             for overdue in running:
                 self._give_up(overdue, patience or 0.0)
@@ -461,7 +345,7 @@ class Runner:
         cpu = first.spec.cpu if first.spec.cpu is not None else self.s.cpus[0]
         filler = self._filler(done.side, cpu) if done.ok else None
         while True:
-            ready = _wait_ready([other] if filler is None else [other, filler], deadline)
+            ready = wait_ready([other] if filler is None else [other, filler], deadline)
             if ready is None:
                 self._give_up(other, patience or 0.0)
                 break
@@ -680,7 +564,7 @@ class Runner:
         patience = self._patience(barrier_waits=2 if duet else 0)
         try:
             self._gate.release(sum(queued.hold for requests in lists.values() for _, queued in requests))
-            finished, overdue = _wait_done(self._gate, list(servers.values()), patience)
+            finished, overdue = wait_done(self._gate, list(servers.values()), patience)
             if not finished:
                 # A launcher is gone (or stopped answering): its partner's next child would wait at its page
                 # for the barrier's timeout (10 s by default). Halt the batch and abort every page: the rest
@@ -791,7 +675,7 @@ class Runner:
                 self._meanwhile.start()
             patience = self._patience(barrier_waits=0)
             if patience is not None:
-                for overdue in _wait_all([running], time.monotonic() + patience):
+                for overdue in wait_all([running], time.monotonic() + patience):
                     self._give_up(overdue, patience)
             inv = running.wait()
             inv.steal_s = steal_delta(steal_before, self._steal.after([running]), self._cpus(cpu))
@@ -850,7 +734,7 @@ class Runner:
                 launch(side)
             failure: Invocation | None = None
             while measuring:
-                ready = _wait_ready([m[0] for m in measuring.values()] + list(fillers.values()),
+                ready = wait_ready([m[0] for m in measuring.values()] + list(fillers.values()),
                                     min((due[side] for side, (running, _) in measuring.items()
                                          if side in due and running.overdue_s is None), default=None))
                 if ready is None:
@@ -900,376 +784,11 @@ class _HeldPair(msgspec.Struct):
     running: list[ServedInvocation]
 
 
-class _StealReadings:
-    """Per-CPU steal before and after each unit (pair or sequential invocation). A unit that starts right
-    after the last one ended reuses that reading as its "before": /proc/stat's steal counts whole clock
-    ticks (10 ms at USER_HZ 100), so a reading under half a tick old tells nothing a new one would, and
-    each read costs ~45 µs between the two units (issue 17)."""
-
-    REUSE_WITHIN_S = 0.005
-
-    def __init__(self) -> None:
-        self._last: dict[int, float] = {}
-        self._at = -math.inf
-
-    def before(self) -> dict[int, float]:
-        if self._last and time.monotonic() - self._at < self.REUSE_WITHIN_S:
-            return self._last
-        return read_steal_seconds()
-
-    def after(self, ended: Sequence[ServedInvocation] = ()) -> dict[int, float]:
-        """The reading after a unit: from the launchers of `ended` where each read its CPU's steal as its
-        command was reaped (off the gap between units, where reading /proc/stat cost ~115 µs), else
-        /proc/stat read now."""
-        ends = [inv.steal_at_end for inv in ended]
-        if ends and self._last and all(end is not None for end in ends):
-            reading = dict(self._last)
-            reading.update(end for end in ends if end is not None)
-        else:
-            reading = read_steal_seconds()
-        self._last = reading
-        self._at = time.monotonic()
-        return reading
-
-
-def import_modules(names: Sequence[str]) -> Callable[[], None]:
-    """A `RunSettings.during_warmup` task that imports `names`, in order."""
-    def task() -> None:
-        import importlib
-
-        for name in names:
-            importlib.import_module(name)
-
-    return task
-
-
-class _Meanwhile:
-    """`RunSettings.during_warmup`, run at most once on a thread, from the first warm-up launch to `join`.
-
-    The thread imports modules (with the GIL, while the orchestrator sleeps in poll()) and makes files
-    the first batch needs; a failure is left for the orchestrator to meet when it does that itself, with
-    its own clear error."""
-
-    def __init__(self, task: Callable[[], None] | None) -> None:
-        self._task = task
-        self._thread: threading.Thread | None = None
-
-    @staticmethod
-    def _run(task: Callable[[], None]) -> None:
-        try:
-            task()
-        except Exception:  # noqa: BLE001 - see the class docstring
-            pass
-
-    def first(self, task: Callable[[], None]) -> None:
-        """Run `task` before the one given, on the same thread (if the thread runs at all)."""
-        then = self._task
-
-        def both() -> None:
-            task()
-            if then is not None:
-                then()
-
-        self._task = both
-
-    def start(self) -> None:
-        if self._task is not None and self._thread is None:
-            self._thread = threading.Thread(target=self._run, args=(self._task,), name="duetbench-meanwhile",
-                                            daemon=True)
-            self._thread.start()
-        self._task = None
-
-    def join(self) -> None:
-        self._task = None  # nothing measured runs beside it: once measuring has begun it is too late
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
-
-
-class _NoiseWindows:
-    """Other processes' activity (EMP noise attribution) over consecutive windows of invocations.
-
-    Windows are chained: one snapshot closes a window and opens the next, so each costs one /proc scan
-    instead of two. A window closes after the invocations that end it once it has lasted
-    1/ACTIVITY_MAX_SHARE times what its opening snapshot took; every invocation in it gets the window's
-    record (before they are stored when the window closes with them, else through ``on_activity``, as
-    an aduet segment's). The gap between two pairs, where only the orchestrator runs, falls in a window
-    too: what other processes do there is counted, as it would be by a snapshot before each pair."""
-
-    def __init__(self, on_activity: Callable[[list[Invocation]], None] | None, *, every_unit: bool = False) -> None:
-        self.on_activity = on_activity
-        self.every_unit = every_unit  # a window per pair (invocation), whatever the snapshots cost
-        self._before: Snapshot | None = None
-        self._opened = 0.0
-        self._cost = 0.0
-        self._groups = 0  # pairs (or invocations) added since the window opened
-        self._pending: list[Invocation] = []
-        self._stored: list[Invocation] = []
-
-    def _snapshot(self) -> Snapshot | None:
-        t0 = time.monotonic()
-        try:
-            snap = snapshot()
-        except OSError:
-            snap = None
-        self._opened = time.monotonic()
-        self._cost = self._opened - t0
-        self._groups = 0
-        return snap
-
-    def open(self) -> None:
-        """Before an invocation: start a window unless one is open."""
-        if self._before is None:
-            self._before = self._snapshot()
-
-    def add(self, invocations: Sequence[Invocation], units: int = 1) -> None:
-        """After invocations ended (before they are stored): close the window if it lasted long enough, in
-        time and in the number of pairs (invocations) it spans. `units`: how many pairs they are (queued
-        pairs are added together)."""
-        self._pending.extend(invocations)
-        self._groups += units
-        if self.every_unit or (time.monotonic() - self._opened >= self._cost / ACTIVITY_MAX_SHARE
-                               and self._groups >= self._cost / ACTIVITY_MAX_PER_PAIR_S):
-            self._close()
-
-    def _close(self) -> None:
-        after = self._snapshot() if self._before is not None else None
-        noise = None
-        if self._before is not None and after is not None:
-            noise = json.dumps(top_activity(activity_delta(self._before, after)))
-        # The next window starts where this one ended.
-        self._before = after
-        stored = [inv for inv in self._stored]
-        for inv in (*self._pending, *self._stored):
-            inv.activity = noise
-        self._pending, self._stored = [], []
-        if stored and self.on_activity is not None:
-            self.on_activity(stored)
-
-    def stored(self) -> None:
-        """The pending invocations were stored without their record (the window is still open)."""
-        self._stored.extend(inv for inv in self._pending if inv.activity is None)
-        self._pending = [inv for inv in self._pending if inv.activity is not None]
-
-    def close(self) -> None:
-        """The run ended: close the open window, if any, for the invocations still without a record."""
-        self.hand_on()
-
-    def hand_on(self) -> tuple[Snapshot, float, float] | None:
-        """`close`, keeping the snapshot that closed the window (or opened the one still empty) for the
-        next runner of the comparison to open its first window with (`resume`): one /proc scan (~4 ms)
-        less at each switch of --method auto's pilot."""
-        if self._pending or self._stored:
-            self._close()
-        kept = None if self._before is None else (self._before, self._opened, self._cost)
-        self._before = None
-        return kept
-
-    def resume(self, kept: tuple[Snapshot, float, float] | None) -> None:
-        """Open the first window with a snapshot another runner handed on (`hand_on`), if any."""
-        if kept is not None and self._before is None:
-            self._before, self._opened, self._cost = kept
-            self._groups = 0
-
-
-class _PipeSinks:
-    """--output=pipe: a side's output goes into a FIFO that a thread of ours reads and discards, so the
-    command writes to a pipe (as into `| cat`) rather than to /dev/null, which some programs detect and
-    skip writing to. The FIFO, unlike a pipe, can be named in a launcher request."""
-
-    def __init__(self, workdir: Path) -> None:
-        self.workdir = workdir
-        self._paths: dict[str, Path] = {}
-        self._fds: list[int] = []
-        self._stop_r, self._stop_w = -1, -1
-        self._thread: threading.Thread | None = None
-
-    def __enter__(self) -> _PipeSinks:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def path(self, side: str) -> Path:
-        if side not in self._paths:
-            path = self.workdir / f"{side}.pipe"
-            os.mkfifo(path)
-            # Our own write end keeps the read end from reporting end-of-file between invocations.
-            read_fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-            self._fds += [read_fd, os.open(path, os.O_WRONLY)]
-            self._paths[side] = path
-            self._restart()
-        return self._paths[side]
-
-    def _restart(self) -> None:
-        self._stop()
-        self._stop_r, self._stop_w = os.pipe()
-        readers = self._fds[0::2]
-        self._thread = threading.Thread(target=_drain, args=(readers, self._stop_r), daemon=True)
-        self._thread.start()
-
-    def _stop(self) -> None:
-        if self._thread is not None:
-            os.write(self._stop_w, b"x")
-            self._thread.join()
-            os.close(self._stop_r)
-            os.close(self._stop_w)
-            self._thread = None
-
-    def close(self) -> None:
-        self._stop()
-        for fd in self._fds:
-            os.close(fd)
-        for path in self._paths.values():  # the scratch directory may serve the comparison's next runner
-            path.unlink(missing_ok=True)
-        self._fds, self._paths = [], {}
-
-
-def _drain(fds: list[int], stop: int) -> None:
-    """Read and discard whatever arrives on `fds` until `stop` becomes readable."""
-    poller = select.poll()
-    for fd in (*fds, stop):
-        poller.register(fd, select.POLLIN)
-    while True:
-        for fd, _ in poller.poll():
-            if fd == stop:
-                return
-            try:
-                os.read(fd, 1 << 16)
-            except BlockingIOError:
-                pass
-
-
-def _ensured(group: SideCgroup | None) -> SideCgroup | None:
-    # A compare's cgroups live for all its invocations; if one vanished, launching into it would fail.
-    return group.ensure() if group is not None else None
-
-
-#: The longest timeout poll() takes (a C int of milliseconds, ~24.8 days): a longer wait (--timeout 1e7) is
-#: waited in such steps, each caller looking at its deadline again after each (poll raised OverflowError).
-_POLL_MAX_MS = 2**31 - 1
-
-
-def poll_ms(deadline: float | None) -> int:
-    """poll()'s timeout until `deadline` (time.monotonic()): -1 (none) for None."""
-    if deadline is None:
-        return -1
-    return min(_POLL_MAX_MS, max(0, math.ceil((deadline - time.monotonic()) * 1000)))
-
-
-def _wait_all(running: list[ServedInvocation], deadline: float | None = None) -> list[ServedInvocation]:
-    """Sleep until every one of ``running`` has its result (or its launcher died), or until `deadline`
-    (time.monotonic(); None: none). Returns those still without a result then."""
-    poller = select.poll()
-    waiting = {}
-    for r in running:
-        poller.register(r.fileno(), select.POLLIN)
-        waiting[r.fileno()] = r
-    while waiting:
-        ready = poller.poll(poll_ms(deadline))
-        if not ready and deadline is not None and time.monotonic() >= deadline:
-            return list(waiting.values())
-        for fd, _ in ready:
-            poller.unregister(fd)
-            waiting.pop(fd, None)
-    return []
-
-
-def _wait_ready(running: list[ServedInvocation], deadline: float | None = None) -> ServedInvocation | None:
-    """Sleep until one of ``running`` has its result (or its launcher died) and return it; None once
-    `deadline` (time.monotonic(); None: none) has passed without."""
-    poller = select.poll()
-    by_fd = {}
-    for r in running:
-        by_fd[r.fileno()] = r
-        poller.register(r.fileno(), select.POLLIN)
-    while True:
-        ready = poller.poll(poll_ms(deadline))
-        if ready:
-            return by_fd[ready[0][0]]
-        if deadline is not None and time.monotonic() >= deadline:
-            return None
-
-
-def wait_any(pids: set[int], deadline: float | None = None) -> int | None:
-    """Sleep until one of ``pids`` has exited and return it, leaving it unreaped for Popen; None once
-    `deadline` (time.monotonic(); None: none) has passed without.
-
-    Waits on pidfds of exactly these processes, so other children of this process (a test runner's,
-    say) can neither wake nor confuse it; without pidfds (Linux < 5.3), on any child, and then with no
-    deadline (waitid cannot wait for a while: such a kernel keeps the waits of before)."""
-    try:
-        fds = {os.pidfd_open(pid): pid for pid in pids}
-    except (AttributeError, OSError):
-        return _wait_any_child(pids)
-    try:
-        poller = select.poll()
-        for fd in fds:
-            poller.register(fd, select.POLLIN)
-        while True:
-            ready = poller.poll(poll_ms(deadline))
-            if ready:
-                return fds[ready[0][0]]
-            if deadline is not None and time.monotonic() >= deadline:
-                return None
-    finally:
-        for fd in fds:
-            os.close(fd)
-
-
-def _wait_any_child(pids: set[int]) -> int:
-    while True:
-        info = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOWAIT)
-        if info is not None and info.si_pid in pids:
-            return info.si_pid
-        if info is not None:
-            os.waitpid(info.si_pid, 0)  # not ours to measure; reap it so waitid does not return it again
-
-
 #: Answers of queued invocations that did not run: halted after a failed pair (and the partner aborted at
 #: its page), or never started.
 _NOT_RUN = frozenset({"skipped"})
 #: ... and, once the orchestrator was interrupted, what the launchers' stop cut short or left unanswered.
 _CUT_SHORT = frozenset({"interrupted", "launch_error", "barrier_aborted", "barrier_timeout"})
-
-
-def _cgroup_key(side: str, cpu: int) -> str:
-    return f"{side}@{cpu}"
-
-
-def _wait_done(gate: ReleaseGate | None, servers: list[LauncherServer], patience: float | None = None
-               ) -> tuple[bool, list[LauncherServer]]:
-    """Sleep until each of `servers` answered its last queued request (a byte each on the gate's done
-    pipe; True) or one of them is gone (its result pipe hangs up; False): not woken by the answers before.
-    With `patience` (seconds; None: none), also (False, those) once launchers with requests left answered
-    none for that long: woken every quarter of it to look (`LauncherServer.answered`), it notices one
-    between 1 and 1.25 times `patience` after its last answer, never sooner."""
-    assert gate is not None
-    poller = select.poll()
-    poller.register(gate.done_fd, select.POLLIN)
-    for server in servers:
-        poller.register(server.fileno(), 0)  # hang-ups and errors only
-    left = len(servers)
-    # Each launcher's answers as last counted, and when that count was first seen.
-    seen = {server: (0, time.monotonic()) for server in servers}
-    while left > 0:
-        for fd, _ in poller.poll(-1 if patience is None else min(_POLL_MAX_MS, math.ceil(patience * 250))):
-            if fd != gate.done_fd:
-                return False, []
-            left -= len(os.read(gate.done_fd, left))
-        if patience is None or left == 0:
-            continue
-        now = time.monotonic()
-        overdue = []
-        for server in servers:
-            count = server.answered()
-            if count != seen[server][0]:
-                seen[server] = (count, now)
-            elif count < server.busy and now - seen[server][1] >= patience:
-                overdue.append(server)
-        if overdue:
-            return False, overdue
-    return True, []
 
 
 def _root_cause(results: list[Invocation]) -> Invocation:

@@ -15,14 +15,10 @@ from duetbench.analyze.looks import LookSchedule, first_look
 from duetbench.config.compare import CompareOptions, command_argv, hook_shell
 from duetbench.errors import DuetError
 from duetbench.execute.lock import MeasurementLock
-from duetbench.execute.runner import (
-    ACTIVITY_EVERY_PAIR_UP_TO,
-    Runner,
-    RunnerStage,
-    RunSettings,
-    import_modules,
-    run_shell,
-)
+from duetbench.execute.meanwhile import import_modules
+from duetbench.execute.noise import ACTIVITY_EVERY_PAIR_UP_TO
+from duetbench.execute.runner import Runner, RunSettings, run_shell
+from duetbench.execute.stage import RunnerStage
 from duetbench.host.host import host_facts, usable_cpus
 from duetbench.model.invocation import Invocation
 from duetbench.plan.schedule import Placement, cpu_count, place
@@ -230,7 +226,7 @@ def _measure(opts: CompareOptions, settings: RunSettings, method: str, options: 
     MAX_REDECISIONS times. Staying with the method, the runs go on counting; switching, the earlier
     method's runs are kept as warm-ups, since they cannot enter the new method's interval.
     Returns (status, failure, the method that was measured last). Its runners share one stage: the
-    launchers, cgroups and scratch directory live as long as the comparison (execute/runner.py), ended by
+    launchers, cgroups and scratch directory live as long as the comparison (execute/stage.py), ended by
     `ends` (where a reporter reports, while it does: ~2.5 ms less after the last pair)."""
     stage = ends.enter_context(RunnerStage())
     return _measure_on(stage, opts, settings, method, options, comparison, stop, on_progress, progress)

@@ -18,8 +18,8 @@ from typing import Any
 from duetbench.errors import CommandFailed, DuetError
 from duetbench.execute.invocation import LaunchSpec, RunningInvocation
 from duetbench.execute.lock import MeasurementLock
-from duetbench.execute.runner import ANSWER_GRACE_S, ANSWER_SLACK_S, wait_any
 from duetbench.execute.scratch import scratch_directory
+from duetbench.execute.waits import ANSWER_GRACE_S, ANSWER_SLACK_S, wait_any
 from duetbench.host.activity import ProcessActivity, activity_delta, snapshot
 from duetbench.host.host import host_facts
 from duetbench.usecases.interrupts import restore, stop_like_ctrl_c
@@ -128,7 +128,7 @@ def _one(header: MeasureHeader, k: int, workdir: Path, timeout_s: float | None, 
     before = snapshot()
     running = RunningInvocation(spec, workdir)
     # The launcher ends the command at its timeout; one stopped by it (`kill -STOP $PPID`) or stuck cannot,
-    # and only this wait can notice (as the comparisons' runner does, execute/runner.py ANSWER_SLACK_S).
+    # and only this wait can notice (as the comparisons' runner does, execute/waits.py ANSWER_SLACK_S).
     patience = timeout_s + ANSWER_SLACK_S if timeout_s else None
     if patience is not None and wait_any({running.pid}, time.monotonic() + patience) is None:
         running.end_stuck(patience, ANSWER_GRACE_S)

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 from duetbench import __version__
 from duetbench.config.compare import CompareOptions, command_argv, hook_shell
 from duetbench.execute.lock import MeasurementLock
-from duetbench.execute.runner import Runner, RunSettings, import_modules, run_shell
+from duetbench.execute.meanwhile import import_modules
+from duetbench.execute.runner import Runner, RunSettings, run_shell
 from duetbench.host.host import host_facts, usable_cpus
 from duetbench.model.invocation import Invocation, usable
 from duetbench.report.exporters import Exports
