@@ -26,7 +26,7 @@ from duetbench.analyze.verdicts import describe_change
 from duetbench.model.method import METHODS
 from duetbench.report.distribution import shared_histogram
 from duetbench.report.exporters.json import clean_json
-from duetbench.report.model import ComparisonReport
+from duetbench.report.model import ComparisonReport, stopped_by
 from duetbench.report.safe_text import visible, visible_deep
 from duetbench.report.units import fmt_time
 
@@ -97,7 +97,8 @@ def comparison_data(report: ComparisonReport, parameters: Mapping[str, str]) -> 
         "status": report.status, "metric": metric, "parameters": dict(parameters),
         "subject": report.subject, "label": f"#{report.id} " + (label or report.subject),
         "times": times, "ratios": _ratios(report, metric), "hist": _histogram(times),
-        "warnings": list(report.warnings), "problem": report.analysis_error or "",
+        "warnings": list(report.warnings),
+        "problem": "; ".join(filter(None, (report.analysis_error, stopped_by(report)))),
         "seed": report.seed, "tool_version": report.tool_version,
         "host": f"{report.host.get('hostname', '?')} ({report.host.get('cpu_model', '?')})",
     }

@@ -49,6 +49,25 @@ class ComparisonReport(msgspec.Struct):
         return f"{self.names['B']} vs {self.names['A']}"
 
 
+def stopped_by(report: ComparisonReport) -> str | None:
+    """What ended a comparison that produced no statistics, from the invocation that did (`duet compare`
+    said it when it happened; the store keeps only the invocation): "B was killed by signal 9 (invocation
+    0)". None where no invocation failed (interrupted, or too few runs)."""
+    if report.results or report.benchmark is not None:
+        return None
+    what = {"failed": lambda i: f"exited with code {i.exit_code}",
+            "timeout": lambda i: "did not finish within --timeout",
+            "signaled": lambda i: f"was killed by signal {i.signal}"}
+    for inv in reversed(report.invocations):
+        if inv.status != "ok":
+            how = what[inv.status](inv) if inv.status in what else f"could not run: {inv.error or inv.status}"
+            who = report.names.get(inv.side) or inv.side
+            if report.method == "single" and who == "A":  # no B: "A" names nothing
+                who = "the command"
+            return f"{who} {how} (invocation {inv.index})"
+    return None
+
+
 def cpus_per_command(options: dict[str, Any]) -> int:
     """The CPUs each command of a stored comparison was given (its options hold the count; comparisons
     stored before --cpus-per-command: 1)."""
@@ -85,6 +104,14 @@ class ScanReport(msgspec.Struct):
     @property
     def parameter_names(self) -> list[str]:
         return list(self.entries[0].parameters) if self.entries else []
+
+    @property
+    def of_commands(self) -> bool:
+        """`duet compare REF X Y ...` (usecases/many.py): a "scan" over the compared command's name, each
+        entry one other command (B) against the same reference (A)."""
+        entries = self.entries
+        return (self.parameter_names == ["command"] and len({e.report.names["A"] for e in entries}) == 1
+                and all(e.parameters["command"] == e.report.names["B"] for e in entries))
 
 
 class CampaignReport(msgspec.Struct):

@@ -6,8 +6,8 @@
 - A CSV text cell starting with ``=``, ``+``, ``-``, ``@`` (or a tab / carriage return) is a formula to
   a spreadsheet: it is prefixed with ``'`` (the OWASP advice); numbers stay numbers (`csv_cell`).
 - Markdown passes raw HTML through (``<img onerror=…>`` in a pull-request comment): HTML special
-  characters are escaped, and so are the characters that would end a table cell or a code span
-  (`markdown_text`).
+  characters are escaped, and so are the characters that would end a table cell or a code span, or
+  start emphasis or a link (`markdown_text`).
 """
 from __future__ import annotations
 
@@ -19,6 +19,10 @@ from typing import Any, NoReturn, TextIO
 _INVISIBLE = re.compile("[\u061c\u200b\u200c\u200e\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 _NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?%?")
+# Backslash-escaped in Markdown (CommonMark escapes any ASCII punctuation): the escape itself, a cell's end,
+# a code span's, emphasis (`cp *.c *.h dir` read as "cp <em>.c </em>.h dir"), strike-through, and the "]"
+# that makes "[text](url)" or "[text][ref]" a link (a bracket alone, "Mean [ms]", is text, as hyperfine writes it).
+_MARKDOWN_MARK = re.compile(r"[\\|`*_~]|\](?=[(\[])")
 
 
 def visible(text: str) -> str:
@@ -59,8 +63,7 @@ def markdown_text(text: str) -> str:
     import html  # here, not at the top: html.entities' tables are ~3 ms of every `duet` start
 
     escaped = html.escape(visible(text), quote=False)
-    return (escaped.replace("\\", "\\\\").replace("|", "\\|").replace("`", "\\`")
-            .replace("\r", " ").replace("\n", " "))
+    return _MARKDOWN_MARK.sub(r"\\\g<0>", escaped).replace("\r", " ").replace("\n", " ")
 
 
 class VisibleStream:

@@ -9,7 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from duetbench.analyze.verdicts import describe_change
-from duetbench.report.model import ComparisonReport, cpus_per_command, runs_measured
+from duetbench.report.model import ComparisonReport, cpus_per_command, runs_measured, stopped_by
 from duetbench.report.units import fmt_time
 from duetbench.report.wide import print_table
 
@@ -66,6 +66,9 @@ def render(report: ComparisonReport, console: Console, time_unit: str | None = N
         label = side if names[side] == side else f"{side} ({names[side]})"
         plain = side if report.names[side] == side else f"{side} ({report.names[side]})"
         console.print(f"  [bold]{label}[/bold]: {_command(report.commands[side], plain)}", soft_wrap=True)
+    if not report.results:  # a table of names alone says nothing; why there are no numbers does
+        _no_statistics(report, console)
+        return
     table = Table(show_edge=False, header_style="bold", box=None, padding=(0, 1))
     table.add_column("")
     for metric in report.results:
@@ -101,8 +104,15 @@ def render(report: ComparisonReport, console: Console, time_unit: str | None = N
     stopped = report.options.get("stopped_by")
     if stopped in _STOPS:
         console.print(f"[dim]stopped: {_STOPS[stopped]}[/dim]", soft_wrap=True)
-    if report.analysis_error:
-        console.print(f"[yellow]No statistics: {escape(report.analysis_error)}[/yellow]")
+    for warning in report.warnings:
+        console.print(f"[yellow]warning:[/yellow] {escape(warning)}")
+
+
+def _no_statistics(report: ComparisonReport, console: Console) -> None:
+    """Why a stored comparison has no numbers (`duet show` of one a failing command ended), its warnings."""
+    ended = stopped_by(report)
+    console.print(f"[yellow]No statistics: {escape(report.analysis_error or 'no run finished')}"
+                  f"{escape(f'; {ended}') if ended else ''}[/yellow]", soft_wrap=True)
     for warning in report.warnings:
         console.print(f"[yellow]warning:[/yellow] {escape(warning)}")
 
@@ -119,7 +129,7 @@ def render_single(report: ComparisonReport, console: Console, time_unit: str | N
     plain = "Benchmark" if name == "A" else f"Benchmark ({name})"
     console.print(f"  [bold]{label}[/bold]: {_command(report.commands['A'], plain)}", soft_wrap=True)
     if b is None:
-        console.print(f"[yellow]No statistics: {escape(str(report.analysis_error))}[/yellow]")
+        _no_statistics(report, console)
         return
     t = lambda seconds: fmt_time(seconds, time_unit)  # noqa: E731
     sd = t(b.stdev) if b.stdev == b.stdev else "–"

@@ -146,6 +146,20 @@ def to_stdout(path: Path | str) -> bool:
     return str(path) == STDOUT
 
 
+#: The first bytes of every SQLite 3 database file.
+_SQLITE_MAGIC = b"SQLite format 3\0"
+
+
+def is_database(path: Path | str) -> bool:
+    """Is `path` an SQLite database? No export is one: replacing one would lose every comparison stored there
+    (``--export-json .duet/results.db``, the default --db)."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(len(_SQLITE_MAGIC)) == _SQLITE_MAGIC
+    except OSError:
+        return False
+
+
 def _umask() -> int:
     mask = os.umask(0)  # the only way to read it is to set it
     os.umask(mask)
@@ -170,6 +184,9 @@ def write_atomically(path: Path, data: str | bytes, what: str, hint: str = "choo
             with open(path, "wb") as handle:
                 handle.write(payload)
             return
+        if existing is not None and is_database(path):
+            raise DuetError(f"will not replace {path} with the {what}: it is an SQLite database, such as the "
+                            "results (--db); what was measured is kept there", hint="give the export a path of its own")
         target = Path(os.path.realpath(path))
         # A new file gets the mode open() would give it; a replaced one keeps its own.
         mode = stat.S_IMODE(existing.st_mode) if existing is not None else 0o666 & ~_umask()

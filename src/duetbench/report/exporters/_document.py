@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from duetbench.report.exporters import TextExporter
-from duetbench.report.model import measured_count, runs_measured
+from duetbench.report.model import measured_count, runs_measured, stopped_by
 from duetbench.report.units import time_scale
 
 if TYPE_CHECKING:
@@ -160,16 +160,24 @@ def _times(unit: tuple[float, str, int], *seconds: float) -> tuple[str, ...]:
     return tuple(f"{s / scale:.{decimals}f}" if s == s else "–" for s in seconds)
 
 
+def _no_statistics(report: ComparisonReport) -> Paragraph:
+    """Why there is no table: the analysis's reason, and the invocation that ended the comparison."""
+    why = report.analysis_error or "no run finished"
+    ended = stopped_by(report)
+    return Paragraph((Strong("No statistics"), f": {why}" + (f"; {ended}" if ended else "") + "."))
+
+
 def single_document(report: ComparisonReport) -> Document:
     """One command benchmarked on its own (`duet compare CMD`), as hyperfine's table of it: mean ± σ, min and
     max in one unit, with the CPU time and the runs; below, the mean's CI and the command's noise."""
     label = report.subject
-    doc: Document = [Heading(f"duetbench: {label}")]
+    status = "" if report.status == "complete" else f" ({report.status})"
+    doc: Document = [Heading(f"duetbench: {label}{status}")]
     if label != report.commands["A"]:
         doc.append(Paragraph(("Command: ", report.commands["A"])))
     b = report.benchmark
     if b is None:
-        doc.append(Paragraph((Strong("No statistics"), f": {report.analysis_error or 'no run finished'}.")))
+        doc.append(_no_statistics(report))
     else:
         unit = _unit_of(report)
         mean, sd, low, high, user, system, fastest, slowest = _times(
@@ -201,7 +209,12 @@ def comparison_document(report: ComparisonReport) -> Document:
     if report.method == "single":
         return single_document(report)
     a, b = report.names["A"], report.names["B"]
-    doc: Document = [Heading(f"duetbench: {b} vs {a} ({report.method})")]
+    # Not "complete": a pull-request comment must not pass off a failed or cut-short run as a finished one.
+    status = "" if report.status == "complete" else f", {report.status}"
+    doc: Document = [Heading(f"duetbench: {b} vs {a} ({report.method}{status})")]
+    if not report.results:
+        return [*doc, _no_statistics(report), *([Warnings(tuple(report.warnings))] if report.warnings else []),
+                _footer(report)]
     primary = report.primary
     if primary is not None:
         kind = {"anytime": ", anytime-valid CI (stopped once the difference was evident)",
@@ -255,7 +268,7 @@ def scan_document(scan: ScanReport) -> Document:
             rows.append((*values, f"{p.ratio.estimate:.4f}",
                          f"{percent_change(p.ratio.low)} … {percent_change(p.ratio.high)}", p.verdict,
                          measured_count(p)))
-    if _is_many(scan):
+    if scan.of_commands:
         others = ", ".join(e.report.names["B"] for e in entries)
         heading = f"duetbench: {others} against {first.names['A']} ({first.method})"
     else:
@@ -266,14 +279,6 @@ def scan_document(scan: ScanReport) -> Document:
               tuple(rows)),
         Footer(f"duetbench {first.tool_version}, {first.primary_metric} time, seed {first.seed}"),
     ]
-
-
-def _is_many(scan: ScanReport) -> bool:
-    """`duet compare REF X Y ...` (usecases/many.py): a "scan" over the compared command's name, each entry
-    one other command (B) against the same reference (A)."""
-    entries = scan.entries
-    return (scan.parameter_names == ["command"] and len({e.report.names["A"] for e in entries}) == 1
-            and all(e.parameters["command"] == e.report.names["B"] for e in entries))
 
 
 def _single_scan_document(scan: ScanReport) -> Document:

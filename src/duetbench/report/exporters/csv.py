@@ -42,9 +42,14 @@ def comparison_csv(report: ComparisonReport) -> str:
 
 
 def scan_csv(scan: ScanReport) -> str:
-    """As a comparison's, with a column per parameter first."""
-    return _table([*scan.parameter_names, "comparison_id", "name", *_invocation_columns()],
-                  ({**e.parameters, "comparison_id": e.report.id, "name": e.report.names[inv.side], **inv.to_dict()}
+    """As a comparison's, with a column per parameter first, named as the parameter; one named as a column
+    of ours (`-L side 1,2`, `-L index ...`) is ``parameter_NAME``, hyperfine's name for it: else the
+    invocation's value overwrote the parameter's under a header naming the column twice."""
+    ours = ["comparison_id", "name", *_invocation_columns()]
+    column = {name: f"parameter_{name}" if name in ours else name for name in scan.parameter_names}
+    return _table([*column.values(), *ours],
+                  ({**{column[k]: v for k, v in e.parameters.items()}, "comparison_id": e.report.id,
+                    "name": e.report.names[inv.side], **inv.to_dict()}
                    for e in scan.entries for inv in e.report.invocations))
 
 
