@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from duetbench.report.safe_text import csv_cell, markdown_text, visible
+from duetbench.report.safe_text import csv_cell, markdown_text, printable, visible
 
 EVIL = '=HYPERLINK("http://x")<img src=x onerror=alert(1)>\u202egpj.exe'
 RLO = "\u202e"
@@ -27,6 +27,23 @@ def test_markdown_text_escapes_html_cells_and_code_spans() -> None:
 def test_visible_escapes_reordering_characters_only() -> None:
     assert visible(f"a{RLO}b\u2066c\u200bd") == "a\\u202eb\\u2066c\\u200bd"
     assert visible("naïve ⚪ 🟢") == "naïve ⚪ 🟢"
+
+
+def test_printable_escapes_what_a_terminal_obeys_only() -> None:
+    assert printable("a\x1b[31mb\x07\tc\nd\x9be\x7f") == "a\\x1b[31mb\\x07\tc\nd\\x9be\\x7f"
+    assert printable("naïve ⚪ 🟢 → ±") == "naïve ⚪ 🟢 → ±"
+
+
+def test_terminal_shows_control_characters_in_names_instead_of_obeying_them(duet) -> None:  # type: ignore[no-untyped-def]
+    title, clear = "\x1b]0;pwned\x07A", "\x1b[2JB"  # set the window's title; clear the screen
+    proc = duet("compare", "true", "true", "--runs", "3", "--warmup", "0", "--min-runs", "2", "--no-progress",
+                "--method", "sequential", "--name-a", title, "--name-b", clear, "--db", "r.db")
+    assert proc.returncode == 0, proc.stderr
+    shown = duet("show", "1", "--db", "r.db")
+    assert shown.returncode == 0, shown.stderr
+    for out in (proc.stdout, shown.stdout):
+        assert "\x1b" not in out and "\x07" not in out, out
+        assert printable(title) in out and printable(clear) in out, out
 
 
 def _import(duet, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

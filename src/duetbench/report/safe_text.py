@@ -30,6 +30,17 @@ def visible(text: str) -> str:
     return _INVISIBLE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
+#: Control characters a terminal acts on rather than shows (C0 but tab and newline, DEL, C1): ESC starts a
+#: sequence that recolours, moves the cursor or sets the window's title; rich passes it through as text.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """`text` with every control character a terminal would act on written as a ``\\xNN`` escape: a name
+    or command (``-n $'\\e[31mred'``, a benchmark's name in an imported file) is shown, not obeyed."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
 def visible_deep(value: Any) -> Any:
     """`visible` applied to every string inside dicts, lists and tuples (keys included)."""
     if isinstance(value, str):
