@@ -10,6 +10,7 @@ from pathlib import Path
 from duetbench.model.invocation import Invocation
 from duetbench.report.exporters import registry
 from duetbench.report.model import ComparisonReport, ScanEntry, ScanReport
+from duetbench.report.safe_text import markdown_text
 
 
 def _invocation(side: str, index: int, wall: float, *, status: str = "ok", exit_code: int = 0,
@@ -94,6 +95,8 @@ def test_markdown_shows_names_and_commands_as_typed_not_as_emphasis_or_links() -
         registry()["markdown"].render(report))  # type: ignore[attr-defined]
     assert "<em>" not in html and "<a " not in html and "<s>" not in html and "<strong>cp" not in html
     assert "cp *.c *.h d" in html and "run [fast](http://x) ~~old~~ __init__" in html
+    # ... while an underscore inside a word, which is no emphasis, is left as typed in the file
+    assert markdown_text("BM_Fast/64 duet_sync _x") == "BM_Fast/64 duet_sync \\_x"
 
 
 def test_hyperfine_export_of_several_commands_lists_each_once_without_a_made_up_parameter() -> None:

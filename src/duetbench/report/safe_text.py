@@ -22,7 +22,8 @@ _NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?%?")
 # Backslash-escaped in Markdown (CommonMark escapes any ASCII punctuation): the escape itself, a cell's end,
 # a code span's, emphasis (`cp *.c *.h dir` read as "cp <em>.c </em>.h dir"), strike-through, and the "]"
 # that makes "[text](url)" or "[text][ref]" a link (a bracket alone, "Mean [ms]", is text, as hyperfine writes it).
-_MARKDOWN_MARK = re.compile(r"[\\|`*_~]|\](?=[(\[])")
+# An underscore between two letters or digits never starts or ends emphasis: `BM_Fast`, `duet_sync` stay as typed.
+_MARKDOWN_MARK = re.compile(r"[\\|`*~]|(?<![^\W_])_|_(?![^\W_])|\](?=[(\[])")
 
 
 def visible(text: str) -> str:
