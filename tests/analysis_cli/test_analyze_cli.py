@@ -154,3 +154,15 @@ def test_studies_on_a_stored_campaign(measured: Path, duet_env: dict[str, str]) 
     with (measured / "s.studies.csv").open() as f:
         studies_rows = list(csv.DictReader(f))
     assert {r["study"] for r in studies_rows} >= {"runtime", "ci_width", "shuffle", "aa", "mds"}
+
+
+def test_cpu_metric_of_an_imported_campaign_says_there_is_none(tmp_path: Path, duet) -> None:
+    # The import stores CPU time 0 for every run (the source had none): analysis said "A (baseline) contains 0
+    # at index 0; times must be > 0", as if the measurements were broken.
+    (tmp_path / "hf.json").write_text(json.dumps({"results": [
+        {"command": "a", "times": [0.010, 0.011, 0.012]}, {"command": "b", "times": [0.020, 0.021, 0.022]}]}))
+    assert duet("import", "hyperfine", "hf.json", "--db", "r.db").returncode == 0
+    r = duet("analyze", "--db", "r.db", "--metric", "cpu")
+    assert r.returncode == 2, r.stdout
+    assert "campaign #1 hyperfine:hf.json was imported from hyperfine, which records no process CPU time" in r.stderr
+    assert "--metric wall" in r.stderr and "contains 0" not in r.stdout + r.stderr

@@ -48,6 +48,9 @@ def test_start_without_end_lasts_value(tmp_path: Path) -> None:
     ("a,w\n1,maybe\n", {"value": "a", "warmup": "w"}, "t.csv:2: column 'w' is 'maybe', not a warmup flag"),
     ("a,b\n1\n", {"value": "b"}, "t.csv:2: 1 fields, the header has 2"),
     ("", {"value": "a"}, "empty file"),
+    # ms read as ns-since-epoch in s: beyond the store's 64-bit integers, a traceback after the run
+    ("a,s\n1,1700000000123\n", {"value": "a", "start": "s", "timestamp_unit": "s"},
+     "has timestamp 1700000000123000000000 ns, beyond 64 bits"),
 ])
 def test_errors_name_file_line_and_column(tmp_path: Path, text: str, options: dict, message: str) -> None:
     with pytest.raises(DuetError) as e:

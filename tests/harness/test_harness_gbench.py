@@ -261,3 +261,36 @@ benchmarks:
     rows = {r["benchmark"]: r for r in json.loads((tmp_path / "r.json").read_text())["rows"]}
     assert set(rows) == {"to-file", "on-stdout"}, rows
     assert all(r["runs"] == 2 and r["method"] == "sequential" for r in rows.values()), rows
+
+
+def test_fresh_csv_with_a_user_counter_and_an_errored_benchmark(gbench_tiny: Path, tmp_path: Path) -> None:
+    """An errored row has no fields for the user counters' columns (Google Benchmark 1.7 and 1.8 alike): it is
+    an error row, not a row cut short."""
+    out = tmp_path / "out.csv"
+    subprocess.run([str(gbench_tiny), "--benchmark_filter=BM_Counted|BM_Skipped", "--benchmark_repetitions=2",
+                    "--benchmark_min_time=0.01", f"--benchmark_out={out}", "--benchmark_out_format=csv"],
+                   check=True, timeout=60, capture_output=True)
+    assert "items" in out.read_text()
+    with pytest.raises(DuetError, match=r"out\.csv:\d+: benchmark 'BM_Skipped' reported an error: deliberately"):
+        parse("gbench", {}, ParserInput(files={"out.csv": out}))
+    r = parse("gbench", {"skip_errors": True}, ParserInput(files={"out.csv": out}))
+    assert [(it.name, it.index) for it in r.iterations] == [("BM_Counted", 0), ("BM_Counted", 1)]
+    assert r.metadata["skipped_errors"] == 2
+
+
+@pytest.mark.parametrize("run_type", [None, "Iteration", "repetition"])
+def test_json_run_type_neither_iteration_nor_aggregate_is_refused(tmp_path: Path, run_type: object) -> None:
+    # It was taken for an aggregate: a repetition left out without a word.
+    doc = json.loads(fixture("gbench.json").read_text())
+    doc["benchmarks"][1]["run_type"] = run_type
+    (tmp_path / "g.json").write_text(json.dumps(doc))
+    with pytest.raises(DuetError, match=rf"g\.json: benchmarks\[1\] \(BM_Accumulate/64\) has run_type {run_type!r}"):
+        parse("gbench", {}, ParserInput(files={"g.json": tmp_path / "g.json"}))
+
+
+def test_json_negative_time_names_the_entry(tmp_path: Path) -> None:
+    doc = json.loads(fixture("gbench.json").read_text())
+    doc["benchmarks"][2]["real_time"] = -3.5
+    (tmp_path / "g.json").write_text(json.dumps(doc))
+    with pytest.raises(DuetError, match=r"g\.json: benchmarks\[2\] \(BM_Accumulate/64\) real_time is -3\.5, negative"):
+        parse("gbench", {}, ParserInput(files={"g.json": tmp_path / "g.json"}))

@@ -53,3 +53,15 @@ def test_fresh_hyperfine_export_parses(tmp_path: Path) -> None:
                    capture_output=True, timeout=60)
     r = parse("hyperfine", {}, ParserInput(files={"h.json": out}))
     assert len(r.iterations) == 3 and all(0 < it.value_s < 1 for it in r.iterations)
+
+
+@pytest.mark.parametrize("results, message", [
+    ([], r"h\.json: holds no results \(its 'results' list is empty\)"),
+    ([{"command": "a", "times": [0.1]}, {"command": "b", "times": []}],
+     r"h\.json: results\[1\] \('b'\) has no times \(empty 'times' list\)"),
+])
+def test_empty_results_or_times_say_which(tmp_path: Path, results: list[object], message: str) -> None:
+    (tmp_path / "h.json").write_text(json.dumps({"results": results}))
+    with pytest.raises(DuetError, match=message):
+        parse("hyperfine", {"command": len(results) - 1 if results else None},
+              ParserInput(files={"h.json": tmp_path / "h.json"}))

@@ -128,3 +128,34 @@ def test_real_jmh_137_output_agrees_with_jmhs_own_scores() -> None:
     means = by_name["org.example.JmhTiny.sample:size=16"]
     assert sum(m * c for m, c in zip(means, counts)) / sum(counts) / 1e-6 == pytest.approx(sample, rel=1e-9)
     assert r.metadata["jmhVersion"] == "1.37"
+
+
+def test_one_benchmark_in_several_modes_is_one_benchmark_per_mode(tmp_path: Path) -> None:
+    # `-bm avgt,ss` writes the same benchmark and @Params twice: a 5 ns average time and a 2 µs single shot
+    # are not iterations of one benchmark, so the mode joins the name; other benchmarks keep theirs.
+    avgt, ss, other = (json.loads(fixture("jmh_thrpt_avgt.json").read_text())[i] for i in (1, 1, 0))
+    ss = {**ss, "mode": "ss", "primaryMetric": {**ss["primaryMetric"], "scoreUnit": "us/op", "rawData": [[2.0]]}}
+    (tmp_path / "r.json").write_text(json.dumps([avgt, ss, other]))
+    r = parse("jmh", {}, ParserInput(files={"r.json": tmp_path / "r.json"}))
+    names = list(dict.fromkeys(it.name for it in r.iterations))
+    assert names == ["org.example.Bench.parse [avgt]", "org.example.Bench.parse [ss]",
+                     "org.example.Bench.concat:size=10,kind=fast"]
+    assert [it.value_s for it in r.iterations if it.name.endswith("[ss]")] == pytest.approx([2e-6])
+
+
+def test_the_same_benchmark_twice_in_one_mode_is_refused(tmp_path: Path) -> None:
+    entry = json.loads(fixture("jmh_thrpt_avgt.json").read_text())[1]
+    (tmp_path / "r.json").write_text(json.dumps([entry, entry]))
+    with pytest.raises(DuetError, match=r"r\.json: benchmark 'org\.example\.Bench\.parse': "
+                                        r"'org\.example\.Bench\.parse' appears twice in mode avgt"):
+        parse("jmh", {}, ParserInput(files={"r.json": tmp_path / "r.json"}))
+
+
+def test_a_throughput_too_small_to_invert_is_refused_where_it_is(tmp_path: Path) -> None:
+    # 1/1e-320 is inf: the shared check said "iteration 0 '...' has value inf s", without the benchmark or file.
+    doc = json.loads(fixture("jmh_thrpt_avgt.json").read_text())[:1]
+    doc[0]["primaryMetric"].update(scoreUnit="ops/us", rawData=[[1e-320]])
+    (tmp_path / "r.json").write_text(json.dumps(doc))
+    with pytest.raises(DuetError, match=r"r\.json: benchmark 'org\.example\.Bench\.concat': throughput 1e-320 ops/us "
+                                        "cannot be turned into time per op"):
+        parse("jmh", {}, ParserInput(files={"r.json": tmp_path / "r.json"}))

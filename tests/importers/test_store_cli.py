@@ -103,3 +103,36 @@ def test_cli_errors_are_one_line(tmp_path: Path) -> None:
         result = runner.invoke(import_, [*args, "--db", str(tmp_path / "e.db")])
         assert isinstance(result.exception, DuetError) and message in str(result.exception), (args, result.exception)
         assert "\n" not in str(result.exception)
+
+
+def test_an_import_interrupted_while_storing_leaves_no_half_campaign(tmp_path: Path, monkeypatch) -> None:
+    # Ctrl-C during a long import left A's runs without B's as the latest campaign, status "running",
+    # which `duet analyze` then took for the import.
+    imported = read_duetprocess(DUETPROCESS)
+    db = tmp_path / "r.db"
+    kept = store_imported(db, imported, name="before")
+    add_run, calls = CampaignStore.add_run, []
+
+    def interrupted(self: CampaignStore, campaign_id: int, run: object) -> int:
+        calls.append(run)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return add_run(self, campaign_id, run)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(CampaignStore, "add_run", interrupted)
+    try:
+        store_imported(db, imported, name="interrupted")
+    except KeyboardInterrupt:
+        pass
+    else:
+        raise AssertionError("the interruption was swallowed")
+    store = Store(db)
+    try:
+        campaigns = CampaignStore(store)
+        assert [c.id for c in campaigns.campaigns()] == [kept]
+        with store.engine.connect() as conn:
+            counts = [conn.exec_driver_sql(f"SELECT count(*) FROM {t}").scalar() for t in
+                      ("runs", "run_sides", "iterations")]
+        assert counts[0] == len(campaigns.runs(kept)) and counts[2] == len(imported.table)
+    finally:
+        store.close()

@@ -144,6 +144,14 @@ def _rows(analysis: _Analysis) -> tuple[CampaignRecord, IterationTable, list[Ana
         raise DuetError(f"--min-overlap must be between 0 and 1, got {min_overlap}", hint="the thesis uses 0.4")
     count, fraction = _warmup(analysis.warmup)
     store, campaigns, record = _open(db, analysis.campaign)
+    if metric == "cpu" and record.schedule == "imported":
+        store.close()
+        # Its runs' CPU times are stored as 0 (the source had none), which would read as "A contains 0".
+        fmt = record.options.get("imported", "another tool")
+        raise DuetError(f"campaign #{record.id} {record.name} was imported from {fmt}, which records no process "
+                        "CPU time, so --metric cpu has nothing to compare",
+                        hint="use --metric wall" + (" (for Google Benchmark's CPU time, import it with "
+                                                    "--gbench-time cpu_time)" if fmt == "gbench" else ""))
     try:
         table = iteration_table(campaigns, record.id) if metric == "wall" else process_cpu_table(campaigns, record.id)
         runs = campaigns.runs(record.id, with_iterations=False)

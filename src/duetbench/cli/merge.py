@@ -1,15 +1,52 @@
 """``duet merge``: fold per-task SQLite result files into one store."""
 from __future__ import annotations
 
+from contextlib import closing
 from pathlib import Path
 
 import click
 from rich.console import Console
 from rich.markup import escape
 
+from duetbench.errors import DuetError
 from duetbench.store.db import DEFAULT_DB
 from duetbench.store.location import StoreLocation
 from duetbench.store.option import DB_PATH_OR_URL, SOURCE_DB
+
+
+def _remove_if_empty(path: Path) -> None:
+    """A merge that failed before copying anything leaves no empty database behind where there was none."""
+    import sqlite3
+
+    try:
+        with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=rw", uri=True)) as conn:
+            held = conn.execute("SELECT (SELECT count(*) FROM campaigns) + (SELECT count(*) FROM comparisons)")
+            if held.fetchone()[0]:
+                return
+    except sqlite3.Error:
+        return  # not the empty store this merge made: leave it
+    for leftover in (path, *(path.with_name(path.name + s) for s in ("-wal", "-shm", "-journal"))):
+        leftover.unlink(missing_ok=True)
+
+
+#: Tables every duet results file has (older ones one of them): a file without any is another program's.
+_DUET_TABLES = {"schema_migrations", "campaigns", "comparisons"}
+
+
+def _check_source(path: Path) -> None:
+    """Refuse an SQLite file of another program before it is opened as a store, which would add duet's
+    tables to it (as it brings an old results file up to date) and merge nothing."""
+    import sqlite3
+
+    try:
+        with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=rw", uri=True)) as conn:
+            tables = [row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    except sqlite3.Error:
+        return  # not a database at all: opening it as a store says so
+    if tables and not _DUET_TABLES & set(tables):
+        shown = ", ".join(tables[:5]) + (", ..." if len(tables) > 5 else "")
+        raise DuetError(f"{path}: an SQLite database of another program (tables: {shown}), not duet results",
+                        hint="give duet merge results files duet wrote (duet compare, duet run, duet import)")
 
 
 @click.command("merge")
@@ -32,9 +69,18 @@ def merge(sources: tuple[Path, ...], db: Path | StoreLocation) -> None:
     from duetbench.store.merge import merge_databases
 
     console = Console(highlight=False, emoji=False)
+    for source in sources:
+        _check_source(source)
+    target = StoreLocation.parse(db).path
+    new_file = target is not None and not target.exists()
     dest = Store(db)
     try:
         report = merge_databases(sources, dest)
+    except BaseException:
+        dest.close()
+        if new_file and target is not None:
+            _remove_if_empty(target)
+        raise
     finally:
         dest.close()
     console.print(f"merged {report.sources} database(s) into {escape(str(dest.location))}: {escape(str(report))}")

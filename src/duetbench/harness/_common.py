@@ -92,9 +92,25 @@ def require(cond: bool, path: Path | str, problem: str, hint: str | None = None)
 
 def number(value: Any, path: Path | str, what: str) -> float:
     """A finite JSON number (bool excluded, since JSON true is not a measurement)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise DuetError(f"{path}: {what} is {value!r}, expected a finite number")
+    try:
+        finite = math.isfinite(value)
+    except OverflowError:  # an integer with hundreds of digits is beyond any float
+        finite = False
+    if not finite:
+        shown = repr(value) if len(repr(value)) <= 30 else f"a {len(str(value))}-digit number"
+        raise DuetError(f"{path}: {what} is {shown}, expected a finite number")
     return float(value)
+
+
+def duration(value: Any, path: Path | str, what: str) -> float:
+    """A finite number that is not negative: a time, a rate or a count; named where it is in the file."""
+    x = number(value, path, what)
+    if x < 0:
+        raise DuetError(f"{path}: {what} is {value!r}, negative", hint="the file was edited or corrupted; "
+                        "give the harness's output as it wrote it")
+    return x
 
 
 def unit_seconds(unit: str, path: Path | str, what: str) -> float:

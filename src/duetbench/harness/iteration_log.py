@@ -22,9 +22,16 @@ class IterationLog:
         return [line for line in self.lines if line.side == side]
 
 
+#: Timestamps and indexes are stored as signed 64-bit integers; CLOCK_MONOTONIC ns stay far below.
+_INT64_END = 2**63
+
+
 def _nonneg_int(text: str) -> int | None:
     # isdecimal rejects "+5", "-5", " 5" and "1_0", all of which int() would accept.
-    return int(text) if text.isascii() and text.isdecimal() else None
+    if not (text.isascii() and text.isdecimal()):
+        return None
+    value = int(text)
+    return value if value < _INT64_END else None
 
 
 def parse_line(text: str) -> LogLine | None:

@@ -16,6 +16,7 @@ from .merge import attach_log
 from .model import Iteration, ParseResult, ParserInput
 
 ENTRY_POINT_GROUP = "duetbench.parsers"
+_INT64_END = 2**63
 
 # name -> module under duetbench.harness.parsers; imported only when asked for, so that config validation
 # of one parser's options does not import them all.
@@ -204,6 +205,12 @@ def _check(name: str, result: Any) -> ParseResult:
         if (it.start_ns is None) != (result.clock == "none") or (it.end_ns is None) != (result.clock == "none"):
             raise DuetError(f"parser '{name}': iteration {it.index} {it.name!r} timestamps do not agree with "
                             f"clock '{result.clock}'")
+        for stamp in (it.start_ns, it.end_ns):
+            if stamp is not None and not -_INT64_END <= stamp < _INT64_END:
+                # Stored as 64-bit integers: a larger one would fail the database write after the run.
+                raise DuetError(f"parser '{name}': iteration {it.index} {it.name!r} has timestamp {stamp} ns, "
+                                "beyond 64 bits (about 292 years of nanoseconds)",
+                                hint="check the timestamp unit (ns, us, ms, s) the output is read with")
     return result
 
 

@@ -20,6 +20,9 @@ from ._table import Imported, build_table
 
 def _parse(parser: str, path: Path, options: dict[str, object] | None = None) -> ParseResult:
     if not path.is_file():
+        if path.exists():  # /dev/null, a pipe (<(hyperfine ...)), a device: the parsers read files
+            raise DuetError(f"{path}: not a regular file (a pipe, device or directory)",
+                            hint=f"save the {parser} output to a file first and give that file")
         raise DuetError(f"{path}: file not found", hint="check the path")
     try:
         return parse(parser, options, ParserInput(files={"result": path}))
@@ -49,8 +52,27 @@ def _columns(side: str, bench_of: dict[str, str], its: list[Iteration], one_run_
     return out
 
 
+def _positive(fmt: str, files: tuple[Path, ...], sides: dict[str, tuple[dict[str, str], list[Iteration]]],
+              one_run_each: bool) -> None:
+    """A time of 0 has no ratio; say where it is in its file (the table's check would name a row of the
+    merged table, which is in no file)."""
+    for side, path in zip("AB", (files[0], files[-1]), strict=True):
+        bench_of, its = sides[side]
+        zero = next((n for n, it in enumerate(its) if it.name in bench_of and it.value_s <= 0), None)
+        if zero is not None:
+            it = its[zero]
+            # Iteration.index counts across forks; the file counts within one.
+            nth = sum(1 for other in its[:zero] if (other.name, other.fork) == (it.name, it.fork))
+            at = (f"repetition {it.index}" if one_run_each
+                  else f"{'fork' if fmt == 'jmh' else 'run'} {it.fork}, iteration {nth}")
+            raise DuetError(f"{path}: {fmt} benchmark {it.name!r} (side {side}) has a time of 0 s in {at}: "
+                            "a ratio needs times above 0",
+                            hint="rerun with more work per timed iteration, or drop that benchmark")
+
+
 def _assemble(fmt: str, files: tuple[Path, ...], sides: dict[str, tuple[dict[str, str], list[Iteration]]],
               method: str, one_run_each: bool, metadata: dict[str, object], notes: list[str]) -> Imported:
+    _positive(fmt, files, sides, one_run_each)
     cols = {"A": _columns("A", *sides["A"], one_run_each), "B": _columns("B", *sides["B"], one_run_each)}
     merged = {k: np.array(cols["A"][k] + cols["B"][k]) for k in cols["A"]}
     where = " and ".join(str(f) for f in dict.fromkeys(files))
@@ -78,10 +100,12 @@ def _match(fmt: str, a: ParseResult, b: ParseResult, files: tuple[Path, Path]
     names_a, names_b = _names(a), _names(b)
     common = [n for n in names_a if n in names_b]
     if not common:
+        one_file = {"pyperf": "in one pyperf file give that file alone",
+                    "Google Benchmark": "of one program give its result file alone (A's benchmark first)"}
         raise DuetError(f"{files[0]} and {files[1]}: no {fmt} benchmark appears in both files "
                         f"(A has {', '.join(map(repr, names_a))}; B has {', '.join(map(repr, names_b))})",
-                        hint="A and B must run the same benchmarks; for two differently named benchmarks "
-                             "in one pyperf file give that file alone")
+                        hint="A and B must run the same benchmarks" + (
+                            f"; for two differently named benchmarks {one_file[fmt]}" if fmt in one_file else ""))
     # In both files but not measured in one (pyperf: calibration runs only): nothing to compare it with.
     measured = {str(f): set(_measured(r)) for f, r in zip(files, (a, b), strict=True)}
     unmeasured = {f: [n for n in common if n not in names] for f, names in measured.items()}
@@ -98,6 +122,29 @@ def _match(fmt: str, a: ParseResult, b: ParseResult, files: tuple[Path, Path]
     return mapping, mapping, notes
 
 
+def _command(path: Path, command: int | str, flag: str) -> ParseResult:
+    """The command `flag` chose in a file of A's and B's; the parser's messages name its option `command`."""
+    try:
+        return _parse("hyperfine", path, {"command": command})
+    except DuetError as exc:
+        if "option command: " not in exc.message:
+            raise
+        raise DuetError(exc.message.replace("option command: ", f"{flag} ", 1),
+                        hint=exc.hint or "give one of the indexes listed, or a command exactly as listed; an export "
+                        "of one command each: give A's and B's files") from None
+
+
+def _only_command(path: Path) -> ParseResult:
+    """The one command of A's or B's own export; the parser's hint (its option `command`) is not `duet import`'s."""
+    try:
+        return _parse("hyperfine", path)
+    except DuetError as exc:
+        if " commands (" not in exc.message:
+            raise
+        raise DuetError(exc.message, hint="with two files each must hold one command; to compare two commands "
+                        "of one export give it alone, with --command-a and --command-b") from None
+
+
 def read_hyperfine(path: Path, path_b: Path | None = None, *, command_a: int | str = 0, command_b: int | str = 1,
                    benchmark: str | None = None) -> Imported:
     """hyperfine `--export-json` results: A and B are two commands of one file (default: the first two),
@@ -105,16 +152,26 @@ def read_hyperfine(path: Path, path_b: Path | None = None, *, command_a: int | s
     starts a new process per timing), method sequential; hyperfine exports no warmup times."""
     path = Path(path)
     if path_b is None:
-        a = _parse("hyperfine", path, {"command": command_a})
-        b = _parse("hyperfine", path, {"command": command_b})
+        a, b = _command(path, command_a, "--command-a"), _command(path, command_b, "--command-b")
         files: tuple[Path, ...] = (path,)
     else:
-        a, b = _parse("hyperfine", path), _parse("hyperfine", Path(path_b))
         files = (path, Path(path_b))
+        a, b = (_only_command(f) for f in files)
+    for side, result, where in (("A", a, files[0]), ("B", b, files[-1])):
+        zero = next((it for it in result.iterations if it.value_s <= 0), None)
+        if zero is not None:
+            raise DuetError(f"{where}: results[{result.metadata['result']}].times[{zero.index}] "
+                            f"({result.metadata['command']!r}, side {side}) is 0 s: hyperfine clamps a run "
+                            "shorter than the shell start-up it subtracts to 0, and a ratio needs times above 0",
+                            hint="rerun hyperfine with -N (--shell=none), or time a longer command")
     name = benchmark or f"{a.metadata['command']} vs {b.metadata['command']}"
     meta: dict[str, object] = {"A": a.metadata, "B": b.metadata}
+    # hyperfine -i times failing runs too; a failing command may have timed an early exit, not the work.
+    notes = [f"{side} ({r.metadata['command']!r}): {r.metadata['nonzero_exit_codes']} of {len(r.iterations)} "
+             "timed runs exited with a non-zero code (hyperfine -i); their times are kept"
+             for side, r in (("A", a), ("B", b)) if r.metadata.get("nonzero_exit_codes")]
     return _assemble("hyperfine", files, {"A": ({"": name}, a.iterations), "B": ({"": name}, b.iterations)},
-                     "sequential", True, meta, [])
+                     "sequential", True, meta, notes)
 
 
 def read_pyperf(path: Path, path_b: Path | None = None, *, method: str = "sequential") -> Imported:
@@ -149,6 +206,21 @@ def read_jmh(path_a: Path, path_b: Path, *, method: str = "sequential") -> Impor
     Forks are runs and `primaryMetric.rawData` their iterations (JMH reports measurement iterations
     only); throughput scores become seconds per operation."""
     a, b = _parse("jmh", Path(path_a)), _parse("jmh", Path(path_b))
+    if not set(_names(a)) & set(_names(b)):
+        # A and B run with different -p values (size=1000 against size=2000): one benchmark each, compared by
+        # method, as the campaign option params_in_name: false does. Several -p values in one file stay apart.
+        try:
+            a_by_method, b_by_method = (_parse("jmh", Path(p), {"params_in_name": False}) for p in (path_a, path_b))
+        except DuetError:
+            pass
+        else:
+            if set(_names(a_by_method)) & set(_names(b_by_method)):
+                map_a, map_b, notes = _match("JMH", a_by_method, b_by_method, (Path(path_a), Path(path_b)))
+                notes.insert(0, f"matched by benchmark method, the @Params differ: A {', '.join(_names(a))}; "
+                             f"B {', '.join(_names(b))}")
+                return _assemble("jmh", (Path(path_a), Path(path_b)),
+                                 {"A": (map_a, a_by_method.iterations), "B": (map_b, b_by_method.iterations)},
+                                 method, False, {"A": a_by_method.metadata, "B": b_by_method.metadata}, notes)
     map_a, map_b, notes = _match("JMH", a, b, (Path(path_a), Path(path_b)))
     return _assemble("jmh", (Path(path_a), Path(path_b)), {"A": (map_a, a.iterations), "B": (map_b, b.iterations)},
                      method, False, {"A": a.metadata, "B": b.metadata}, notes)

@@ -7,18 +7,22 @@ the sides' Invocation fields other than times are zero and every run says so in 
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import time
 from pathlib import Path
 
 import numpy as np
+from sqlalchemy import select
 
 from duetbench import __version__
 from duetbench.model.invocation import Invocation
 from duetbench.model.table import NO_TIME, IterationTable
 from duetbench.plan.campaign import PlannedRun
+from duetbench.store import schema
 from duetbench.store.campaigns import CampaignStore, RunRecord, StoredIteration
+from duetbench.store.connect import write_transaction
 from duetbench.store.db import Store
 
 from ._table import Imported
@@ -79,6 +83,16 @@ def _runs(table: IterationTable, now: float) -> list[tuple[PlannedRun, RunRecord
     return out
 
 
+def _forget(store: Store, campaign_id: int) -> None:
+    """Delete a campaign and everything stored for it, in one transaction."""
+    runs = select(schema.runs.c.id).where(schema.runs.c.campaign_id == campaign_id).scalar_subquery()
+    with store.errors(), write_transaction(store.engine) as conn:
+        conn.execute(schema.iterations.delete().where(schema.iterations.c.run_id.in_(runs)))
+        conn.execute(schema.run_sides.delete().where(schema.run_sides.c.run_id.in_(runs)))
+        conn.execute(schema.runs.delete().where(schema.runs.c.campaign_id == campaign_id))
+        conn.execute(schema.campaigns.delete().where(schema.campaigns.c.id == campaign_id))
+
+
 def store_imported(db: Path | str | Store, imported: Imported, *, name: str, command: str = "") -> int:
     """Store `imported` as a new finished campaign named `name`; return its id.
 
@@ -96,9 +110,17 @@ def store_imported(db: Path | str | Store, imported: Imported, *, name: str, com
             source_text=json.dumps(source, indent=1, default=str), seed=0, schedule="imported",
             plan=[p.to_json() for p, _ in runs], run_dir="", options={"imported": imported.format},
             host={"imported_from": imported.format}, tool_version=__version__)
-        for _, record in runs:
-            campaigns.add_run(campaign_id, record)
-        campaigns.set_status(campaign_id, "finished")
+        try:
+            for _, record in runs:
+                campaigns.add_run(campaign_id, record)
+            campaigns.set_status(campaign_id, "finished")
+        except BaseException:
+            # Ctrl-C (or a full disk) halfway: A's runs without B's would be the latest campaign, analysed by
+            # `duet analyze` as if it were the import. Nothing was printed for it, so nothing refers to it.
+            # Its own failure (the disk still full) must not hide why the import stopped.
+            with contextlib.suppress(Exception):
+                _forget(store, campaign_id)
+            raise
         return campaign_id
     finally:
         if not isinstance(db, Store):

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ...errors import DuetError
-from .._common import SECONDS_PER_UNIT, number, pick_file, read_text, require, unit_seconds
+from .._common import SECONDS_PER_UNIT, duration, pick_file, read_text, require, unit_seconds
 from .._common import Options as _Base
 from ..model import Iteration, MetaValue, ParseResult, ParserInput
 
@@ -123,7 +123,11 @@ def read_json(text: str, where: str, metric: Metric) -> Repetitions:
         require(isinstance(entry, dict) and isinstance(entry.get("name"), str), where,
                 f"benchmarks[{n}] has no name")
         name = entry["name"]
-        if entry.get("run_type", "iteration") != "iteration":
+        run_type = entry.get("run_type", "iteration")
+        require(run_type in ("iteration", "aggregate"), where,
+                f"benchmarks[{n}] ({name}) has run_type {run_type!r}, neither 'iteration' nor 'aggregate'",
+                hint="give the JSON as Google Benchmark wrote it")
+        if run_type == "aggregate":
             reps.aggregates += 1
             continue
         if entry.get("error_occurred"):
@@ -134,7 +138,7 @@ def read_json(text: str, where: str, metric: Metric) -> Repetitions:
             continue
         unit = entry.get("time_unit")
         require(isinstance(unit, str), where, f"benchmarks[{n}] ({name}) has no time_unit")
-        value = number(entry.get(metric), where, f"benchmarks[{n}] ({name}) {metric}")
+        value = duration(entry.get(metric), where, f"benchmarks[{n}] ({name}) {metric}")
         index = per_name.get(name, 0)
         per_name[name] = index + 1
         reps.iterations.append(Iteration(index=index, value_s=value * unit_seconds(unit, where, f"benchmarks[{n}]"),
@@ -174,17 +178,20 @@ def read_csv(text: str, where: str, metric: Metric) -> Repetitions:
     names = Counter(row["name"] for _, row in rows)
     reps = Repetitions(metadata=_context([line for line in lines[:header] if line.strip()]))
     per_name: dict[str, int] = {}
-    width = len(reader.fieldnames or ())
+    columns = list(reader.fieldnames or ())
+    width = len(columns)
+    # An errored or skipped row ends at error_message: Google Benchmark leaves out the user counters' columns.
+    error_width = columns.index("error_message") + 1 if "error_message" in columns else width
     for line, row in rows:
         at, name = f"{where}:{line}", row["name"]
+        failed = (row.get("error_occurred") or "").strip().lower()
         # DictReader gives a short row's missing fields as None and a long row's extra ones in a list under None.
         fields = width + len(row.get(None) or ()) - sum(value is None for value in row.values())
-        if fields != width:
+        if fields != width and not (failed in ("true", "false") and fields == error_width):
             raise DuetError(f"{at}: {fields} field(s) where the header at line {header + 1} has {width}",
                             hint=_AS_WRITTEN + " (a row cut short, or a name with a comma and no quotes?)")
         if not name.strip():
             raise DuetError(f"{at}: a row without a benchmark name", hint=_AS_WRITTEN)
-        failed = (row.get("error_occurred") or "").strip().lower()
         if failed == "true":
             reps.errors.append((at, name, row.get("error_message") or "?"))
             continue

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._common import Options as _Base
-from .._common import load_json, number, pick_file, require
+from .._common import duration, load_json, pick_file, require
 from ..model import Iteration, ParseResult, ParserInput
 
 TIMESTAMP_NOTE = ("hyperfine JSON has no timestamps; use 'duet compare' (each invocation one timed iteration) "
@@ -27,8 +27,10 @@ def _label(result: dict[str, Any]) -> str:
 def parse(inp: ParserInput, options: Options) -> ParseResult:
     path = pick_file(inp, options.file, "hyperfine")
     doc = load_json(path)
-    require(isinstance(doc, dict) and isinstance(doc.get("results"), list) and doc["results"], path,
+    require(isinstance(doc, dict) and isinstance(doc.get("results"), list), path,
             "not a hyperfine JSON export (no 'results' list)", hint="run hyperfine with --export-json FILE")
+    require(doc["results"] != [], path, "holds no results (its 'results' list is empty)",
+            hint="export the results of a hyperfine run that timed at least one command")
     results = doc["results"]
     for n, r in enumerate(results):
         require(isinstance(r, dict) and isinstance(r.get("times"), list), path, f"results[{n}] has no 'times' list")
@@ -45,11 +47,15 @@ def parse(inp: ParserInput, options: Options) -> ParseResult:
         matches = [i for i, r in enumerate(results) if r.get("command") == options.command]
         require(len(matches) == 1, path,
                 f"option command: {options.command!r} matches {len(matches)} results ({commands})",
-                hint="use the result's index when commands repeat (parameter scans)")
+                hint="use the result's index when commands repeat (parameter scans)" if matches
+                else "give the command exactly as listed, or its index")
         n = matches[0]
     result = results[n]
-    times = [number(t, path, f"results[{n}].times[{i}]") for i, t in enumerate(result["times"])]
-    metadata: dict[str, str | int | float] = {"harness": "hyperfine", "source": str(path), "command": _label(result)}
+    require(result["times"] != [], path, f"results[{n}] ({result.get('command')!r}) has no times (empty 'times' list)",
+            hint="export the results of a hyperfine run that timed this command at least once")
+    times = [duration(t, path, f"results[{n}].times[{i}]") for i, t in enumerate(result["times"])]
+    metadata: dict[str, str | int | float] = {"harness": "hyperfine", "source": str(path), "command": _label(result),
+                                              "result": n}
     codes = result.get("exit_codes") or []
     failed = sum(1 for c in codes if c not in (0, None))
     if failed:

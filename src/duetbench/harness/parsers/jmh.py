@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from .._common import Options as _Base
-from .._common import load_json, number, pick_file, require, unit_seconds
+from .._common import duration, load_json, pick_file, require, unit_seconds
 from ..model import Iteration, ParseResult, ParserInput
 
 TIMESTAMP_NOTE = ("JMH JSON has no timestamps; add -prof io.duetbench.jmh.DuetProfiler to the JMH command "
@@ -49,7 +49,7 @@ def _histogram_mean(hist: Any, path: Path, where: str) -> float:
     total = weight = 0.0
     for pair in hist:
         require(isinstance(pair, list) and len(pair) == 2, path, f"{where}: expected [value, count], got {pair!r}")
-        value, count = number(pair[0], path, where), number(pair[1], path, where)
+        value, count = duration(pair[0], path, where), duration(pair[1], path, where)
         total += value * count
         weight += count
     require(weight > 0, path, f"{where}: histogram has no samples")
@@ -68,7 +68,7 @@ def _scores(entry: dict[str, Any], path: Path, where: str) -> list[list[float]]:
             hint="do not run JMH with -Djmh.json.rawData=false")
     require(isinstance(raw, list) and all(isinstance(f, list) for f in raw), path,
             f"{where}: rawData is not a list of forks")
-    return [[number(v, path, f"{where} rawData[{f}][{i}]") for i, v in enumerate(fork)] for f, fork in enumerate(raw)]
+    return [[duration(v, path, f"{where} rawData[{f}][{i}]") for i, v in enumerate(fork)] for f, fork in enumerate(raw)]
 
 
 def parse(inp: ParserInput, options: Options) -> ParseResult:
@@ -76,25 +76,37 @@ def parse(inp: ParserInput, options: Options) -> ParseResult:
     doc = load_json(path)
     require(isinstance(doc, list), path, "not a JMH JSON result (expected a top-level array of benchmarks)",
             hint="run JMH with -rf json -rff FILE")
-    iterations: list[Iteration] = []
     for n, entry in enumerate(doc):
-        where = f"benchmark #{n}"
         require(isinstance(entry, dict) and "benchmark" in entry and "mode" in entry
                 and isinstance(entry.get("primaryMetric"), dict), path,
-                f"{where}: not a JMH result (needs benchmark, mode, primaryMetric)")
+                f"benchmark #{n}: not a JMH result (needs benchmark, mode, primaryMetric)")
+    bases = [_name(entry) if options.params_in_name else str(entry["benchmark"]) for entry in doc]
+    # `-bm avgt,ss` (or `-bm all`) measures one benchmark in several modes: a 5 ns avgt and a 2 µs ss time
+    # are not iterations of one thing, so the mode joins the name of such a benchmark.
+    modes: dict[str, set[str]] = {}
+    for base, entry in zip(bases, doc, strict=True):
+        modes.setdefault(base, set()).add(str(entry["mode"]))
+    iterations: list[Iteration] = []
+    seen: set[str] = set()
+    for base, entry in zip(bases, doc, strict=True):
         where = f"benchmark {entry['benchmark']!r}"
         unit = entry["primaryMetric"].get("scoreUnit")
         require(isinstance(unit, str), path, f"{where}: primaryMetric.scoreUnit missing")
         factor, inverse = _seconds_per_op(str(entry["mode"]), unit, path, where)
-        name = _name(entry) if options.params_in_name else str(entry["benchmark"])
-        require(options.params_in_name or all(i.name != name for i in iterations), path,
-                f"{where}: several @Param combinations in one run would share the name {name!r}",
-                hint="keep params_in_name (the default) when one run measures several -p values")
+        name = base if len(modes[base]) == 1 else f"{base} [{entry['mode']}]"
+        if not options.params_in_name:
+            require(name not in seen, path,
+                    f"{where}: several @Param combinations in one run would share the name {name!r}",
+                    hint="keep params_in_name (the default) when one run measures several -p values")
+        require(name not in seen, path, f"{where}: {name!r} appears twice in mode {entry['mode']}",
+                hint="give each JMH run its own -rff file; do not join result files by hand")
+        seen.add(name)
         index = 0
         for fork, scores in enumerate(_scores(entry, path, where)):
             for score in scores:
                 if inverse:
-                    require(score > 0, path, f"{where}: throughput {score} {unit} cannot be turned into time per op")
+                    require(score > 0 and factor / score < float("inf"), path,
+                            f"{where}: throughput {score} {unit} cannot be turned into time per op")
                     value = factor / score
                 else:
                     value = factor * score

@@ -13,7 +13,7 @@ from typing import Any
 
 from ...errors import DuetError
 from .._common import Options as _Base
-from .._common import load_json, number, pick_file, require
+from .._common import duration, load_json, pick_file, require
 from ..model import Iteration, ParseResult, ParserInput
 
 TIMESTAMP_NOTE = ("pyperf JSON has no per-value timestamps; run pyperf with --hook duet (duetbench's pyperf hook, "
@@ -47,10 +47,10 @@ def _benchmark(bench: Any, n: int, top: dict[str, Any], path: Path) -> tuple[str
         warmups = run.get("warmups") or []
         for w, pair in enumerate(warmups):
             require(isinstance(pair, list) and len(pair) == 2, path, f"{where}.warmups[{w}] is not [loops, value]")
-            iterations.append(Iteration(len(iterations), number(pair[1], path, f"{where}.warmups[{w}]"),
+            iterations.append(Iteration(len(iterations), duration(pair[1], path, f"{where}.warmups[{w}]"),
                                         warmup=True, name=name, fork=fork))
         for v, value in enumerate(values):
-            iterations.append(Iteration(len(iterations), number(value, path, f"{where}.values[{v}]"),
+            iterations.append(Iteration(len(iterations), duration(value, path, f"{where}.values[{v}]"),
                                         name=name, fork=fork))
         fork += 1
     return name, iterations
