@@ -66,3 +66,29 @@ def test_bad_scans_are_clear_errors(call, message: str) -> None:
 
 def test_the_limit_itself_is_allowed() -> None:
     assert len(scan_values("n", "1", str(MAX_COMPARISONS), None).values) == MAX_COMPARISONS
+
+
+def test_list_values_unescape_commas_and_backslashes_as_hyperfine() -> None:
+    # hyperfine's -L: "\," is a comma within a value, "\\" a backslash; other backslashes stay.
+    assert list_values("x", r"a\,b,c").values == ("a,b", "c")
+    assert list_values("sep", r"\,,;").values == (",", ";")
+    assert list_values("x", r"a\\,b").values == ("a\\", "b")
+    assert list_values("x", r"a\\\,b,\n").values == (r"a\,b", r"\n")
+
+
+def test_scan_values_are_plain_exact_decimals() -> None:
+    # Not 1E-7 or 0E-7 (str of a Decimal), which the command would get as its argument.
+    assert scan_values("x", "0", "0.0000003", "1e-7").values == ("0.0000000", "0.0000001", "0.0000002", "0.0000003")
+    assert scan_values("n", "1e2", "2e2", "50").values == ("100", "150", "200")
+    # Beyond the 28 digits of decimal's default context, nothing is rounded.
+    big = "1" + "0" * 28
+    assert scan_values("n", big + "1", big + "3", None).values == (big + "1", big + "2", big + "3")
+
+
+@pytest.mark.parametrize(("low", "high", "step"), [
+    ("1e500", "1e500", None), ("1", "1e999999999", None), ("1", "2", "1e-400"), ("0", "1", "1e-31"),
+])
+def test_numbers_of_absurd_size_are_refused_in_one_line(low: str, high: str, step: str | None) -> None:
+    with pytest.raises(DuetError, match="digits") as info:
+        scan_values("n", low, high, step)
+    assert len(str(info.value)) < 200 and info.value.hint

@@ -10,6 +10,7 @@ import gc
 import importlib
 import os
 import random
+import stat
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -307,9 +308,9 @@ Exit codes: 0 done; 1 a command (or --setup/--prepare/...) failed; 2 bad input;
 @click.option("--run-criterion", type=click.Choice(["cv", "rciw", "kld"]),
               help="Also stop (after --min-runs) once both sides' runs are stable by this criterion (Laaber et al.).")
 @click.option("-p", "--prepare", multiple=True, metavar="CMD",
-              help="Shell command run before each invocation; give it twice for separate A and B commands.")
+              help="Shell command run before each invocation; once, or once per command in their order.")
 @click.option("-C", "--conclude", multiple=True, metavar="CMD",
-              help="Shell command run after each invocation (in a duet: after each pair); once or twice, as --prepare.")
+              help="Shell command run after each invocation (in a duet: after each pair); once, or once per command.")
 @click.option("-s", "--setup", multiple=True, metavar="CMD", help="Shell command run once before measuring.")
 @click.option("-c", "--cleanup", multiple=True, metavar="CMD", help="Shell command run once after measuring.")
 @click.option("-S", "--shell", metavar="SHELL", is_flag=False, flag_value="default",
@@ -383,12 +384,15 @@ Exit codes: 0 done; 1 a command (or --setup/--prepare/...) failed; 2 bad input;
 @click.option("--db", type=DB_PATH_OR_URL, default=DEFAULT_DB, show_default=True,
               help="SQLite database where every invocation is stored as it finishes, or a postgresql:// URL.")
 @click.option("--no-progress", is_flag=True, help="Do not show the live progress line.")
-@click.option("-P", "--parameter-scan", nargs=3, metavar="NAME MIN MAX",
+@click.option("-P", "--parameter-scan", nargs=3, multiple=True, metavar="NAME MIN MAX",
               help="One comparison per value of NAME from MIN to MAX (integers, or any step with -D); {NAME} in "
                    "the commands is replaced by the value.")
-@click.option("-D", "--parameter-step-size", metavar="DELTA", help="Step of --parameter-scan (default 1).")
+@click.option("-D", "--parameter-step-size", multiple=True, metavar="DELTA",
+              help="Step of --parameter-scan (default 1).")
 @click.option("-L", "--parameter-list", nargs=2, multiple=True, metavar="NAME VALUES",
-              help="One comparison per comma-separated value of NAME; several -L (and -P) give every combination.")
+              help="One comparison per comma-separated value of NAME (\\, for a comma in a value, as hyperfine); "
+                   "several -L (and -P) give every combination, the first parameter varying slowest (unlike "
+                   "hyperfine's, whose first varies fastest).")
 @export_options("comparison", "scan")
 def compare(commands: tuple[str, ...], db: Path, no_progress: bool, **options: Any) -> None:
     """Benchmark COMMAND, or compare each other COMMAND against the first: is it faster or slower, by how
@@ -408,7 +412,7 @@ def compare(commands: tuple[str, ...], db: Path, no_progress: bool, **options: A
     The ratio B/A is reported with a confidence interval (Student-t family by default); above 1 means
     B is slower.
     """
-    from duetbench.config.compare import OUTPUT_KINDS, check_confidence, validated
+    from duetbench.config.compare import OUTPUT_KINDS, check_confidence, check_per_command, pair_options, validated
     from duetbench.config.scan import parameter_grid
     from duetbench.report.exporters import Exports
 
@@ -443,22 +447,48 @@ def compare(commands: tuple[str, ...], db: Path, no_progress: bool, **options: A
     options["output"] = output
     input_file = options.pop("input_file")
     if input_file is not None and input_file != "null":
-        if not os.path.isfile(input_file) or not os.access(input_file, os.R_OK):
+        # A file, or a device such as /dev/zero that every invocation opens afresh (as hyperfine's --input);
+        # not a directory, nor a pipe that the first invocation would drain and the next wait on.
+        try:
+            mode = os.stat(input_file).st_mode
+        except (OSError, ValueError):
+            mode = 0
+        if not (stat.S_ISREG(mode) or stat.S_ISCHR(mode)) or not os.access(input_file, os.R_OK):
             raise DuetError(f"--input {input_file!r} is not a readable file", hint="give an existing file, or null")
         options["input"] = os.path.abspath(input_file)
-    grid = parameter_grid(options.pop("parameter_scan"), options.pop("parameter_step_size"),
-                          options.pop("parameter_list"))
+    # Multiple, so that a second -P or -D is refused rather than silently replacing the first (click's way).
+    scans, steps = options.pop("parameter_scan"), options.pop("parameter_step_size")
+    for name, given, hint in (("-P/--parameter-scan", scans, "give it once; -L NAME VALUES adds parameters"),
+                              ("-D/--parameter-step-size", steps, "give it once, the step of the one -P")):
+        if len(given) > 1:
+            raise DuetError(f"{name} is given {len(given)} times", hint=hint)
+    grid = parameter_grid(scans[0] if scans else None, steps[0] if steps else None, options.pop("parameter_list"))
     if options.get("seed") is None:
         options["seed"] = random.SystemRandom().randrange(2**31)
     check_confidence(float(options["confidence"]))
     options["ignore_exit_codes"] = _exit_codes(options.pop("ignore_exit_codes"))
     options["cpus_per_command"] = _cpus_per_command(options["cpus_per_command"])
-    # hyperfine's rule: --max-runs alone, below the default minimum, lowers the minimum to it
+    # --runs is the number of runs: a --min-runs above it or a --max-runs below it would be ignored unsaid
+    # (hyperfine refuses either beside --runs)
+    runs = options["runs"]
+    for key, contradicted in (("min_runs", runs is not None and runs < options["min_runs"]),
+                              ("max_runs", runs is not None and runs > options["max_runs"])):
+        source = click.get_current_context().get_parameter_source(key)
+        if contradicted and source is click.core.ParameterSource.COMMANDLINE:
+            flag = f"--{key.replace('_', '-')}"
+            raise DuetError(f"--runs {runs} contradicts {flag} {options[key]}",
+                            hint=f"--runs N measures exactly N runs: give it alone, or {flag} without it")
+    # hyperfine's rule: --max-runs alone, below the default minimum, lowers the minimum to it; and --min-runs
+    # alone, above the default maximum, raises the maximum to it (hyperfine has none by default)
     if (click.get_current_context().get_parameter_source("min_runs") is click.core.ParameterSource.DEFAULT
             and options["max_runs"] < options["min_runs"]):
         options["min_runs"] = options["max_runs"]
+    if (click.get_current_context().get_parameter_source("max_runs") is click.core.ParameterSource.DEFAULT
+            and options["min_runs"] > options["max_runs"]):
+        options["max_runs"] = options["min_runs"]
     for key in ("prepare", "conclude", "setup", "cleanup"):
         options[key] = list(options[key])
+    check_per_command(options, len(commands_))
     console, show_progress = _styled_console(style, no_progress)
     unit = None if time_unit == "auto" else time_unit
     if len(commands_) == 1:
@@ -481,9 +511,10 @@ def compare(commands: tuple[str, ...], db: Path, no_progress: bool, **options: A
                           console=console, show_progress=show_progress, time_unit=unit, sort=sort,
                           relative_to=relative_to))
     if len(commands_) == 2:
-        # The reference is A; the other, B.
-        (a, name_a), (b, name_b) = sorted(zip(commands_, names, strict=True), key=lambda item: not item[0][1])
-        base.update(command_a=a[0], command_b=b[0], name_a=name_a, name_b=name_b)
+        # The reference is A; the other, B (each with its own --prepare, ... when they were given per command).
+        ref, other = (0, 1) if commands_[0][1] else (1, 0)
+        base.update(command_a=commands_[ref][0], command_b=commands_[other][0], name_a=names[ref],
+                    name_b=names[other], **pair_options(options, ref, other))
     if grid:
         from duetbench.usecases.scan import run_scan
 

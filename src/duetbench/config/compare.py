@@ -94,11 +94,14 @@ class CompareOptions(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
         if self.min_runs > self.max_runs:
             raise ValueError(f"--min-runs ({self.min_runs}) is larger than --max-runs ({self.max_runs})")
         if self.command_b is not None and self.name_a == self.name_b:
-            raise ValueError(f"two commands are both named {self.name_a!r}; give them different names")
+            raise ValueError(f"-n/--command-name: two commands are both named {self.name_a!r}; give them different "
+                             "names")
         files = [o for o in self.output if o not in OUTPUT_KINDS]
-        if self.command_b is not None and len(self.output) == 1 and files and self.method != "sequential":
+        # One file for both: given once, or the same file twice (o.txt and ./o.txt: interleaved, garbled output)
+        shared = len(self.output) == 1 or (len(files) == 2 and os.path.realpath(files[0]) == os.path.realpath(files[1]))
+        if self.command_b is not None and files and shared and self.method != "sequential":
             raise ValueError(f"--output: both commands would write to {files[0]!r} at the same time (a duet runs "
-                             "them side by side); give --output twice, one file per command, "
+                             "them side by side); give each command a file of its own (--output once per command), "
                              "or use --method sequential")
 
     def per_side(self, values: list[str]) -> dict[str, str | None]:
@@ -127,6 +130,29 @@ _FLAGS = {"target_rciw": "--target-width", "min_overlap_rate": "--min-overlap", 
 def flag(field: str) -> str:
     """The command-line flag a user gives for the field `field` of CompareOptions (an error names it)."""
     return _FLAGS.get(field, f"--{field.replace('_', '-')}")
+
+
+#: Options given once for every command, or once per command in the order of the commands (hyperfine's rule,
+#: counting a --reference command of its own, which comes first).
+PER_COMMAND = ("prepare", "conclude", "setup", "cleanup", "output")
+
+
+def check_per_command(options: dict[str, Any], count: int) -> None:
+    """Refuses a per-command option given neither once nor `count` times: with three commands and two
+    --prepare, the third command would silently get the second's."""
+    for key in PER_COMMAND:
+        given = len(options[key])
+        if given > 1 and given != count:
+            raise DuetError(f"{flag(key)} is given {given} times for {count} command(s)",
+                            hint=f"once for all commands, or once per command ({count}) in their order "
+                                 "(a --reference command of its own first)")
+
+
+def pair_options(options: dict[str, Any], a: int, b: int) -> dict[str, list[str]]:
+    """The per-command options of the comparison of command `a` (as A) with command `b` (as B): one value
+    applies to both, else each command's own."""
+    return {key: [options[key][a], options[key][b]] if len(options[key]) > 1 else list(options[key])
+            for key in PER_COMMAND}
 
 
 #: msgspec's "... - at `$.min_runs`": the message and the option it is about.
@@ -167,7 +193,11 @@ KNOWN_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "bu
 #: first word they need a shell.
 _SHELL_WORDS = frozenset({"if", "then", "else", "elif", "fi", "for", "while", "until", "do", "done", "case",
                           "esac", "function", "select", "cd", "export", "source", ".", "exit", "set", "unset",
-                          "alias", "eval", "exec", "read", "ulimit", "umask", "trap", "wait", "{", "(", "!"})
+                          "alias", "eval", "exec", "read", "ulimit", "umask", "trap", "wait", "{", "(", "!",
+                          # sh's other built-ins that most systems have no program for (`:` or `command -v git`
+                          # were "not found", though hyperfine runs them in its shell)
+                          ":", "command", "type", "hash", "times", "getopts", "shift", "return", "break",
+                          "continue", "readonly", "unalias", "jobs", "fg", "bg", "local"})
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 
 

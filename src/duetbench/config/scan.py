@@ -1,16 +1,17 @@
 """Parameter scans of ``duet compare``: one comparison per parameter value, as hyperfine's -P/-D and -L.
 
 ``-P size 100 1000 -D 300`` gives size = 100, 400, 700, 1000; ``-L impl fast,slow`` gives the listed
-values; several parameters give every combination (the first varies slowest). ``{size}`` in the
-commands, the names and the prepare/setup/cleanup commands is replaced by the value; other braces are
-left alone, so ``awk '{print $1}'`` needs no escaping (hyperfine behaves the same).
+values (``\\,`` a comma within one); several parameters give every combination (the first varies slowest,
+unlike hyperfine's, where it varies fastest). ``{size}`` in the commands, the names and the
+prepare/setup/cleanup commands is replaced by the value; other braces are left alone, so
+``awk '{print $1}'`` needs no escaping (hyperfine behaves the same).
 """
 from __future__ import annotations
 
 import itertools
 import re
 from collections.abc import Iterable, Mapping
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal, InvalidOperation, localcontext
 
 import msgspec
 
@@ -19,7 +20,13 @@ from duetbench.errors import DuetError
 #: A scan this large is almost certainly a typo in MIN, MAX or the step.
 MAX_COMPARISONS = 1000
 
+#: Digits a -P value may have before or after its point: more is a typo (1e500), and the command would get a
+#: number hundreds of digits long; within it, the arithmetic below is exact.
+MAX_DIGITS = 30
+
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+#: In -L's values: an escaped comma or backslash, a separating comma, or any other character.
+_LIST_TOKEN = re.compile(r"\\[\\,]|,|.", re.DOTALL)
 
 
 class Parameter(msgspec.Struct, frozen=True):
@@ -41,6 +48,9 @@ def _number(text: str, option: str, what: str) -> Decimal:
         value = Decimal("nan")
     if not value.is_finite():
         raise DuetError(f"{option}: {what} {text!r} is not a number", hint="e.g. -P threads 1 8, or -D 0.5")
+    if value and (value.adjusted() >= MAX_DIGITS or int(value.as_tuple().exponent) < -MAX_DIGITS):
+        raise DuetError(f"{option}: {what} {text!r} has more than {MAX_DIGITS} digits before or after the point",
+                        hint="e.g. -P threads 1 8, or -D 0.5")
     return value
 
 
@@ -64,20 +74,26 @@ def scan_values(name: str, low: str, high: str, step: str | None) -> Parameter:
     if hi < lo:
         raise DuetError(f"--parameter-scan {name}: MIN {low} is larger than MAX {high}",
                         hint="give the smaller value first")
-    count = int((hi - lo) / delta) + 1
-    if count > MAX_COMPARISONS:
-        raise DuetError(f"--parameter-scan {name} {low} {high} would make {count} comparisons",
-                        hint=f"at most {MAX_COMPARISONS}: use a larger -D step or a narrower range")
-    # Every value is printed with the precision of the step or bounds, whichever is finest.
-    exponent = min(int(v.as_tuple().exponent) for v in (lo, hi, delta, Decimal(1)))  # finite: int exponents
-    quantum = Decimal(1).scaleb(exponent)
-    return Parameter(name, tuple(str((lo + k * delta).quantize(quantum)) for k in range(count)))
+    # Precision for every digit the bounds and step can have (MAX_DIGITS), so nothing below is rounded: the
+    # default 28 digits would round 10000000000000000000000000000001 + 1, and refuse to print 1e40 exactly.
+    with localcontext(prec=4 * MAX_DIGITS):
+        count = int((hi - lo) / delta) + 1
+        if count > MAX_COMPARISONS:
+            shown = str(count) if count < 10**7 else f"{count:.2g}"
+            raise DuetError(f"--parameter-scan {name} {low} {high} would make {shown} comparisons",
+                            hint=f"at most {MAX_COMPARISONS}: use a larger -D step or a narrower range")
+        # Every value is printed with the precision of the step or bounds, whichever is finest, and in plain
+        # digits (str() would give the command 1E-7 or 0E-7 for a step of 1e-7).
+        exponent = min(int(v.as_tuple().exponent) for v in (lo, hi, delta, Decimal(1)))  # finite: int exponents
+        quantum = Decimal(1).scaleb(exponent)
+        return Parameter(name, tuple(format((lo + k * delta).quantize(quantum), "f") for k in range(count)))
 
 
 def list_values(name: str, text: str) -> Parameter:
-    """``-L NAME a,b,c``: the listed values, in order."""
+    """``-L NAME a,b,c``: the listed values, in order; ``\\,`` is a comma within a value and ``\\\\`` a
+    backslash, as in hyperfine (``-L sep '\\,,;'``: "," and ";"); any other backslash is kept."""
     _check_name(name, "--parameter-list")
-    values = tuple(v for v in text.split(","))
+    values = _split_list(text)
     if any(not v for v in values):
         raise DuetError(f"--parameter-list {name}: empty value in {text!r}",
                         hint="separate values by single commas, e.g. -L size 10,100,1000")
@@ -85,6 +101,18 @@ def list_values(name: str, text: str) -> Parameter:
         raise DuetError(f"--parameter-list {name}: a value is listed twice in {text!r}",
                         hint="list every value once")
     return Parameter(name, values)
+
+
+def _split_list(text: str) -> tuple[str, ...]:
+    values: list[str] = []
+    current: list[str] = []
+    for token in _LIST_TOKEN.findall(text):
+        if token == ",":
+            values.append("".join(current))
+            current = []
+        else:
+            current.append(token[-1] if len(token) == 2 else token)
+    return (*values, "".join(current))
 
 
 def parameter_grid(scan: tuple[str, str, str] | None, step: str | None,

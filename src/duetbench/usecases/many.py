@@ -8,7 +8,7 @@ from typing import Any
 
 from rich.console import Console
 
-from duetbench.config.compare import CompareOptions, command_argv, validated
+from duetbench.config.compare import CompareOptions, command_argv, pair_options, validated
 from duetbench.errors import DuetError
 from duetbench.report.exporters import Exports
 from duetbench.report.model import ScanEntry
@@ -18,16 +18,20 @@ from duetbench.usecases.series import Step, run_series, series_export
 
 def plan_many(base: dict[str, Any], commands: list[str], names: list[str], reference: int) -> list[CompareOptions]:
     """One comparison per command other than the reference (A: the reference), all validated, and every
-    command checked (found, splittable), before anything is measured."""
+    command checked (found, splittable), before anything is measured. A per-command option given once per
+    command (config.compare.PER_COMMAND, in the order of `commands`) gives each comparison its two commands'."""
     duplicate = next((n for n in names if names.count(n) > 1), None)
     if duplicate is not None:
-        raise DuetError(f"two commands are both named {duplicate!r}", hint="give each -n/--command-name once")
+        raise DuetError(f"two commands are both named {duplicate!r}",
+                        hint="give each command a name of its own with -n/--command-name (unnamed ones are A, B, C, "
+                             "... by their place)")
     planned = []
     for k, command in enumerate(commands):
         command_argv(command, shell=base.get("shell"), side=names[k])
         if k != reference:
             planned.append(validated(**{**base, "command_a": commands[reference], "command_b": command,
-                                        "name_a": names[reference], "name_b": names[k]}))
+                                        "name_a": names[reference], "name_b": names[k],
+                                        **pair_options(base, reference, k)}))
     return planned
 
 
