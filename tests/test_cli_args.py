@@ -79,3 +79,14 @@ def test_max_runs_alone_lowers_the_default_minimum_as_in_hyperfine(duet, tmp_pat
     assert r.stdout.splitlines()[0].split(" · ")[2] == "3 runs", r.stdout
     refused = duet("compare", "true", "true", "--min-runs", "5", "--max-runs", "3")
     assert refused.returncode == 2 and "--min-runs (5) is larger than --max-runs (3)" in refused.stderr
+
+
+def test_short_options_take_a_value_after_an_equals_sign_as_in_hyperfine(duet, tmp_path: Path) -> None:
+    # hyperfine -r=2 -w=0 true runs it twice; click read "=2" as the value ("'=2' is not a valid integer")
+    r = duet("compare", "-r=3", "-w=0", "-n=first", "true", "true", "--method", "sequential")
+    assert r.returncode == 0, r.stderr
+    head = r.stdout.splitlines()
+    assert head[0].split(" · ")[2] == "3 runs" and "A (first): true" in r.stdout, r.stdout
+    # after --, or as a command, nothing is rewritten: "-r=3" there is a command's text
+    kept = duet("compare", "--runs", "2", "--method", "sequential", "--", "true", "echo -r=3")
+    assert kept.returncode == 0 and "echo -r=3" in kept.stdout, kept.stderr

@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from duetbench.report.safe_text import csv_cell, markdown_text, printable, visible
+from duetbench.report.safe_text import csv_cell, escape_controls, markdown_text, visible
 
 EVIL = '=HYPERLINK("http://x")<img src=x onerror=alert(1)>\u202egpj.exe'
 RLO = "\u202e"
@@ -29,9 +29,9 @@ def test_visible_escapes_reordering_characters_only() -> None:
     assert visible("naïve ⚪ 🟢") == "naïve ⚪ 🟢"
 
 
-def test_printable_escapes_what_a_terminal_obeys_only() -> None:
-    assert printable("a\x1b[31mb\x07\tc\nd\x9be\x7f") == "a\\x1b[31mb\\x07\tc\nd\\x9be\\x7f"
-    assert printable("naïve ⚪ 🟢 → ±") == "naïve ⚪ 🟢 → ±"
+def test_escape_controls_escapes_what_a_terminal_obeys_only() -> None:
+    assert escape_controls("a\x1b[31mb\x07\tc\nd\x9be\x7f") == "a\\x1b[31mb\\x07\tc\nd\\x9be\\x7f"
+    assert escape_controls("naïve ⚪ 🟢 → ±") == "naïve ⚪ 🟢 → ±"
 
 
 def test_terminal_shows_control_characters_in_names_instead_of_obeying_them(duet) -> None:  # type: ignore[no-untyped-def]
@@ -43,7 +43,7 @@ def test_terminal_shows_control_characters_in_names_instead_of_obeying_them(duet
     assert shown.returncode == 0, shown.stderr
     for out in (proc.stdout, shown.stdout):
         assert "\x1b" not in out and "\x07" not in out, out
-        assert printable(title) in out and printable(clear) in out, out
+        assert escape_controls(title) in out and escape_controls(clear) in out, out
 
 
 def _import(duet, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

@@ -104,16 +104,26 @@ def _refuse_undecodable(args: Sequence[str] | None) -> None:
 #: stays the flag. click has no such option (an optional value takes the next word, the command), so the
 #: attached value is moved to a hidden option of its own before click parses.
 _IGNORE_FAILURE_FORMS = ("--ignore-failure=", "-i=")
+#: `duet compare`'s short options that take one value: hyperfine (clap) reads `-r=10` as `-r 10`, click as the
+#: value "=10" ("'=10' is not a valid integer"). A flag (-N=x) or a -P/-L of several values is left to click.
+_SHORT_WITH_VALUE = frozenset("wrmMpCscSnuD")
 
 
-def _attached_ignore_failure(args: list[str]) -> list[str]:
-    """`args` with `--ignore-failure=V` as `--ignore-failure --ignore-exit-codes V` (up to a `--`)."""
+def _attached_values(args: list[str]) -> list[str]:
+    """`args` with `--ignore-failure=V` as `--ignore-failure --ignore-exit-codes V`, and (`duet compare`) a
+    short option's `-r=10` as `-r 10`, as hyperfine takes them; up to a `--`."""
     out: list[str] = []
+    compare = bool(args) and args[0] == "compare"
     for k, arg in enumerate(args):
         if arg == "--":
             return out + args[k:]
         form = next((f for f in _IGNORE_FAILURE_FORMS if arg.startswith(f)), None) if isinstance(arg, str) else None
-        out += [arg] if form is None else ["--ignore-failure", "--ignore-exit-codes", arg[len(form):]]
+        if form is not None:
+            out += ["--ignore-failure", "--ignore-exit-codes", arg[len(form):]]
+        elif compare and isinstance(arg, str) and arg[2:3] == "=" and arg[:1] == "-" and arg[1:2] in _SHORT_WITH_VALUE:
+            out += [arg[:2], arg[3:]]
+        else:
+            out.append(arg)
     return out
 
 
@@ -192,7 +202,7 @@ class _Group(click.Group):
         try:
             given = cast("Sequence[str] | None", args[0] if args else kwargs.pop("args", None))
             _refuse_undecodable(given)
-            argv = _attached_ignore_failure(list(sys.argv[1:] if given is None else given))
+            argv = _attached_values(list(sys.argv[1:] if given is None else given))
             rv = super().main(argv, *args[1:], standalone_mode=False, **kwargs)  # type: ignore[call-overload]
         except DuetError as exc:
             if not standalone_mode:

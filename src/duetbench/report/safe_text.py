@@ -36,7 +36,7 @@ def visible(text: str) -> str:
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
-def printable(text: str) -> str:
+def escape_controls(text: str) -> str:
     """`text` with every control character a terminal would act on written as a ``\\xNN`` escape: a name
     or command (``-n $'\\e[31mred'``, a benchmark's name in an imported file) is shown, not obeyed."""
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
