@@ -41,6 +41,16 @@ def test_describe_change_adds_decimals_for_narrow_intervals() -> None:
     assert describe_change(_r(1.0, 1.0, 1.0)).startswith("no difference")
 
 
+def test_describe_change_says_where_an_interval_has_no_bound() -> None:
+    # Fieller's interval (A's mean itself uncertain) or a short duet held off its CPU: [0, inf) or [low, inf)
+    # read "-100.0%…+inf%" and "5.0%–inf%"
+    inf = float("inf")
+    assert describe_change(_r(2.557, 0.0, inf)) == "no difference between A and B detected (B/A = 2.557, 99% CI unbounded)"
+    assert (describe_change(_r(1.2, 0.9, inf))
+            == "no difference between A and B detected (B/A = 1.200, 99% CI −10.0% or more, no upper bound)")
+    assert describe_change(_r(1.2, 1.05, inf)) == "B is 20.0% slower (99% CI 5.0% or more, no upper bound)"
+
+
 def test_exceeds_threshold() -> None:
     r = _r(1.08, 1.06, 1.10)
     assert exceeds_threshold(r, 5.0)

@@ -55,15 +55,21 @@ def describe_change(ratio: RatioResult, name_a: str = "A", name_b: str = "B") ->
     d = _decimals((ratio.high - ratio.low) * 100)
     if v == "slower":
         pct, lo, hi = ((x - 1.0) * 100 for x in (ratio.estimate, ratio.low, ratio.high))
+        if math.isinf(hi):  # Fieller's interval when A's mean is itself uncertain: no upper end
+            return f"{name_b} is {pct:.{d}f}% slower ({level} CI {lo:.{d}f}% or more, no upper bound)"
         return f"{name_b} is {pct:.{d}f}% slower ({level} CI {lo:.{d}f}%\u2013{hi:.{d}f}%)"
     if v == "faster":
         pct, lo, hi = ((1.0 - x) * 100 for x in (ratio.estimate, ratio.high, ratio.low))
         return f"{name_b} is {pct:.{d}f}% faster ({level} CI {lo:.{d}f}%\u2013{hi:.{d}f}%)"
     lo, hi = ((x - 1.0) * 100 for x in (ratio.low, ratio.high))
-    return (
-        f"no difference between {name_a} and {name_b} detected "
-        f"({name_b}/{name_a} = {ratio.estimate:.{max(3, d + 2)}f}, {level} CI {_signed(lo, d)}%\u2026{_signed(hi, d)}%)"
-    )
+    if math.isinf(hi):
+        # "−100.0%…+inf%" read as numbers; it says that these runs bound the ratio on neither side (or one)
+        interval = (f"{level} CI unbounded" if ratio.low <= 0
+                    else f"{level} CI {_signed(lo, d)}% or more, no upper bound")
+    else:
+        interval = f"{level} CI {_signed(lo, d)}%\u2026{_signed(hi, d)}%"
+    return (f"no difference between {name_a} and {name_b} detected "
+            f"({name_b}/{name_a} = {ratio.estimate:.{max(3, d + 2)}f}, {interval})")
 
 
 def exceeds_threshold(ratio: RatioResult, pct: float) -> bool:

@@ -1,6 +1,7 @@
 """The terminal report (rich): per-side summaries, the ratio with its CI, the verdict in plain words."""
 from __future__ import annotations
 
+import math
 import statistics
 
 from rich.cells import cell_len
@@ -95,7 +96,8 @@ def render(report: ComparisonReport, console: Console, time_unit: str | None = N
         marker = "▶" if metric == report.primary_metric else " "
         text = escape(describe_change(result.ratio, report.names["A"], report.names["B"]))
         style = _VERDICT_STYLE.get(result.verdict, "") if metric == report.primary_metric else "dim"
-        extra = f"U-test p = {result.u_test_p:.2g}, CI width {result.relative_ci_width:.2%}"
+        width = "unbounded" if math.isinf(result.relative_ci_width) else f"{result.relative_ci_width:.2%}"
+        extra = f"U-test p = {result.u_test_p:.2g}, CI width {width}"
         if result.outliers_removed:
             extra += f", {result.outliers_removed} outlier pair(s) set aside"
         if result.ratio.interval != "t":
