@@ -28,9 +28,10 @@
  * which it runs one after another as it reads them. barrier_slot=K makes the child meet its partner at
  * page K of the barrier file (one page per queued pair: a page ends its pair aborted); halt_slot=H names
  * the page whose abort halts the queue: set once an invocation fails (halt_failed=1: also on a non-zero
- * exit), after which the launcher answers its queued requests "skipped" and aborts their pages. meet=1
- * forks the child only once the partner's launcher is ready to fork its own (meet_partner). notify=1
- * writes a byte to DONE_FD once answered (the orchestrator sleeps on that pipe, not on the answers);
+ * exit or a signal, which --ignore-failure times), after which the launcher answers its queued requests
+ * "skipped" and aborts their pages. meet=1 forks the child only once the partner's launcher is ready to
+ * fork its own (meet_partner). notify=1 writes a byte to DONE_FD once answered (the orchestrator sleeps on
+ * that pipe, not on the answers);
  * journal=PATH also appends the answer to PATH (kept should the orchestrator be killed, execute/journal.py).
  * SIGUSR1 cancels the invocation in progress (reported as "interrupted") and the server goes on;
  * SIGTERM/SIGINT/SIGHUP cancel it and end the server after its answer; EOF on stdin ends it too.
@@ -92,7 +93,7 @@ struct request {
     long barrier_slot; /* page of the barrier file this pair meets at (queued pairs: one each) */
     long halt_slot;    /* >= 0: page whose abort field halts the queue (a failed pair: run no more) */
     int meet;          /* fork only once the partner's launcher is ready to fork its child too (meet_partner) */
-    int halt_failed;   /* a "failed" exit halts the queue too (else only other failures do) */
+    int halt_failed;   /* a "failed" or "signaled" end halts the queue too (else only other failures do) */
     int notify;        /* once answered, write a byte to the done pipe (the last of a queued batch) */
     const char *journal; /* append the answer to this file too (queued pairs: kept should the orchestrator die) */
     long barrier_timeout_ms;
@@ -887,9 +888,10 @@ static char *run_invocation(const struct request *rq, int redirect_stdin, int go
         }
     }
 
-    /* A failure halts the pairs queued after this one (the orchestrator stops at a failed pair). */
-    if (halt && strcmp(status, "ok") != 0 && strcmp(status, "skipped") != 0 &&
-        !(strcmp(status, "failed") == 0 && !rq->halt_failed))
+    /* A failure halts the pairs queued after this one (the orchestrator stops at a failed pair); a non-zero
+     * exit or a signal only with halt_failed (--ignore-failure times both, as hyperfine does). */
+    int timed_anyway = strcmp(status, "failed") == 0 || strcmp(status, "signaled") == 0;
+    if (halt && strcmp(status, "ok") != 0 && strcmp(status, "skipped") != 0 && !(timed_anyway && !rq->halt_failed))
         duet_set_abort(halt, DUET_ABORT_FAILED);
 
     long long utime_us = (long long)ru_main.ru_utime.tv_sec * 1000000 + ru_main.ru_utime.tv_usec +

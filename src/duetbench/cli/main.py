@@ -58,26 +58,15 @@ def _err_console() -> Any:
 
 
 def _printable(text: str) -> str:
-    """One line, with any URL's password masked: the last defence for secrets in what we print."""
-    from duetbench.config.campaign_problems import printable
-    from duetbench.store.location import mask_credentials
+    from duetbench.report.error_line import one_line
 
-    return printable(mask_credentials(text))
+    return one_line(text)
 
 
 def _fail(exc: DuetError) -> None:
-    from rich.markup import escape
+    from duetbench.report.error_line import tell
 
-    # User text (commands, keys, paths) may contain [brackets]: escape it, never read it as markup.
-    from duetbench.config.campaign_problems import CampaignError
-    from duetbench.store.location import mask_credentials
-
-    # Last line of defence for secrets: no message may show a URL's password, whoever wrote it. And one
-    # line: a newline in a value the user gave (an option, a file name) is shown as \n. A campaign file's
-    # problems are one line each already.
-    one_line = (lambda text: mask_credentials(text)) if isinstance(exc, CampaignError) else _printable
-    hint = f" [dim]— {escape(one_line(exc.hint))}[/dim]" if exc.hint else ""
-    _err_console().print(f"[bold red]error:[/bold red] {escape(one_line(exc.message))}{hint}", soft_wrap=True)
+    tell(exc)
     sys.exit(exc.exit_code)
 
 
@@ -773,6 +762,14 @@ def run(campaign_file: Path, dry_run: bool, resume: bool, retry_failed: bool, ex
             "false alarms (a percentile CI over fewer than 10 runs is too narrow); 10 or more is safe")
     if time_budget is not None and not time_budget > 0:  # so written, nan is refused too (it never runs out)
         raise DuetError(f"--time-budget must be positive, got {time_budget}", hint="seconds, e.g. --time-budget 600")
+    warmup_given = ("--adaptive-warmup", adaptive_warmup)
+    for key, (needs, criterion) in {"mi": warmup_given, "wi_min": warmup_given, "wi_max": warmup_given,
+                                    "f_min": ("--run-criterion", run_criterion)}.items():
+        # Without its criterion the option would be ignored: the campaign file's `stopping` keeps its own value.
+        if criterion is None and click.get_current_context().get_parameter_source(key) is \
+                click.core.ParameterSource.COMMANDLINE:
+            raise DuetError(f"--{key.replace('_', '-')} applies only with {needs}",
+                            hint=f"add {needs} cv|rciw|kld, or set it in the campaign file: stopping: {{{key}: ...}}")
     warmup_params = None
     if adaptive_warmup is not None:
         from duetbench.analyze.stopping import StoppingParams

@@ -7,9 +7,10 @@ from typing import TYPE_CHECKING
 
 import click
 import numpy as np
-from rich.console import Console
 
+from duetbench.cli.exports import writable_target
 from duetbench.errors import DuetError
+from duetbench.report.console import OutputConsole
 
 if TYPE_CHECKING:  # imported when the command runs, not at start-up
     from duetbench.analyze.emp import CutoffRule, DaemonCutoff
@@ -44,9 +45,12 @@ FIND_RUNS = 300
 @click.option("--cutoff-rule", type=click.Choice(["extremes", "means"]), default="extremes", show_default=True,
               help="Cutoff = midpoint between the daemon's max PT in the central cluster and its min long PT in "
                    "the L-samples (extremes, the paper's worked example), or between their means (its step 8).")
-@click.option("--plot", "plot_path", type=click.Path(dir_okay=False, path_type=Path),
+# Refused before measuring, as duet compare's exports are: a path that could not be written at the end, or
+# a database (the results, --db) it would replace.
+@click.option("--plot", "plot_path", type=click.Path(dir_okay=False), callback=writable_target,
               help="Write the dual-execution scatter plot as SVG.")
-@click.option("--export-json", type=click.Path(dir_okay=False, path_type=Path), help="Write the results as JSON.")
+@click.option("--export-json", type=click.Path(dir_okay=False), callback=writable_target,
+              help="Write the results as JSON ('-': print it after the report).")
 @click.option("--show-output", is_flag=True, help="Show the command's output instead of discarding it.")
 def measure(command: str | None, runs: int | None, warmup: int, find_sample_size: bool, cpu: int | None, shell: bool,
             timeout: float | None, samples_path: Path | None, load_path: Path | None, cutoffs_path: Path | None,
@@ -67,6 +71,7 @@ def measure(command: str | None, runs: int | None, warmup: int, find_sample_size
     from duetbench.analyze.emp import DaemonCutoff, attributable_windows, emp_v5, prorate_to_run, sample_size
     from duetbench.config.compare import split_command
     from duetbench.report.emp import emp_to_dict, print_emp, scatter_svg
+    from duetbench.report.exporters import to_stdout, write_atomically
     from duetbench.usecases.measure import (
         default_samples_path,
         load_samples,
@@ -75,7 +80,7 @@ def measure(command: str | None, runs: int | None, warmup: int, find_sample_size
     )
     from duetbench.usecases.measure import measure as run_measure
 
-    console = Console(highlight=False, emoji=False)
+    console = OutputConsole(highlight=False)
     if (command is None) == (load_path is None):
         raise DuetError("give either a COMMAND to measure or --load FILE, not both or neither",
                         hint="e.g. duet measure './prog' or duet measure --load samples.jsonl")
@@ -124,9 +129,13 @@ def measure(command: str | None, runs: int | None, warmup: int, find_sample_size
                     attributable=attributable)
     choice = sample_size(pt, et, daemons, result.cutoffs) if find_sample_size else None
     print_emp(console, header.command, result, indices, pt, et, choice, _top_noise(measured))
+    # Written whole or not at all (a run killed meanwhile leaves no half file); the samples stay either way.
+    again = f"the samples are kept in {where}: write it again with duet measure --load {where}"
     if plot_path is not None:
-        plot_path.write_text(scatter_svg(et, result, f"Dual-execution scatter plot: {header.command}"))
-        console.print(f"plot → {plot_path}", markup=False)
+        write_atomically(plot_path, scatter_svg(et, result, f"Dual-execution scatter plot: {header.command}"),
+                         "scatter plot", hint=again)
+        if not to_stdout(plot_path):
+            console.print(f"plot → {plot_path}", markup=False)
     if export_json is not None:
         data = {"command": header.command, "argv": header.argv, "cpu": header.cpu, "samples_file": str(where),
                 "host": header.host,
@@ -134,8 +143,9 @@ def measure(command: str | None, runs: int | None, warmup: int, find_sample_size
                              "top_activity": [{"comm": a.comm, "pid": a.pid, "cpu_ms": round(a.cpu_ms, 3)}
                                               for a in s.activity if a.cpu_ns > 0][:10]} for s in measured],
                 **emp_to_dict(result, indices, choice)}
-        export_json.write_text(json.dumps(data, indent=2) + "\n")
-        console.print(f"JSON → {export_json}", markup=False)
+        write_atomically(export_json, json.dumps(data, indent=2) + "\n", "JSON export", hint=again)
+        if not to_stdout(export_json):
+            console.print(f"JSON → {export_json}", markup=False)
 
 
 def _top_noise(samples: list[MeasureSample]) -> list[tuple[str, float, int]]:

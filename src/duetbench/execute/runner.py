@@ -182,6 +182,8 @@ class Runner:
         if invocations and all(inv.warmup for inv in invocations):
             self._last_warmup = invocations
         for inv in invocations:
+            if inv.status == "signaled" and self._ignored(inv):
+                inv.status = "failed"  # timed as a non-zero exit (usable counts it), its signal kept
             if not inv.warmup:
                 if self._t0 is None:  # the launchers stamp with CLOCK_MONOTONIC, as time.monotonic reads
                     self._t0 = inv.start_ns / 1e9 if inv.start_ns else time.monotonic() - inv.wall_s
@@ -194,11 +196,13 @@ class Runner:
         self._noise.stored()
 
     def _is_failure(self, inv: Invocation) -> bool:
-        if inv.ok:
-            return False
-        if inv.status == "failed" and self.s.ignore_failure:
-            return bool(self.s.ignore_exit_codes) and inv.exit_code not in self.s.ignore_exit_codes
-        return True
+        return not inv.ok and not self._ignored(inv)
+
+    def _ignored(self, inv: Invocation) -> bool:
+        """A failure --ignore-failure times: a non-zero exit or, as in hyperfine, a signal N (its exit code
+        128 + N, model/invocation.py); never a timeout, nor a command that did not run."""
+        return self.s.ignore_failure and inv.status in ("failed", "signaled") and (
+            not self.s.ignore_exit_codes or inv.exit_code in self.s.ignore_exit_codes)
 
     def _prepare(self, side: str) -> None:
         command = self.s.prepare.get(side)
@@ -444,9 +448,9 @@ class Runner:
         self._noise.add(results)
         results.sort(key=lambda i: i.side)
         self._emit_all(results)
-        failure = next((inv for inv in results if self._is_failure(inv)), None)
-        if failure is not None:
-            return ahead, _root_cause(results)
+        failures = [inv for inv in results if self._is_failure(inv)]
+        if failures:  # (not a partner's exit that --ignore-failure timed)
+            return ahead, _root_cause(failures)
         for side in current.placement.order:
             self._conclude(side)
         return ahead, None
@@ -622,8 +626,9 @@ class Runner:
             results.sort(key=lambda i: i.side)
             kept += results
             ran += 1
-            if any(self._is_failure(inv) for inv in results):
-                failure = _root_cause(results)
+            failures = [inv for inv in results if self._is_failure(inv)]
+            if failures:
+                failure = _root_cause(failures)
                 break
         if kept:
             self._noise.add(kept, units=ran)

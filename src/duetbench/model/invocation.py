@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import msgspec
 
+#: The exit status a shell's `$?` (and hyperfine's exit_codes) gives a command killed by signal N: 128 + N.
+SIGNAL_EXIT_BASE = 128
+
 
 class Invocation(msgspec.Struct):
     """Everything measured about one invocation; times in seconds, timestamps in CLOCK_MONOTONIC ns."""
@@ -43,6 +46,12 @@ class Invocation(msgspec.Struct):
     #: the side ran without a cgroup or the kernel has no PSI.
     cgroup_wait_s: float | None = None
 
+    def __post_init__(self) -> None:
+        # A killed command has no exit code of its own (the launcher answers -1, as stores written before
+        # this hold): 128 + N, which hyperfine's users read in exit_codes and name in --ignore-failure=137.
+        if self.signal > 0 and self.exit_code < 0:
+            self.exit_code = SIGNAL_EXIT_BASE + self.signal
+
     @property
     def ok(self) -> bool:
         return self.status == "ok"
@@ -53,6 +62,6 @@ class Invocation(msgspec.Struct):
 
 def usable(invocations: list[Invocation]) -> list[Invocation]:
     """Measured (not warmup) invocations that completed; failures kept with --ignore-failure count too,
-    since the user asked to time them anyway. (Here, not in analyze/: counting them while measuring must
-    not import numpy.)"""
+    since the user asked to time them anyway (a killed one it timed is stored "failed", execute/runner.py).
+    (Here, not in analyze/: counting them while measuring must not import numpy.)"""
     return [i for i in invocations if not i.warmup and i.status in ("ok", "failed") and i.wall_s > 0]

@@ -259,15 +259,29 @@ def report_stored(comparison: _DeferredComparison, status: str, failure: Invocat
     store.close()
     if report.results or report.benchmark is not None or status != "failed":
         render(report, console, time_unit=time_unit)
-    exports.write(report)
+    from duetbench.report.error_line import tell
+    from duetbench.report.exporters import ExportsFailed
+
+    unwritten: ExportsFailed | None = None
+    try:
+        exports.write(report)  # every one it can, whichever fails (the measurements are stored either way)
+    except ExportsFailed as exc:
+        unwritten = exc
     if on_report is not None:
         on_report(report)
+    ended: DuetError | None = None
     if shell_failure is not None:
-        raise DuetError(f"the {shell_failure.what} command failed with exit code {shell_failure.code}: "
-                        f"{_last_line(shell_failure.stderr)}", hint="fix the command or run it by hand to see why",
-                        exit_code=1)
-    if failure is not None:
-        raise _failure_error(failure, report.names)
+        ended = DuetError(f"the {shell_failure.what} command failed with exit code {shell_failure.code}: "
+                          f"{_last_line(shell_failure.stderr)}", hint="fix the command or run it by hand to see why",
+                          exit_code=1)
+    elif failure is not None:
+        ended = _failure_error(failure, report.names)
+    if unwritten is not None:
+        if ended is None:
+            raise unwritten
+        tell(unwritten)  # the error it ends with is the command's, which ended the comparison
+    if ended is not None:
+        raise ended
     return report
 
 
@@ -306,7 +320,8 @@ def _failure_error(inv: Invocation, names: dict[str, str]) -> DuetError:
                              hint="raise --timeout, or check the command for a hang")
     if inv.status == "signaled":
         return CommandFailed(f"command {who} was killed by signal {inv.signal} (invocation {inv.index})",
-                             hint="run it by hand to see why")
+                             hint="run it by hand to see why, or pass --ignore-failure to time killed runs anyway "
+                                  f"(a signal N counts as exit code 128+N: --ignore-failure={inv.exit_code})")
     if "Argument list too long" in (inv.error or ""):  # E2BIG: no method runs it (each adds its offset variable)
         return CommandFailed(f"command {who} could not run: {inv.error}",
                              hint="its arguments and environment together are over this system's limit "

@@ -299,10 +299,32 @@ class Exports:
     def write(self, subject: Subject, *, files: bool = True, printed: bool = True) -> None:
         """Write the files (`files`) and print the exports to standard output (`printed`). What a command
         writes while it goes on (a series after each comparison, so that a kill keeps them) it prints only
-        once, at its end, after its report."""
+        once, at its end, after its report. One that cannot be written (its directory gone, its target
+        become a database) keeps none of the others from being written: `ExportsFailed` once all were
+        tried, each failure but the last told on its own line first."""
+        failures: list[DuetError] = []
         for name, path in self.paths.items():
             if printed if to_stdout(path) else files:
-                exporter(name).write(subject, path)
+                try:
+                    exporter(name).write(subject, path)
+                except DuetError as exc:
+                    failures.append(exc)
+        if failures:
+            from duetbench.report.error_line import tell
+
+            for failure in failures[:-1]:
+                tell(failure)
+            raise ExportsFailed(failures)
+
+
+class ExportsFailed(DuetError):
+    """The exports that could not be written, after the others were: raised as the last of them (the CLI
+    prints it as its error line); `Exports.write` told the ones before it."""
+
+    def __init__(self, failures: list[DuetError]) -> None:
+        last = failures[-1]
+        super().__init__(last.message, hint=last.hint, exit_code=last.exit_code)
+        self.failures = failures
 
 
 def path_is_special(path: Path) -> bool:
