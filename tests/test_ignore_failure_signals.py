@@ -143,6 +143,8 @@ def test_one_command_alone_and_the_exit_codes_named(duet_env: dict[str, str], tm
     alone = run("-i", KILLED, "--runs", "3", "--export-hyperfine", "h.json")
     assert alone.returncode == 0, alone.stderr
     assert [r["exit_codes"] for r in json.loads((tmp_path / "h.json").read_text())["results"]] == [[137] * 3]
+    # the warning says how they failed, and reads as a sentence for one command ("of The command" before)
+    assert "The command: 3 invocation(s) were killed by a signal and were timed anyway" in " ".join(alone.stdout.split())
     named = run("--ignore-failure=137", "true", KILLED, "--runs", "3", "--method", "sequential")
     assert named.returncode == 0, named.stderr
     other = run("--ignore-failure=1", "true", KILLED, "--runs", "3", "--method", "sequential")

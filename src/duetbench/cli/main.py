@@ -344,8 +344,8 @@ Exit codes: 0 done; 1 a command (or --setup/--prepare/...) failed; 2 bad input;
                    "and Org exports: auto: the summary by time, the tables as the commands were given; command: "
                    "both as given; mean-time: both by time, fastest first (also a parameter scan's table).")
 @click.option("-i", "--ignore-failure", is_flag=True,
-              help="Time invocations that exit non-zero instead of stopping; --ignore-failure=1,2: only those exit "
-                   "codes (as hyperfine).")
+              help="Time invocations that exit non-zero or are killed by a signal (exit code 128+N) instead of "
+                   "stopping; --ignore-failure=1,2: only those exit codes (as hyperfine).")
 @click.option("--ignore-exit-codes", hidden=True, metavar="CODES")
 @click.option("--show-output", is_flag=True,
               help="Show the commands' output (stdout and stderr), each line prefixed with the command's name, "

@@ -73,7 +73,7 @@ def side_env(spec: LaunchSpec) -> dict[str, str]:
 class Queued(msgspec.Struct, frozen=True):
     """Where a queued invocation meets its partner: the page of the barrier file (`BarrierPage` slot),
     the page whose abort halts the rest of the queue once a pair failed (None: nothing halts it), whether
-    a command's non-zero exit counts as such a failure (not with --ignore-failure), and the file its
+    a command's non-zero exit or signal counts as such a failure (not with --ignore-failure), and the file its
     stderr goes to (one per queued pair: the next one would empty a shared file before it is read)."""
 
     slot: int

@@ -49,7 +49,10 @@ def teaching_warnings(method: str, results: dict[str, ComparisonResult], invocat
     failed = [i for i in measured if i.status == "failed"]
     if failed:
         sides = sorted({names[i.side] for i in failed})
-        out.append(f"{len(failed)} invocation(s) of {', '.join(sides)} exited non-zero and were timed anyway "
+        killed = sum(1 for i in failed if i.signal > 0)
+        how = ("exited non-zero" if not killed else "were killed by a signal" if killed == len(failed)
+               else "exited non-zero or were killed by a signal")
+        out.append(f"{', '.join(sides)}: {len(failed)} invocation(s) {how} and were timed anyway "
                    "(--ignore-failure): a failing command may be doing different work than a passing one.")
     for side in ("A", "B"):
         walls = [i.wall_s for i in measured if i.side == side and i.ok]
