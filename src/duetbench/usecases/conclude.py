@@ -15,6 +15,8 @@ import msgspec
 
 from duetbench.errors import EXIT_SLOWER, CommandFailed, DuetError, StoreFailed
 from duetbench.model.invocation import Invocation, usable
+from duetbench.report.error_line import tell
+from duetbench.report.exporters import ExportsFailed
 from duetbench.report.model import ComparisonReport, cpus_per_command
 
 if TYPE_CHECKING:
@@ -259,9 +261,6 @@ def report_stored(comparison: _DeferredComparison, status: str, failure: Invocat
     store.close()
     if report.results or report.benchmark is not None or status != "failed":
         render(report, console, time_unit=time_unit)
-    from duetbench.report.error_line import tell
-    from duetbench.report.exporters import ExportsFailed
-
     unwritten: ExportsFailed | None = None
     try:
         exports.write(report)  # every one it can, whichever fails (the measurements are stored either way)
