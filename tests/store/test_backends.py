@@ -12,6 +12,7 @@ from sqlalchemy import select, text
 
 from duetbench.errors import DuetError
 from duetbench.execute.invocation import Invocation
+from duetbench.store import campaigns as campaigns_module
 from duetbench.store import schema
 from duetbench.store.campaigns import CampaignStore, iteration_table, process_cpu_table
 from duetbench.store.db import Store
@@ -121,6 +122,27 @@ def test_a_run_is_stored_whole_or_not_at_all(store: Store) -> None:
     with pytest.raises(DuetError, match="already stored"):
         campaigns.add_run(cid, run("fib/duet/0"))
     assert len(campaigns.runs(cid)) == 1
+
+
+def test_runs_stored_at_once_are_stored_as_one_at_a_time(store: Store, monkeypatch) -> None:
+    # `duet import` stores its runs with add_runs (executemany, several runs per transaction).
+    monkeypatch.setattr(campaigns_module, "_RUNS_PER_TRANSACTION", 2)  # 2 + 2 + 1 (the one-run path)
+    campaigns = CampaignStore(store)
+    runs = [run("fib/duet/0", 0), run("fib/sequential/0/A", 1, method="sequential", sides="A"),
+            run("io/duet/0", 2, status="failed"), dataclasses.replace(run("io/duet/1", 3), iterations=[]),
+            dataclasses.replace(run("io/duet/2", 4), adaptive_warmup={"outcome": "steady", "iteration": 3})]
+    one, many = begin_campaign(campaigns, "one"), begin_campaign(campaigns, "many")
+    for r in runs:
+        campaigns.add_run(one, r)
+    ids = campaigns.add_runs(many, iter(runs))
+    back = campaigns.runs(many)
+    assert [r.id for r in back] == ids and len(set(ids)) == len(runs)
+    assert [comparable(r) + (r.adaptive_warmup,) for r in back] == [
+        comparable(r) + (r.adaptive_warmup,) for r in campaigns.runs(one)]
+    assert len(iteration_table(campaigns, many, include_failed=True).value) == 3 * 6 + 3
+    with pytest.raises(DuetError, match="run io/duet/0 of campaign .* already stored"):
+        campaigns.add_runs(many, [run("new/duet/0"), run("io/duet/0")])
+    assert "new/duet/0" not in campaigns.done_keys(many)  # its transaction was rolled back whole
 
 
 def test_passwords_in_options_are_masked(store: Store) -> None:

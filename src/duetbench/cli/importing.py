@@ -123,6 +123,10 @@ def import_(fmt: str, files: tuple[Path, ...], name: str | None, db: Path, metho
     FORMAT is hyperfine, pyperf, jmh (JSON files), gbench (Google Benchmark JSON or CSV), duetprocess (the
     thesis tool's CSV) or csv (any CSV, described with --col/--set/--map). Analyse the result with
     `duet analyze --campaign ID`."""
+    if name is not None and not name.strip():
+        # An empty name was taken for none given (the default), a blank one stored: a campaign that lists blank.
+        raise DuetError(f"--name {name!r} is empty", hint=f"give the campaign a name, or leave --name out for "
+                                                          f"{fmt}:{files[0].name}")
     if fmt != "csv" and (cols or sets or maps or where):
         raise DuetError(f"--col, --set, --map and --where describe a generic CSV, not {fmt}",
                         hint="use 'duet import csv FILE ...' or drop these options")

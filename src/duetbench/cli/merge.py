@@ -29,24 +29,16 @@ def _remove_if_empty(path: Path) -> None:
         leftover.unlink(missing_ok=True)
 
 
-#: Tables every duet results file has (older ones one of them): a file without any is another program's.
-_DUET_TABLES = {"schema_migrations", "campaigns", "comparisons"}
-
-
 def _check_source(path: Path) -> None:
-    """Refuse an SQLite file of another program before it is opened as a store, which would add duet's
-    tables to it (as it brings an old results file up to date) and merge nothing."""
-    import sqlite3
+    """Refuse an SQLite file of another program before anything is merged (opening it as a store would
+    refuse it too, but after the sources before it were merged), with merge's hint."""
+    from duetbench.store.sqlite_file import NotADatabase, refuse_foreign_file
 
     try:
-        with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=rw", uri=True)) as conn:
-            tables = [row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-    except sqlite3.Error:
-        return  # not a database at all: opening it as a store says so
-    if tables and not _DUET_TABLES & set(tables):
-        shown = ", ".join(tables[:5]) + (", ..." if len(tables) > 5 else "")
-        raise DuetError(f"{path}: an SQLite database of another program (tables: {shown}), not duet results",
-                        hint="give duet merge results files duet wrote (duet compare, duet run, duet import)")
+        refuse_foreign_file(path)
+    except NotADatabase as exc:
+        raise DuetError(exc.message, hint="give duet merge results files duet wrote (duet compare, duet run, "
+                                          "duet import)") from None
 
 
 @click.command("merge")

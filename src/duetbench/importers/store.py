@@ -40,11 +40,11 @@ def _sha256(files: tuple[str, ...]) -> str:
     return digest.hexdigest()
 
 
-def _side(side: str, run: int, values: np.ndarray, start: np.ndarray, end: np.ndarray) -> Invocation:
-    timed = (start != NO_TIME) & (end != NO_TIME)
+def _side(side: str, run: int, values: np.ndarray, start: list[int], end: list[int]) -> Invocation:
+    timed = [(a, b) for a, b in zip(start, end, strict=True) if a != NO_TIME and b != NO_TIME]
     return Invocation(side=side, index=run, pair=run, warmup=False, status="ok", exit_code=0, signal=0,
-                      start_ns=int(start[timed].min()) if timed.any() else 0,
-                      end_ns=int(end[timed].max()) if timed.any() else 0,
+                      start_ns=min(a for a, _ in timed) if timed else 0,
+                      end_ns=max(b for _, b in timed) if timed else 0,
                       wall_s=float(values.sum()), cpu_s=0.0, user_s=0.0, sys_s=0.0, cgroup_cpu_s=None, maxrss_kb=0,
                       nvcsw=0, nivcsw=0, minflt=0, majflt=0, cpu_requested=-1, cpu_seen=-1, orphans_reaped=0)
 
@@ -53,29 +53,31 @@ def _runs(table: IterationTable, now: float) -> list[tuple[PlannedRun, RunRecord
     sequential = table.method == "sequential"
     # One stored run per (benchmark, method, run), and per side too for sequential runs.
     unit = np.where(sequential, table.side, "AB")
-    keys = list(dict.fromkeys(zip(table.benchmark.tolist(), table.method.tolist(), table.run.tolist(),
-                                  unit.tolist(), strict=True)))
-    by_key: dict[tuple[str, str, int, str], list[int]] = {k: [] for k in keys}
+    by_key: dict[tuple[str, str, int, str], list[int]] = {}
     for i, k in enumerate(zip(table.benchmark.tolist(), table.method.tolist(), table.run.tolist(), unit.tolist(),
                               strict=True)):
-        by_key[k].append(i)
+        by_key.setdefault(k, []).append(i)
+    # The columns as lists, read run by run: indexing the arrays run by run made this 9.4 s for a 200 000-run
+    # hyperfine export, 4.7 s so (2-CPU VM). The sides' sums stay numpy's (its rounding, as before).
+    side, index, start_ns, end_ns = (table.side.tolist(), table.index.tolist(), table.start_ns.tolist(),
+                                     table.end_ns.tolist())
+    value, warmup = table.value, table.warmup.tolist()
     out: list[tuple[PlannedRun, RunRecord]] = []
-    for position, (bench, method, run, sides) in enumerate(keys):
-        rows = np.array(by_key[(bench, method, run, sides)])
-        rows = rows[np.lexsort((table.index[rows], table.side[rows] == "B"))]
-        present = tuple(dict.fromkeys(table.side[rows].tolist())) if method != "sequential" else (sides,)
+    for position, ((bench, method, run, sides), rows) in enumerate(by_key.items()):
+        rows.sort(key=lambda i: (side[i] == "B", index[i]))  # A's iterations, then B's, each in order
+        present = tuple(dict.fromkeys(side[i] for i in rows)) if method != "sequential" else (sides,)
         plan = PlannedRun(position=position, benchmark=bench, method=method, repetition=run, sides=present, cpus={})
-        start, end = table.start_ns[rows], table.end_ns[rows]
-        clock = "epoch" if bool(np.all((start != NO_TIME) & (end != NO_TIME))) else "none"
-        iterations = [StoredIteration(side=s, seq=int(q), name="", value_s=float(v),
-                                      start_ns=None if clock == "none" else int(a),
-                                      end_ns=None if clock == "none" else int(b), warmup=bool(w))
-                      for s, q, v, a, b, w in zip(table.side[rows], table.index[rows], table.value[rows], start, end,
-                                                  table.warmup[rows], strict=True)]
+        start, end = [start_ns[i] for i in rows], [end_ns[i] for i in rows]
+        clock = "epoch" if all(a != NO_TIME and b != NO_TIME for a, b in zip(start, end, strict=True)) else "none"
+        iterations = [StoredIteration(side=side[i], seq=index[i], name="", value_s=float(value[i]),
+                                      start_ns=None if clock == "none" else a, end_ns=None if clock == "none" else b,
+                                      warmup=warmup[i])
+                      for i, a, b in zip(rows, start, end, strict=True)]
         side_records = {}
         for s in present:
-            mine = table.side[rows] == s
-            side_records[s] = _side(s, run, table.value[rows][mine], start[mine], end[mine])
+            mine = [k for k, i in enumerate(rows) if side[i] == s]
+            side_records[s] = _side(s, run, value[[rows[k] for k in mine]], [start[k] for k in mine],
+                                    [end[k] for k in mine])
         record = RunRecord(id=0, key=plan.key, position=position, benchmark=bench, method=method, repetition=run,
                            launch_order="".join(present), status="ok", error="", started=now, finished=now,
                            run_dir="", clock=clock, notes=[NOTE], sides=side_records, iterations=iterations)
@@ -111,8 +113,7 @@ def store_imported(db: Path | str | Store, imported: Imported, *, name: str, com
             plan=[p.to_json() for p, _ in runs], run_dir="", options={"imported": imported.format},
             host={"imported_from": imported.format}, tool_version=__version__)
         try:
-            for _, record in runs:
-                campaigns.add_run(campaign_id, record)
+            campaigns.add_runs(campaign_id, (record for _, record in runs))
             campaigns.set_status(campaign_id, "finished")
         except BaseException:
             # Ctrl-C (or a full disk) halfway: A's runs without B's would be the latest campaign, analysed by

@@ -35,14 +35,9 @@ from duetbench.store.connect import (
 from duetbench.store.location import StoreLocation, scrub_credentials
 from duetbench.store.migrations import migrate
 from duetbench.store.records import ComparisonRecord
-from duetbench.store.sqlite_file import immediate_transaction, not_a_database
+from duetbench.store.sqlite_file import NotADatabase, immediate_transaction, not_a_database, refuse_foreign_file
 
 DEFAULT_DB = Path(".duet/results.db")
-
-
-class NotADatabase(StoreFailed):
-    """The SQLite file to open is no database (or a damaged one): another file given by mistake, where
-    `StoreFailed` alone is a place that cannot be used (full, not writable, locked by another writer)."""
 
 
 def process_columns() -> list[str]:
@@ -65,6 +60,8 @@ class Store:
         self.path = self.location.path
         #: Only readable (a read-only mount): shown and analysed as it is, never migrated or marked.
         self.read_only = read_only(self.location)
+        if self.path is not None:
+            refuse_foreign_file(self.path, self.location)  # before its connections set it up (WAL) or migrate it
         try:
             self.engine = open_engine(self.location)
             if self.read_only:

@@ -39,7 +39,14 @@ from duetbench.model.invocation import Invocation
 from duetbench.store import sqlite_schema
 from duetbench.store.location import is_url, scrub_credentials
 from duetbench.store.records import ComparisonRecord, invocation_from_row
-from duetbench.store.sqlite_file import configure, immediate_transaction, read_only_file, reason, sqlite_hint
+from duetbench.store.sqlite_file import (
+    configure,
+    immediate_transaction,
+    read_only_file,
+    reason,
+    refuse_foreign,
+    sqlite_hint,
+)
 
 if TYPE_CHECKING:
     from duetbench.store.db import Store
@@ -126,6 +133,7 @@ class DirectStore:
             path.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(path, check_same_thread=False)
             try:
+                refuse_foreign(conn, path)  # before `configure` switches the file to WAL
                 configure(conn)
                 current = _current(conn)
             except BaseException:

@@ -15,9 +15,58 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from duetbench.errors import StoreFailed
+
 BUSY_TIMEOUT_MS = 60_000
 #: The hint of every failure of a SQLite results database.
 SQLITE_HINT = "choose a writable location with --db PATH"
+
+
+#: Tables every duet results file has (older ones one of them): a file with tables but none of these is
+#: another program's database.
+DUET_TABLES = frozenset({"schema_migrations", "campaigns", "comparisons"})
+#: The hint for a file that is no results database: a writable location does not fix it.
+NOT_A_DATABASE_HINT = "give --db a results file duet wrote, or a path that does not exist yet (a new one is made there)"
+
+
+class NotADatabase(StoreFailed):
+    """The SQLite file to open is no database (or a damaged one, or another program's): another file given
+    by mistake, where `StoreFailed` alone is a place that cannot be used (full, not writable, locked by
+    another writer)."""
+
+
+def refuse_foreign(conn: sqlite3.Connection, where: object) -> None:
+    """Refuse the SQLite database on `conn` if it is another program's, before anything writes to it: opened
+    as a store, it would get duet's tables (as an old results file does) and a WAL. One query, run before
+    the connection is set up (`configure` switches the file to WAL). A file without tables (a new, empty
+    one) is a results database to be."""
+    tables = [row[0] for row in conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite!_%' ESCAPE '!'")]
+    if tables and DUET_TABLES.isdisjoint(tables):
+        shown = ", ".join(tables[:5]) + (", ..." if len(tables) > 5 else "")
+        raise NotADatabase(f"{where}: an SQLite database of another program (tables: {shown}), not duet results",
+                           hint=NOT_A_DATABASE_HINT)
+
+
+def refuse_foreign_file(path: Path, where: object = None) -> None:
+    """`refuse_foreign` for the file at `path`, on a plain connection of its own (the store's connections are
+    set up as they open). A missing file, or one that is no database at all, passes: opening it as a store
+    creates it, or says what it is."""
+    if not path.is_file() or not path.stat().st_size:
+        return
+    # Not read-only where it can be written: closing the last connection to a WAL database then removes the
+    # -wal and -shm files it made, as the program that owns it does.
+    mode = "ro" if read_only_file(path) else "rw"
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode={mode}", uri=True)
+    except sqlite3.Error:
+        return
+    try:
+        refuse_foreign(conn, path if where is None else where)
+    except sqlite3.Error:
+        return
+    finally:
+        conn.close()
 
 
 def not_a_database(reason: str) -> bool:
@@ -32,7 +81,7 @@ def sqlite_hint(reason: str) -> str:
     is not fixed by a writable location, nor a lock held by another writer."""
     lower = reason.lower()
     if not_a_database(reason):
-        return "give --db a results file duet wrote, or a path that does not exist yet (a new one is made there)"
+        return NOT_A_DATABASE_HINT
     if "locked" in lower or "busy" in lower:
         return "another process is writing to it: try again once it is done, or give another file with --db PATH"
     if "full" in lower or "no space" in lower:
