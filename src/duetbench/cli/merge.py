@@ -5,10 +5,10 @@ from contextlib import closing
 from pathlib import Path
 
 import click
-from rich.console import Console
 from rich.markup import escape
 
 from duetbench.errors import DuetError
+from duetbench.report.console import OutputConsole
 from duetbench.store.db import DEFAULT_DB
 from duetbench.store.location import StoreLocation
 from duetbench.store.option import DB_PATH_OR_URL, SOURCE_DB
@@ -60,7 +60,7 @@ def merge(sources: tuple[Path, ...], db: Path | StoreLocation) -> None:
     from duetbench.store.db import Store
     from duetbench.store.merge import merge_databases
 
-    console = Console(highlight=False, emoji=False)
+    console = OutputConsole(highlight=False)
     for source in sources:
         _check_source(source)
     target = StoreLocation.parse(db).path
