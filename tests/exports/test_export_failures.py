@@ -121,3 +121,22 @@ def test_duet_measure_replaces_its_export_whole_and_says_where_the_samples_are(d
     assert "cannot write the JSON export to d/emp.json" in gone.stderr and "--load t.jsonl" in gone.stderr
     assert len((tmp_path / "t.jsonl").read_text().splitlines()) > 3  # the header and every sample kept
     assert os.path.isfile(tmp_path / "d")
+
+
+def test_duet_measure_never_empties_an_existing_samples_file(duet_env: dict[str, str], tmp_path: Path) -> None:
+    """`--samples` opened its file for writing: a second measure with the same path emptied the first one's
+    samples, `--samples .duet/results.db` a results database. An existing file is refused (pyperf refuses an
+    existing -o file too), before anything is measured; the earlier samples stay and can be --load'ed."""
+    first = _duet(duet_env, tmp_path, "measure", "true", "--runs", "3", "--samples", "s.jsonl")
+    assert first.returncode == 0, first.stderr
+    samples = (tmp_path / "s.jsonl").read_bytes()
+    kept = _database(tmp_path / "r.db")
+    for path in ("s.jsonl", "r.db", "-"):
+        again = _duet(duet_env, tmp_path, "measure", "true", "--runs", "3", "--samples", path)
+        assert again.returncode == 2 and "Traceback" not in again.stderr, again.stderr
+        lines = [line for line in again.stderr.splitlines() if line.strip()]
+        assert len(lines) == 3 and lines[-1].startswith("Error: "), again.stderr  # click's usage, then one error
+    assert "--load s.jsonl" in _duet(duet_env, tmp_path, "measure", "true", "--samples", "s.jsonl").stderr
+    assert (tmp_path / "s.jsonl").read_bytes() == samples and (tmp_path / "r.db").read_bytes() == kept
+    loaded = _duet(duet_env, tmp_path, "measure", "--load", "s.jsonl")
+    assert loaded.returncode == 0, loaded.stderr

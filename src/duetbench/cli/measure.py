@@ -22,6 +22,23 @@ DEFAULT_RUNS = 10
 FIND_RUNS = 300
 
 
+def _new_samples_file(ctx: click.Context, param: click.Parameter, value: str | None) -> Path | None:
+    """--samples names a new file: an existing one holds an earlier measure's samples (opening it for writing
+    emptied it, `--samples .duet/results.db` a results database), so it is refused, as pyperf refuses an
+    existing -o file; before that, what `writable_target` refuses (no file name, a directory, no access)."""
+    if value is None:
+        return None
+    if value == "-":
+        raise click.BadParameter("the samples go to a file (standard output shows the report): give a path",
+                                 ctx=ctx, param=param)
+    path = writable_target(ctx, param, value)
+    if path is not None and path.is_file() and path.stat().st_size > 0:
+        raise click.BadParameter(f"{path} exists: it would be emptied (an earlier measure's samples, or other "
+                                 f"data); give a new file, or analyse those samples with --load {path}",
+                                 ctx=ctx, param=param)
+    return path
+
+
 @click.command()
 @click.argument("command", required=False)
 @click.option("-r", "--runs", type=int,
@@ -34,8 +51,8 @@ FIND_RUNS = 300
 @click.option("--cpu", type=int, help="CPU to pin the command to (default: the last usable one).")
 @click.option("--shell", is_flag=True, help="Run the command through /bin/sh.")
 @click.option("--timeout", type=float, metavar="SECONDS", help="Kill a sample that runs longer than this.")
-@click.option("--samples", "samples_path", type=click.Path(dir_okay=False, path_type=Path),
-              help="JSON-lines file the samples are appended to as they are measured "
+@click.option("--samples", "samples_path", type=click.Path(dir_okay=False), callback=_new_samples_file,
+              help="New JSON-lines file the samples are appended to as they are measured "
                    "(default .duetbench/measure-DATE-TIME.jsonl).")
 @click.option("--load", "load_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Analyse the samples file of an earlier (maybe interrupted) measure instead of measuring.")
