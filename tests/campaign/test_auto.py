@@ -69,6 +69,23 @@ def test_auto_chooses_after_the_pilot_and_runs_only_its_choice(duet, tmp_path: P
     assert methods == {winner}  # the other method's pilot is kept but never analysed
 
 
+def test_auto_does_not_choose_a_duet_whose_pilot_was_not_synchronized(duet, tmp_path: Path) -> None:
+    # A harness without the duet hook: its duet pilot's index pairs never started together. The pilot's tiny
+    # spread of those pairs chose the duet ("about inf x narrower"), whose runs then had no result at all.
+    (tmp_path / "campaign.yml").write_text(f"""campaign: t
+seed: 5
+methods: {{auto: 3}}
+parser: {{name: regex, pattern: '{PATTERN}'}}
+benchmarks:
+  loop: "sh -c 'for i in 1 2 3 4 5 6; do echo iteration $i: 0.00$i s; done'"
+""")
+    result = duet("run", "campaign.yml", "--no-progress")
+    assert result.returncode == 0, result.stderr
+    assert check_finished(tmp_path, 3) == "sequential"
+    reason = json.loads(rows(tmp_path, "SELECT options FROM campaigns")[0][0])["auto"]["loop"]["reason"]
+    assert "duet run was not synchronized (no hook iteration log)" in reason, reason
+
+
 def test_auto_choice_survives_resume(duet_env: dict[str, str], tmp_path: Path) -> None:
     write_campaign(tmp_path, "{auto: 6}", iterations=30)
     proc = subprocess.Popen([sys.executable, "-m", "duetbench", "run", "campaign.yml", "--no-progress"],

@@ -70,3 +70,20 @@ def test_json_round_trip() -> None:
 def test_bad_schedule() -> None:
     with pytest.raises(ValueError, match="schedule"):
         make_plan(REQUESTS, schedule="random", seed=1, cpus=(0, 1))
+
+
+def test_dry_run_table_of_a_huge_plan_is_cut_short() -> None:
+    # 1 000 000 runs per method are valid: the table of all of them took rich minutes and gigabytes.
+    import io
+    import re
+
+    from rich.console import Console
+
+    from duetbench.report.campaign import print_plan
+
+    plan = make_plan([RunRequest("b", {"duet": 1500})], schedule="rmit", seed=1, cpus=(0, 1))
+    out = io.StringIO()
+    print_plan(Console(file=out, width=120), "c", 1, "rmit", plan, {}, done={plan[-1].key})
+    text = out.getvalue()
+    assert "1500 runs" in text and "... and 500 more runs, not shown (1 of them done)" in text
+    assert re.search(r"^│\s*1000 │", text, re.M) and not re.search(r"^│\s*1001 │", text, re.M)

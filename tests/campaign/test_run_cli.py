@@ -97,6 +97,10 @@ def test_dry_run_prints_plan_and_measures_nothing(duet, tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert "7 runs" in result.stdout and "seed 3" in result.stdout and "harness.py" in result.stdout
     assert not (tmp_path / ".duet" / "results.db").exists()
+    # A command's words are shown quoted, as run: joined bare they read as another command.
+    write_campaign(tmp_path, "  sh: sh -c 'echo \"a  b\"; exit 0'\n")
+    result = duet("run", "campaign.yml", "--dry-run")
+    assert """sh A: sh -c 'echo "a  b"; exit 0'""" in result.stdout, result.stdout
 
 
 def test_failing_benchmark_is_recorded_and_campaign_goes_on(duet, tmp_path: Path) -> None:
@@ -115,6 +119,84 @@ def test_failing_benchmark_is_recorded_and_campaign_goes_on(duet, tmp_path: Path
     exit_codes = db_rows(tmp_path, "SELECT s.side, s.exit_code, s.stderr_tail FROM run_sides s JOIN runs r "
                                    "ON r.id = s.run_id WHERE r.benchmark='bad'")
     assert {(side, code) for side, code, _ in exit_codes} == {("A", 0), ("B", 3)}
+
+
+def test_a_result_file_the_harness_did_not_write_is_named_as_not_written(duet, tmp_path: Path) -> None:
+    # It was reported as "option file '{outdir}/out.csv' is not a declared result file (declared: none)",
+    # pointing at stdout.txt: as if the campaign file were wrong, when the harness did not write the file.
+    write_campaign(tmp_path, """  quiet:
+    command: "true"
+    parser: {name: csv, file: "{outdir}/out.csv", value: t}
+    results: ["{outdir}/out.csv"]
+""", methods="{sequential: 1}")
+    result = duet("run", "campaign.yml", "--no-progress")
+    assert result.returncode == 1, result.stderr
+    errors = [e for (e,) in db_rows(tmp_path, "SELECT error FROM runs")]
+    assert len(errors) == 2 and all("out.csv: result file not found (the harness did not write it?)" in e
+                                    and "not a declared" not in e and "stdout.txt" not in e for e in errors), errors
+
+
+def test_an_artifact_printing_bytes_that_are_not_utf8_is_recorded(duet, tmp_path: Path) -> None:
+    # `cat` of a binary, a locale's Latin-1 output: the campaign ended in a UnicodeDecodeError traceback.
+    write_campaign(tmp_path, f"  x: {harness('--iterations 3')}\n", methods="{sequential: 1}",
+                   extra="artifacts: {raw: \"printf 'a\\\\377b'\", err: \"printf '\\\\376' >&2; exit 4\"}")
+    result = duet("run", "campaign.yml", "--no-progress")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(db_rows(tmp_path, "SELECT artifacts FROM campaigns")[0][0]) == {
+        "raw": "a\ufffdb", "err": "[exit 4] \ufffd"}
+
+
+def test_outdir_with_a_space_stays_one_argument(duet, tmp_path: Path) -> None:
+    # The command was split after {outdir} was filled in: under "my runs/" the harness got "…/my" and "runs/…".
+    (tmp_path / "campaign.yml").write_text("""campaign: t
+methods: {sequential: 1}
+parser: {name: csv, file: "{outdir}/o.csv", value: t}
+results: ["{outdir}/o.csv"]
+benchmarks:
+  x: sh -c 'printf "t\\n1\\n2\\n" > "$1/o.csv"' sh {outdir}
+""")
+    result = duet("run", "campaign.yml", "--no-progress", "--db", "my runs/r.db")
+    assert result.returncode == 0, result.stdout + result.stderr
+    with sqlite3.connect(tmp_path / "my runs" / "r.db") as conn:
+        assert sorted(conn.execute("SELECT status FROM runs").fetchall()) == [("ok",), ("ok",)]
+
+
+def test_result_files_with_the_same_name_in_two_directories_are_both_kept(duet, tmp_path: Path) -> None:
+    # Both were copied to results/o.csv: the parser, told to read x/o.csv, read y/o.csv's times instead.
+    (tmp_path / "x").mkdir()
+    (tmp_path / "y").mkdir()
+    (tmp_path / "campaign.yml").write_text("""campaign: t
+methods: {sequential: 1}
+parser: {name: csv, file: "x/o-{side}.csv", value: t}
+results: ["x/o-{side}.csv", "y/o-{side}.csv"]
+benchmarks:
+  b: sh -c 'printf "t\\n1\\n1\\n" > x/o-$0.csv; printf "t\\n9\\n9\\n" > y/o-$0.csv' {side}
+""")
+    result = duet("run", "campaign.yml", "--no-progress")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert db_rows(tmp_path, "SELECT DISTINCT value_s FROM iterations") == [(1.0,)]
+
+
+def test_analyze_keeps_the_warmup_after_the_campaigns_directory_is_gone(duet, tmp_path: Path) -> None:
+    # The warmup rule is read back from the stored file, which no longer loaded once its cwd was deleted:
+    # `duet analyze` then silently kept the warmup iterations (here A's 50 ms ones) and turned "no difference"
+    # into "faster". A check added to the loader since a campaign ran must not do the same.
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "campaign.yml").write_text("""campaign: t
+methods: {sequential: 3}
+warmup: 3
+cwd: sub
+parser: {name: regex, pattern: 'v=(?P<value>[0-9.]+)', unit: ms}
+benchmarks:
+  x:
+    A: sh -c 'echo v=50; echo v=50; echo v=50; echo v=1; echo v=1.1; echo v=1'
+    B: sh -c 'echo v=1; echo v=1; echo v=1; echo v=1; echo v=1.1; echo v=1'
+""")
+    assert duet("run", "campaign.yml", "--no-progress").returncode == 0
+    before = duet("analyze", "--export-json", "-").stdout
+    (tmp_path / "sub").rmdir()
+    after = duet("analyze", "--export-json", "-").stdout
+    assert '"no difference"' in before and after == before
 
 
 def test_duet_sides_with_unequal_iteration_counts_do_not_hang(duet, tmp_path: Path) -> None:
@@ -283,7 +365,11 @@ def test_time_budget_stops_and_resume_continues(duet, tmp_path: Path) -> None:
     done = len(db_rows(tmp_path, "SELECT id FROM runs"))
     assert 1 <= done < 6
     assert db_rows(tmp_path, "SELECT status FROM campaigns")[0][0] == "stopped"
-    second = duet("run", "campaign.yml", "--no-progress", "--resume")
+    # Another seed cannot apply to a plan drawn from the first: it was ignored without a word.
+    other = duet("run", "campaign.yml", "--no-progress", "--resume", "--seed", "4")
+    assert other.returncode == 2 and "was planned with seed 3, not 4" in other.stderr, other.stderr
+    assert len(db_rows(tmp_path, "SELECT id FROM runs")) == done
+    second = duet("run", "campaign.yml", "--no-progress", "--resume", "--seed", "3")
     assert second.returncode == 0, second.stderr
     assert len(db_rows(tmp_path, "SELECT id FROM runs")) == 6
 
@@ -344,7 +430,18 @@ def test_stopping_settings_in_the_campaign_file(duet, tmp_path: Path) -> None:
     assert all(12 - 1 <= c < 300 for c in counts), counts  # at least mi measured, and ended before the harness did
     bad = write_campaign(tmp_path, f"  x: {harness()}\n", extra="stopping: {warmup: cv, wi_min: 9, wi_max: 6}")
     r = duet("run", bad.name, "--no-progress")
-    assert r.returncode == 2 and "benchmark x: stopping:" in r.stderr and "wi_max" in r.stderr
+    # refused when the file is loaded, at the line of wi_max
+    assert r.returncode == 2 and "stopping.wi_max: wi_max=6 is below" in r.stderr, r.stderr
+
+
+def test_a_stopping_parameter_without_its_criterion_is_refused(duet, tmp_path: Path) -> None:
+    # `--mi 30` alone was accepted and ignored: the campaign file's own stopping settings stayed in force.
+    write_campaign(tmp_path, f"  x: {harness()}\n", extra="stopping: {warmup: cv, runs: cv}")
+    for option, needs in (("--mi", "--adaptive-warmup"), ("--wi-max", "--adaptive-warmup"),
+                          ("--f-min", "--run-criterion")):
+        r = duet("run", "campaign.yml", "--dry-run", option, "30")
+        assert r.returncode == 2 and f"{option} applies only with {needs}" in r.stderr, r.stderr
+    assert duet("run", "campaign.yml", "--dry-run", "--adaptive-warmup", "cv", "--mi", "30").returncode == 0
 
 
 def test_retry_failed_runs_only_the_failed_runs_again_and_keeps_their_records(duet, tmp_path: Path) -> None:

@@ -113,7 +113,7 @@ TOP_LEVEL_CASES = [
     ("parser: {nam: csv}", "2:9: parser: the parser mapping needs 'name', a parser name (got null) — hint: "
                            "e.g. parser: {name: csv, column: 2}"),
     ("results: 5", "2:10: results: must be a list of file paths (got 5) — hint: e.g. results: [out/result.json]"),
-    ('results: [a, "{outdri}/x"]', f"2:14: results[1]: unknown placeholder {{outdri}} — hint: did you mean "
+    ('results: ["a{side}", "{outdri}/x"]', f"2:22: results[1]: unknown placeholder {{outdri}} — hint: did you mean "
                                    f"{{outdir}}?; {BRACES}"),
     ("results: ['{outdir']", "2:11: results[0]: unmatched '{' at character 1 — hint: write {{ or }} for a literal "
                              "brace"),
@@ -299,3 +299,135 @@ def test_many_errors_are_capped(problems) -> None:
     env = ", ".join(f"V{i}: ~" for i in range(60))
     lines = problems(f"campaign: c\nenv: {{{env}}}\nbenchmarks: {{x: y}}\n")
     assert len(lines) == 51 and lines[-1] == "campaign.yml: ... and 10 more problems"
+
+
+def test_stopping_keys_and_values_are_named_as_stopping_settings_with_hints(problems) -> None:
+    # Unknown keys listed the campaign's keys; bad values had pydantic's wording and no hint; infinite
+    # thresholds were accepted here and refused only when the campaign started, without a line.
+    assert problems("""\
+        campaign: c
+        stopping: {foo: 1, runs: CV, target_width: 1.5, cv_threshold: .inf}
+        benchmarks:
+          x:
+            command: y
+            stopping: {mi: yes, window_runs: 1}
+        """) == [
+        "campaign.yml:2:12: stopping.foo: unknown stopping key 'foo' — hint: known keys: cv_threshold, f_min, "
+        "kld_threshold, mi, min_runs, rciw_threshold, runs, target_width, warmup, wi_max, wi_min, "
+        "window_iterations, window_runs",
+        "campaign.yml:2:26: stopping.runs: must be cv, rciw or kld (got \"CV\") — hint: did you mean 'cv'?",
+        "campaign.yml:2:44: stopping.target_width: must be a number > 0 and < 1 (got 1.5) "
+        "— hint: e.g. target_width: 0.01 (1% of B/A)",
+        "campaign.yml:2:63: stopping.cv_threshold: must be a finite number >= 0 (got inf) "
+        "— hint: e.g. cv_threshold: 0.01",
+        "campaign.yml:6:20: benchmarks.x.stopping.mi: must be an integer from 1 to 1000000 (got true) "
+        "— hint: e.g. mi: 50 (measured iterations after warmup)",
+        "campaign.yml:6:38: benchmarks.x.stopping.window_runs: must be an integer from 2 to 1000000 (got 1) "
+        "— hint: e.g. window_runs: 2",
+    ]
+
+
+def test_stopping_settings_that_do_not_fit_together_once_merged_are_found_at_load(problems, load) -> None:
+    # wi_max below the warmup window was refused only when the run started ("benchmark x: stopping: ..."),
+    # without the file's line; it is reported where it is written, per benchmark inheriting it.
+    hint = "hint: raise wi_max or use a fixed warmup count instead of dynamic warmup"
+    assert problems("""\
+        campaign: c
+        stopping: {warmup: kld, wi_max: 3}
+        benchmarks:
+          x: y
+          z:
+            command: y
+            stopping: {wi_max: 100, wi_min: 120}
+        """) == [
+        f"campaign.yml:2:33: stopping.wi_max: wi_max=3 is below the minimum warmup iterations (6 for kld) — {hint}",
+        "campaign.yml:7:24: benchmarks.z.stopping.wi_max: wi_max=100 is below the minimum warmup iterations "
+        f"(120 for kld) — {hint}",
+    ]
+    # f_max is the method's planned runs, not the paper's default 5: f_min above 5 is valid; a benchmark
+    # switches off a criterion it would inherit with null.
+    campaign = load("""\
+        campaign: c
+        methods: {duet: 20}
+        stopping: {runs: cv, f_min: 10, warmup: cv, target_width: 0.01}
+        benchmarks:
+          x:
+            command: y
+            stopping: {warmup: null, target_width: null}
+        """)
+    assert campaign.benchmarks[0].stopping == {"runs": "cv", "f_min": 10, "warmup": None, "target_width": None}
+
+
+def test_a_parser_file_that_is_not_a_declared_result_is_found_at_load(problems) -> None:
+    # Loaded fine, then every run of the benchmark failed with "option file ... is not a declared result file".
+    assert problems("""\
+        campaign: c
+        parser: {name: csv, file: "{outdir}/out.csv", value: t}
+        results: ["{outdir}/out.csv"]
+        benchmarks:
+          fine: y
+          other:
+            command: y
+            results: ["{outdir}"]
+          own:
+            command: y
+            parser: {name: jmh, file: out.json}
+        """) == [
+        "campaign.yml:8:14: benchmarks.other.results: does not declare '{outdir}/out.csv', the file the "
+        "campaign's parser reads — hint: add it, or give this benchmark its own parser",
+        "campaign.yml:11:31: benchmarks.own.parser.file: 'out.json' is not one of the benchmark's results "
+        "(declared: '{outdir}/out.csv') — hint: add it to 'results', or write it here exactly as it is written there",
+    ]
+
+
+def test_a_result_file_both_sides_of_a_duet_would_write_is_refused(problems, load) -> None:
+    # Both sides wrote /tmp/x.csv at once; each parsed whichever was written last, so A was stored with B's
+    # times (and the runs were "ok"). Under {outdir}, with {side}, or in runs that never overlap: fine.
+    hint = "hint: write it under {outdir} (e.g. {outdir}/result.json), or add {side} to its name"
+    assert problems("""\
+        campaign: c
+        methods: {duet: 2}
+        parser: {name: csv, file: /tmp/x.csv, value: t}
+        results: /tmp/x.csv
+        benchmarks:
+          x:
+            A: ./a
+            B: ./b
+          aa:
+            command: ./a
+            methods: {aduet: 1}
+            parser: {name: csv, file: out.csv, value: t}
+            results: [out.csv, "{outdir}/y.csv"]
+        """) == [
+        "campaign.yml:4:10: results: benchmark x: A and B both write /tmp/x.csv when they run together (duet): "
+        f"each side would read the file the other wrote last — {hint}",
+        "campaign.yml:13:15: benchmarks.aa.results[0]: A and B both write out.csv when they run together (aduet): "
+        f"each side would read the file the other wrote last — {hint}",
+    ]
+    load("""\
+        campaign: c
+        parser: {name: csv, file: "/tmp/x-{side}.csv", value: t}
+        results: ["/tmp/x-{side}.csv", "{outdir}/y.csv"]
+        benchmarks:
+          x: ./a
+          apart:
+            command: ./a
+            methods: {sequential: 2}
+            parser: {name: csv, file: /tmp/x.csv, value: t}
+            results: /tmp/x.csv
+          elsewhere:
+            command: ./a
+            B: {cwd: /}
+            parser: {name: csv, file: out.csv, value: t}
+            results: out.csv
+        """)
+
+
+def test_the_text_stored_with_results_reads_back_without_the_checks_before_a_run(tmp_path: Path) -> None:
+    # `duet analyze` reads the stored file for its warmup rule: a deleted cwd, or a check added since the
+    # campaign ran (here: a result file both sides of a duet write), must not make it unreadable.
+    text = "campaign: c\nwarmup: 3\ncwd: gone\nresults: out.json\nbenchmarks: {x: ./a}\n"
+    with pytest.raises(CampaignError):
+        parse_campaign(text, tmp_path / "campaign.yml")
+    campaign = parse_campaign(text, tmp_path / "campaign.yml", stored=True)
+    assert campaign.benchmarks[0].warmup.discard(10) == 3 and campaign.benchmarks[0].sides["A"].cwd == tmp_path / "gone"

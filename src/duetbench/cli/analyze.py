@@ -207,7 +207,7 @@ def _cpus_given(record: CampaignRecord, usable: int) -> dict[str, int]:
     from duetbench.config.campaign_model import cpus_given
 
     try:
-        campaign = parse_campaign(record.source_text, Path(record.path or "campaign.yml"))
+        campaign = parse_campaign(record.source_text, Path(record.path or "campaign.yml"), stored=True)
     except Exception:  # noqa: BLE001 - any reason the old text does not read is the same answer: unknown
         return {}
     return {b.name: cpus_given(b, usable) for b in campaign.benchmarks}

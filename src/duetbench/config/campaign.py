@@ -44,10 +44,13 @@ def load_campaign(path: str | Path) -> Campaign:
     return parse_campaign(text, Path(path), display=file)
 
 
-def parse_campaign(text: str, path: Path, *, display: str | None = None) -> Campaign:
+def parse_campaign(text: str, path: Path, *, display: str | None = None, stored: bool = False) -> Campaign:
     """The campaign in ``text``, as if read from ``path`` (relative cwd's start at its directory).
 
-    ``display`` is how the file is named in error messages; by default ``path`` as given.
+    ``display`` is how the file is named in error messages; by default ``path`` as given. ``stored``: the text
+    stored with a campaign's results, read back to analyse them (its warmup rule, its CPUs): without the checks
+    that only guard a run about to start (directories that exist, parser options, files A and B would share),
+    so that a deleted checkout or a check added since cannot silently change what `duet analyze` computes.
     """
     file = display if display is not None else str(path)
     absolute = Path(os.path.abspath(path))
@@ -68,10 +71,10 @@ def parse_campaign(text: str, path: Path, *, display: str | None = None) -> Camp
     later: list[Problem] = []
     model: CampaignModel | None = None
     try:
-        model = CampaignModel.model_validate(data, context={"base_dir": absolute.parent})
+        model = CampaignModel.model_validate(data, context={"base_dir": absolute.parent, "stored": stored})
     except ValidationError as exc:
         later += from_validation_error(exc, located)
-    if isinstance(data, dict):
+    if isinstance(data, dict) and not stored:
         later += [place(issue, located) for issue in cross_level_issues(data)]
     problems = yaml_problems + _not_about(located.unreadable, later)
     if problems or model is None:

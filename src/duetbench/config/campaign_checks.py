@@ -5,14 +5,20 @@ another reports both at once. Values of the wrong type are skipped here: pydanti
 """
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Iterator
 from typing import Any
 
+from pydantic import ValidationError
+
+from duetbench.errors import DuetError
 from duetbench.model.method import AUTO, METHODS
 
+from .campaign_model import stopping_params
 from .campaign_problems import Issue
-from .campaign_schema import did_you_mean
+from .campaign_schema import StoppingModel, did_you_mean
+from .placeholders import render
 from .yaml_locations import DataPath
 
 # A benchmark that names no methods lets a pilot choose between the duet and sequential runs: which one
@@ -36,6 +42,9 @@ def cross_level_issues(data: dict[str, Any]) -> list[Issue]:
                 continue  # not a benchmark at all: reported by pydantic
             bench_level: Level = (("benchmarks", name), _as_mapping(benchmark))
             issues += _methods_issues(data, bench_level)
+            issues += _stopping_issues(data, bench_level)
+            issues += _result_file_issues(data, bench_level)
+            issues += _shared_result_issues(data, bench_level)
             for side in ("A", "B"):
                 if side == "B" and "B" not in bench_level[1]:
                     continue  # an A/A benchmark: B is a copy of A, checked as A
@@ -112,6 +121,91 @@ def _methods_issues(data: dict[str, Any], benchmark: Level) -> list[Issue]:
         return [Issue(path, f"no runs at all for {where}",
                       "give at least one method a number of runs > 0, e.g. duet: 10")]
     return []
+
+
+def _stopping_issues(data: dict[str, Any], benchmark: Level) -> list[Issue]:
+    """The `stopping` settings merged from campaign to benchmark, checked together (wi_max against wi_min
+    and the window), at the most specific key the problem names: else a run would refuse them mid-campaign."""
+    merged: dict[str, Any] = {}
+    where: dict[str, DataPath] = {}
+    for path, mapping in (((), data), benchmark):
+        stopping = mapping.get("stopping")
+        if isinstance(stopping, dict):
+            merged.update(stopping)
+            where.update({key: path + ("stopping", key) for key in stopping})
+    try:
+        StoppingModel.model_validate(merged)
+    except ValidationError:
+        return []  # a value of the wrong kind: reported where it is written
+    for criterion_key in ("warmup", "runs"):
+        criterion = merged.get(criterion_key)
+        if criterion is None:
+            continue
+        try:
+            stopping_params(criterion, merged)
+        except DuetError as exc:
+            named = [key for key in where if re.search(rf"\b{key}\b", exc.message)]
+            # a default wi_max below a written minimum is named "wi_max": then the minimum is the culprit
+            raised = [key for key in ("wi_min", "window_iterations") if key in where]
+            at = min(named, key=exc.message.index) if named else (raised + [criterion_key])[0]
+            return [Issue(where[at], exc.message.removeprefix("stopping parameter "),
+                          exc.hint or "see docs/campaign-format.md, 'stopping'")]
+    return []
+
+
+def _result_file_issues(data: dict[str, Any], benchmark: Level) -> list[Issue]:
+    """A built-in parser's `file` option must be one of the benchmark's `results`, as written: the parser
+    finds the file by that text, and would otherwise fail every run of the campaign, one after another."""
+    chain = [benchmark, ((), data)]
+    parser, results = _inherited(chain, "parser"), _inherited(chain, "results")
+    if parser is None or not isinstance(parser[1], dict):
+        return []
+    name, wanted = parser[1].get("name"), parser[1].get("file")
+    if not isinstance(name, str) or ":" in name or not isinstance(wanted, str):
+        return []  # a user parser (module:function) may mean something else by 'file'
+    declared = [] if results is None else [results[1]] if isinstance(results[1], str) else results[1]
+    if not isinstance(declared, list) or wanted in declared:
+        return []
+    if results is not None and len(results[0]) > len(parser[0]):
+        # the benchmark's own results replace the campaign's that the inherited parser reads
+        return [Issue(results[0], f"does not declare '{wanted}', the file the campaign's parser reads",
+                      "add it, or give this benchmark its own parser")]
+    listed = ", ".join(f"'{d}'" for d in declared if isinstance(d, str)) or "none"
+    return [Issue(parser[0] + ("file",), f"'{wanted}' is not one of the benchmark's results (declared: {listed})",
+                  "add it to 'results', or write it here exactly as it is written there")]
+
+
+def _shared_result_issues(data: dict[str, Any], benchmark: Level) -> list[Issue]:
+    """A result file that A and B of a duet would both write: each side's parser would read whichever side
+    wrote it last, and store the other side's times as its own."""
+    chain = [benchmark, ((), data)]
+    found = _inherited(chain, "methods")
+    methods = found[1] if found else DEFAULT_METHODS
+    results = _inherited(chain, "results")
+    if not isinstance(methods, dict) or results is None:
+        return []
+    together = [m for m in ("duet", "aduet", AUTO) if isinstance(methods.get(m), int) and methods[m] > 0]
+    if not together:
+        return []  # sequential runs alone never overlap: each run's files are collected before the next
+    sides = ["A", "B"] if "B" in benchmark[1] else ["A"]  # without B: an A/A copy, in A's cwd
+    cwds = {repr(_inherited([(benchmark[0] + (s,), _as_mapping(benchmark[1].get(s, {}))), *chain], "cwd"))
+            for s in sides}
+    entries = [(results[0], results[1])] if isinstance(results[1], str) else \
+        [(results[0] + (i,), r) for i, r in enumerate(results[1])] if isinstance(results[1], list) else []
+    issues = []
+    for path, template in entries:
+        if not isinstance(template, str):
+            continue
+        try:
+            a, b = (render(template, outdir=f"/{side}", side=side, benchmark="", method="", run="") for side in "AB")
+        except DuetError:
+            continue  # a bad placeholder: reported where it is written
+        if a == b and (a.startswith("/") or len(cwds) == 1):
+            which = "" if results[0][:1] == ("benchmarks",) else f"benchmark {benchmark[0][1]}: "
+            issues.append(Issue(path, f"{which}A and B both write {template} when they run together ({together[0]}): "
+                                      "each side would read the file the other wrote last",
+                                "write it under {outdir} (e.g. {outdir}/result.json), or add {side} to its name"))
+    return issues
 
 
 def _command_issues(side: str, chain: list[Level]) -> list[Issue]:

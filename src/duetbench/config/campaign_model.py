@@ -6,11 +6,15 @@ in per run with :func:`duetbench.config.placeholders.render`.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict
+
+if TYPE_CHECKING:
+    from duetbench.analyze.stopping import StoppingParams
 
 Schedule = Literal["rmit", "ordered"]
 
@@ -83,6 +87,21 @@ def cpus_given(bench: object, usable: int) -> int:
     from duetbench.plan.schedule import cpu_count
 
     return cpu_count(getattr(bench, "cpus_per_command", 1), usable)
+
+
+#: The `stopping` keys that are parameters of the criteria (the others choose criteria and targets).
+STOPPING_PARAMETERS = ("mi", "wi_min", "wi_max", "f_min", "cv_threshold", "rciw_threshold", "kld_threshold",
+                       "window_iterations", "window_runs")
+
+
+def stopping_params(criterion: str, stopping: Mapping[str, Any]) -> StoppingParams:
+    """The parameters of one criterion from a benchmark's `stopping` settings; DuetError when they do not fit
+    together. f_max is the method's planned runs, known only when runs are judged: here at least f_min."""
+    from duetbench.analyze.stopping import StoppingParams, criterion_named
+
+    params = {k: stopping[k] for k in STOPPING_PARAMETERS if k in stopping}
+    f_max = max(StoppingParams.f_max, params.get("f_min", StoppingParams.f_min))
+    return StoppingParams(criterion=criterion_named(criterion), f_max=f_max, **params)
 
 
 class Campaign(_Frozen):

@@ -23,6 +23,7 @@ from .campaign_schema import (
     ContainerModel,
     MethodsModel,
     SideModel,
+    StoppingModel,
     did_you_mean,
     show,
 )
@@ -181,4 +182,6 @@ def _level(path: DataPath) -> tuple[str, list[str]]:
         model, name = ContainerModel, "container"
     elif path and path[-1] == "methods":
         model, name = MethodsModel, "method"
+    elif path and path[-1] == "stopping":
+        model, name = StoppingModel, "stopping"
     return name, sorted(model.model_fields)

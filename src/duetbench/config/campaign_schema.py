@@ -163,6 +163,8 @@ def _cwd(value: Any, info: ValidationInfo) -> Path:
         raise bad(f"must be a directory path (got {show(value)})", "e.g. cwd: . (the campaign file's directory)")
     base: Path = (info.context or {})["base_dir"]
     path = Path(os.path.abspath(base / os.path.expanduser(value)))
+    if (info.context or {}).get("stored"):
+        return path  # read back for analysis: the directory may be gone since the runs
     if not path.exists():
         raise bad(f"directory {path} does not exist",
                   f"relative paths are relative to the campaign file's directory ({base})")
@@ -336,32 +338,76 @@ class SideModel(_Level):
     container: ContainerValue = None
 
 
-Criterion = Literal["cv", "rciw", "kld"]
-PositiveInt = Annotated[int, Field(ge=1)]
+CRITERIA = ("cv", "rciw", "kld")
+
+
+def _criterion(value: Any) -> str | None:
+    if value is None:
+        return None  # a benchmark switches off the criterion it would inherit
+    if value not in CRITERIA:
+        guess = did_you_mean(value.lower(), CRITERIA) if isinstance(value, str) else ""
+        raise bad(f"must be cv, rciw or kld (got {show(value)})",
+                  guess or "cv: coefficient of variation, rciw: relative CI width, kld: Kullback-Leibler divergence")
+    return value
+
+
+def _whole(lowest: int, example: str) -> Callable[[Any], int]:
+    def check(value: Any) -> int:
+        if not isinstance(value, int) or isinstance(value, bool) or not lowest <= value <= MAX_RUNS:
+            raise bad(f"must be an integer from {lowest} to {MAX_RUNS} (got {show(value)})", f"e.g. {example}")
+        return value
+    return check
+
+
+def _share(below_one: bool, above_zero: bool, example: str) -> Callable[[Any], float | None]:
+    """A finite number from 0 (or above 0), below 1 when ``below_one``: a threshold or a relative width."""
+    lowest = "> 0" if above_zero else ">= 0"
+    wanted = f"a number {lowest} and < 1" if below_one else f"a finite number {lowest}"
+
+    def check(value: Any) -> float | None:
+        if value is None and below_one and above_zero:
+            return None  # target_width: null switches off an inherited target
+        if (not _is_number(value) or not math.isfinite(value) or value < 0 or (above_zero and value == 0)
+                or (below_one and value >= 1)):
+            raise bad(f"must be {wanted} (got {show(value)})", f"e.g. {example}")
+        return float(value)
+    return check
+
+
+CriterionValue = Annotated[str | None, _check(_criterion)]
 
 
 class StoppingModel(_Level):
-    """Adaptive measurement (Laaber et al. 2020; docs/campaign-format.md "stopping"): all optional."""
+    """Adaptive measurement (Laaber et al. 2020; docs/campaign-format.md "stopping"): all optional.
 
-    warmup: Criterion | None = None  # dynamic warmup inside each run, by this criterion
-    runs: Criterion | None = None  # stop launching runs once they are stable, by this criterion
-    target_width: Annotated[float, Field(gt=0, lt=1)] | None = None  # stop once the B/A CI is this narrow
-    min_runs: Annotated[int, Field(ge=2)] | None = None
-    mi: PositiveInt | None = None
-    wi_min: PositiveInt | None = None
-    wi_max: PositiveInt | None = None
-    f_min: PositiveInt | None = None
-    cv_threshold: Annotated[float, Field(ge=0)] | None = None
-    rciw_threshold: Annotated[float, Field(ge=0)] | None = None
-    kld_threshold: Annotated[float, Field(ge=0, lt=1)] | None = None
-    window_iterations: Annotated[int, Field(ge=2)] | None = None
-    window_runs: Annotated[int, Field(ge=2)] | None = None
+    Each value is checked here; how they fit together (wi_max against wi_min and the window) once
+    merged from campaign to benchmark, in campaign_checks.
+    """
+
+    warmup: CriterionValue = None  # dynamic warmup inside each run, by this criterion
+    runs: CriterionValue = None  # stop launching runs once they are stable, by this criterion
+    # stop once the B/A CI is this narrow
+    target_width: Annotated[float | None, _check(_share(True, True, "target_width: 0.01 (1% of B/A)"))] = None
+    min_runs: Annotated[int | None, _check(_whole(2, "min_runs: 10"))] = None
+    mi: Annotated[int | None, _check(_whole(1, "mi: 50 (measured iterations after warmup)"))] = None
+    wi_min: Annotated[int | None, _check(_whole(1, "wi_min: 5"))] = None
+    wi_max: Annotated[int | None, _check(_whole(1, "wi_max: 50"))] = None
+    f_min: Annotated[int | None, _check(_whole(1, "f_min: 2 (runs before run stopping may stop)"))] = None
+    cv_threshold: Annotated[float | None, _check(_share(False, False, "cv_threshold: 0.01"))] = None
+    rciw_threshold: Annotated[float | None, _check(_share(False, False, "rciw_threshold: 0.03"))] = None
+    kld_threshold: Annotated[float | None, _check(_share(True, False, "kld_threshold: 0.99"))] = None
+    window_iterations: Annotated[int | None, _check(_whole(2, "window_iterations: 5"))] = None
+    window_runs: Annotated[int | None, _check(_whole(2, "window_runs: 2"))] = None
+
+
+StoppingValue = Annotated[StoppingModel | None, _check(_mapping(
+    "adaptive measurement settings", "stopping: {warmup: cv, mi: 30}, see docs/campaign-format.md"))]
 
 
 class BenchmarkLevel(SideModel):
     """Keys shared by both sides of a run; settable on the campaign (defaults) and on each benchmark."""
 
-    stopping: StoppingModel | None = None
+    stopping: StoppingValue = None
 
     parser: ParserValue = None
     results: Results = None

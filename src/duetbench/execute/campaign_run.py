@@ -87,6 +87,14 @@ def side_argv(command: str, shell: bool) -> list[str]:
     return ["/bin/sh", "-c", command] if shell else shlex.split(command)
 
 
+def _command_argv(template: str, shell: bool, values: dict[str, str]) -> list[str]:
+    """A side's argv for this run. Without a shell the command is split before its placeholders are filled
+    in: an {outdir} under a directory with a space stays one argument, as written."""
+    if shell:
+        return side_argv(_render(template, values), True)
+    return [_render(word, values) for word in side_argv(template, False)]
+
+
 def execute_run(run: PlannedRun, bench: object, run_dir: Path, *, campaign_id: int,
                 engine: ContainerEngine | None = None, use_cgroups: bool = True,
                 show_output: bool = False, warmup_params: StoppingParams | None = None) -> RunExecution:
@@ -136,7 +144,7 @@ def execute_run(run: PlannedRun, bench: object, run_dir: Path, *, campaign_id: i
                         "DUET_BARRIER_TIMEOUT_MS": str(int(barrier_timeout_s * 1000))})
             if run.method == "duet" and page is not None:
                 env["DUET_BARRIER"] = str(page.path)
-            argv = side_argv(_render(spec.command, values), spec.shell)
+            argv = _command_argv(spec.command, spec.shell, values)
             container = getattr(spec, "container", None)
             if container is not None:
                 if engine is None:
@@ -302,7 +310,10 @@ def _wait_all_live(running: dict[str, RunningInvocation], page: BarrierPage | No
 
 
 def _collect(results: list[str], values: dict[str, str], cwd: Path, outdir: Path) -> tuple[dict[str, Path], list[str]]:
-    """Copy the declared result files into the side's output directory (unless already there)."""
+    """Copy the declared result files into the side's output directory (unless already there).
+
+    A file the harness did not write stays among the files, at the path it was expected: the parser then
+    says it was not found there, instead of that it was never declared (or reading stdout instead)."""
     files: dict[str, Path] = {}
     missing: list[str] = []
     for declared in results:
@@ -311,12 +322,15 @@ def _collect(results: list[str], values: dict[str, str], cwd: Path, outdir: Path
             path = cwd / path
         if not path.exists():
             missing.append(declared)
+            files[declared] = path
             continue
         try:
             path.resolve().relative_to(outdir.resolve())
             files[declared] = path
         except ValueError:
             target = outdir / "results" / path.name
+            if target in files.values() or target.exists():  # /x/out.json and /y/out.json: both are kept
+                target = target.with_name(f"{len(files)}-{path.name}")
             target.parent.mkdir(exist_ok=True)
             if path.is_dir():
                 shutil.copytree(path, target, dirs_exist_ok=True)

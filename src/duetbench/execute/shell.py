@@ -18,7 +18,8 @@ def run_in_group(argv: list[str], *, timeout: float | None = None,
     group is killed and reaped before the exception goes on."""
     proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE if capture_stdout else subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            errors="replace")  # a command may print any bytes (an artifact's `cat /bin/ls`)
     try:
         stdout, stderr = proc.communicate(timeout=timeout)
     except BaseException:

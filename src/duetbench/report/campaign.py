@@ -14,6 +14,10 @@ from duetbench.plan.campaign import PlannedRun
 from duetbench.report.progress import ManualProgress
 from duetbench.report.wide import print_table
 
+#: Runs the plan's table shows: a campaign may plan millions (1 000 000 per method and benchmark), which rich
+#: would take hours and gigabytes to lay out.
+PLAN_ROWS = 1000
+
 
 def print_plan(console: Console, name: str, seed: int, schedule: str, plan: list[PlannedRun],
                commands: dict[tuple[str, str], str], done: set[str] | None = None) -> None:
@@ -21,11 +25,15 @@ def print_plan(console: Console, name: str, seed: int, schedule: str, plan: list
     table = Table(title=f"campaign {name}: {len(plan)} runs, schedule {schedule}, seed {seed}", title_justify="left")
     for column in ("#", "benchmark", "method", "rep", "launch order", "CPUs", "state"):
         table.add_column(column, justify="right" if column in ("#", "rep") else "left")
-    for run in plan:
+    for run in plan[:PLAN_ROWS]:
         cpus = " ".join(f"{s}→{run.cpus[s]}" for s in run.sides)
         table.add_row(str(run.position + 1), escape(run.benchmark), run.method, str(run.repetition),
                       "".join(run.sides), cpus, "done" if run.key in done else "")
     print_table(console, table)
+    if len(plan) > PLAN_ROWS:
+        left = len(plan) - PLAN_ROWS
+        console.print(f"  ... and {left} more runs, not shown ({sum(r.key in done for r in plan[PLAN_ROWS:])} of "
+                      "them done)" if done else f"  ... and {left} more runs, not shown", highlight=False)
     for (bench, side), command in sorted(commands.items()):
         console.print(f"  [bold]{escape(bench)}[/bold] {side}: {escape(command)}", soft_wrap=True, highlight=False)
 

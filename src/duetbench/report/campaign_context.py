@@ -46,8 +46,8 @@ def campaign_facts(record: CampaignRecord) -> dict[str, str]:
 
 def campaign_commands(record: CampaignRecord) -> dict[str, dict[str, str]]:
     """Per benchmark, the command of side A and of side B as `duet run` ran them, from the stored campaign
-    file; empty when that file cannot be read back here (an import, or a cwd that no longer exists): the
-    report then shows the file itself."""
+    file; empty when that file cannot be read back (an import, a file another version wrote): the report then
+    shows the file itself."""
     campaign = _stored_campaign(record)
     if campaign is None:
         return {}
@@ -62,7 +62,7 @@ def campaign_commands(record: CampaignRecord) -> dict[str, dict[str, str]]:
 
 def campaign_warmups(record: CampaignRecord) -> dict[str, Callable[[int], int]]:
     """Per benchmark, its `warmup:` rule from the stored campaign file, so that `duet analyze` and `duet report`
-    drop the iterations `duet run`'s closing table dropped; empty when the file cannot be read back here."""
+    drop the iterations `duet run`'s closing table dropped; empty when the file cannot be read back."""
     campaign = _stored_campaign(record)
     if campaign is None:
         return {}
@@ -71,13 +71,13 @@ def campaign_warmups(record: CampaignRecord) -> dict[str, Callable[[int], int]]:
 
 
 def _stored_campaign(record: CampaignRecord) -> Campaign | None:
-    """The campaign file stored with `record`, parsed; None for an import or a file that no longer parses here
-    (a cwd that is gone)."""
+    """The campaign file stored with `record`, parsed as stored (a cwd since deleted still reads); None for an
+    import or a file that no longer parses (written for another version)."""
     from duetbench.config.campaign import parse_campaign
 
     if record.schedule == "imported" or not record.source_text:
         return None
     try:
-        return parse_campaign(record.source_text, Path(record.path or "campaign.yml"))
+        return parse_campaign(record.source_text, Path(record.path or "campaign.yml"), stored=True)
     except DuetError:
         return None

@@ -34,11 +34,11 @@ from rich.markup import escape
 
 from duetbench import __version__
 from duetbench.analyze.api import AnalysisOptions, AnalysisRow
-from duetbench.analyze.stopping import StoppingParams, criterion_named, pair_run_stop, ratio_precision_stop
+from duetbench.analyze.stopping import StoppingParams, pair_run_stop, ratio_precision_stop
 from duetbench.analyze.sync import judge as judge_sync
 from duetbench.analyze.sync import run_sync_statuses
 from duetbench.analyze.tables import analyze_table
-from duetbench.config.campaign_model import BenchmarkSpec, Campaign, cpus_given
+from duetbench.config.campaign_model import BenchmarkSpec, Campaign, cpus_given, stopping_params
 from duetbench.errors import DuetError
 from duetbench.execute.backends.base import Backend, CampaignJob, Outcome, RunLoop
 from duetbench.execute.backends.registry import create_backend
@@ -130,7 +130,8 @@ def artifact_commands(campaign: Campaign) -> dict[tuple[str, str], str]:
     out = {}
     for bench in campaign.benchmarks:
         for side, spec in bench.sides.items():
-            text = spec.command if spec.shell else " ".join(side_argv(spec.command, False))
+            # quoted as the shell would need it: the words joined bare are a different command
+            text = spec.command if spec.shell else shlex.join(side_argv(spec.command, False))
             where = f" (in {spec.container.image})" if spec.container else ""
             out[(bench.name, side)] = text + where
     return out
@@ -384,6 +385,10 @@ def run_campaign(path: Path, opts: RunOptions, console: Console, *, backend: str
         if opts.resume:
             record = find_resumable(campaigns, campaign, retry_failed=opts.retry_failed)
             _same_family(record, executor, campaign)
+            if opts.seed is not None and opts.seed != record.seed:  # the plan it continues was drawn from its seed
+                raise DuetError(f"--resume: campaign {campaign.name!r} (#{record.id}) was planned with seed "
+                                f"{record.seed}, not {opts.seed}",
+                                hint="drop --seed to continue it, or start a new campaign without --resume")
             if opts.retry_failed and not opts.dry_run:
                 retried = campaigns.mark_retried(record.id)
                 if not retried and record.status == "finished":
@@ -531,15 +536,10 @@ class BenchStopping:
     min_runs: int
 
 
-_PARAM_KEYS = ("mi", "wi_min", "wi_max", "f_min", "cv_threshold", "rciw_threshold", "kld_threshold",
-               "window_iterations", "window_runs")
-
-
 def bench_stopping(bench: BenchmarkSpec, opts: RunOptions) -> BenchStopping:
     """A benchmark's adaptive-measurement settings: the command line's where given (for every benchmark),
     else the campaign file's `stopping` (campaign, then benchmark)."""
     st = dict(getattr(bench, "stopping", {}) or {})
-    params = {k: st[k] for k in _PARAM_KEYS if k in st}
 
     def make(criterion: str | None, given: StoppingParams | None) -> StoppingParams | None:
         if given is not None:
@@ -547,7 +547,7 @@ def bench_stopping(bench: BenchmarkSpec, opts: RunOptions) -> BenchStopping:
         if criterion is None:
             return None
         try:
-            return StoppingParams(criterion=criterion_named(criterion), **params)
+            return stopping_params(criterion, st)
         except DuetError as exc:
             raise DuetError(f"benchmark {bench.name}: stopping: {exc.message}", hint=exc.hint) from None
 

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from duetbench.analyze.choice import MethodChoice, choose_from_runs
+from duetbench.analyze.sync import from_notes
 from duetbench.config.campaign import BenchmarkSpec
 from duetbench.model.table import discard_leading
 from duetbench.plan.campaign import AUTO_CANDIDATES
@@ -50,9 +51,17 @@ def decide(campaigns: CampaignStore, campaign_id: int, bench: BenchmarkSpec) -> 
     if any(k not in runs for ks in keys.values() for k in ks):
         return None
     ok = {m: all(runs[k].status == "ok" for k in ks) for m, ks in keys.items()}
-    if ok["duet"] and ok["sequential"]:
+    # An unsynchronized duet pilot (a harness without the duet hook) says the duet runs after it will not be
+    # paired by iteration either: its spread of index pairs would judge pairs that never ran together.
+    sync = from_notes(runs[keys["duet"][0]].notes)
+    made: dict[str, Any]
+    if ok["duet"] and ok["sequential"] and sync is not None and not sync.synchronized:
+        made = {"method": "sequential", "reason": f"sequential: the pilot's duet run was not synchronized "
+                                                  f"({sync.cause}), so its iterations cannot be paired",
+                "cpu_hint": None, "candidates": [], "pilot": keys}
+    elif ok["duet"] and ok["sequential"]:
         choice = _judge(campaigns, campaign_id, bench, runs)
-        made: dict[str, Any] = {**choice.to_dict(), "pilot": keys}
+        made = {**choice.to_dict(), "pilot": keys}
     else:
         method = "sequential" if ok["sequential"] else "duet"
         failed = "duet run" if not ok["duet"] else "sequential repetition"
