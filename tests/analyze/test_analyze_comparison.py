@@ -166,3 +166,15 @@ def test_without_summaries_the_interval_is_the_same(method: str) -> None:
         full.ratio, full.relative_ci_width, full.ratio_cv, full.notes)
     assert (live.a.n, live.b.n) == (full.a.n, full.b.n) == (40, 40)
     assert np.isnan(live.a.mean) and np.isnan(live.b.median) and not np.isnan(full.a.mean)
+
+
+def test_a_warmup_that_took_every_iteration_says_so() -> None:
+    """A warm-up rule that discards every iteration (`warmup: 99999999`) read only "got 0 A and 0 B"."""
+    from duetbench.analyze.api import AnalysisOptions, analyze
+    from duetbench.model.table import IterationTable
+
+    n = 6
+    table = IterationTable.from_columns(benchmark=["b"] * 2 * n, method=["sequential"] * 2 * n, run=[0] * 2 * n,
+                                        side=["A"] * n + ["B"] * n, value=[1.0] * 2 * n, warmup=[True] * 2 * n)
+    with pytest.raises(ValueError, match=r"got 0 A and 0 B \(the warm-up took 6 A and 6 B: lower it\)"):
+        analyze("sequential", table, AnalysisOptions())

@@ -28,6 +28,12 @@ def test_cost_is_variance_times_seconds() -> None:
     assert choose(quiet_duet, steal).method == "duet"
 
 
+def test_a_pilot_that_did_not_vary_is_said_so_not_inf_times_narrower() -> None:
+    still = Candidate("duet", 6, 0.0, 0.02)  # identical pair ratios (a harness without iterations, say)
+    c = choose(still, Candidate("sequential", 6, 0.01, 0.04))
+    assert c.method == "duet" and "inf" not in c.reason and "did not vary at all" in c.reason, c.reason
+
+
 def test_sequential_needs_the_margin_in_duet_compare() -> None:
     # The pilot flatters sequential (its rounds do not yet meet the drift of seconds), so `duet compare`
     # keeps the duet unless sequential promises SEQUENTIAL_MARGIN times narrower, and says why.

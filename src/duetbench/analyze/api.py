@@ -110,7 +110,10 @@ def analyze(method: str, samples: IterationTable, opts: AnalysisOptions) -> Comp
         rows = winsorized(rows)
     a, b = rows.value[rows.side == "A"], rows.value[rows.side == "B"]
     if a.size < 2 or b.size < 2:
-        raise ValueError(f"needs at least 2 measured iterations per side, got {a.size} A and {b.size} B")
+        warm = samples.warmup
+        ate = (f" (the warm-up took {int(np.sum(warm & (samples.side == 'A')))} A and "
+               f"{int(np.sum(warm & (samples.side == 'B')))} B: lower it)" if warm.any() else "")
+        raise ValueError(f"needs at least 2 measured iterations per side, got {a.size} A and {b.size} B{ate}")
     est = estimate(method, rows, opts)
     return ComparisonResult(
         method=method,

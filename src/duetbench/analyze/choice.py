@@ -160,8 +160,11 @@ def choose(duet: Candidate, sequential: Candidate, *, metric: str = "wall",
     best, other = (sequential, duet) if seq_wins else (duet, sequential)
     factor = math.sqrt(other.cost / best.cost) if best.cost > 0 else math.inf
     def evidence(narrower: str, factor: float) -> str:
+        # A pilot whose units did not vary at all (identical times, a harness without iterations) promises
+        # an interval of width 0: "about inf× narrower" said nothing a user could weigh.
+        how = f"about {factor:.1f}× narrower" if math.isfinite(factor) else "narrower (its pilot did not vary at all)"
         return (f"pair ratios of the duet varied {duet.unit_sd:.2%}, sequential rounds {sequential.unit_sd:.2%}; "
-                f"per machine-second the {narrower} CI is about {factor:.1f}× narrower ({duet.units} pairs and "
+                f"per machine-second the {narrower} CI is {how} ({duet.units} pairs and "
                 f"{sequential.units} rounds tried)")
 
     reason = f"{best.method}: {evidence(best.method, factor)}"
