@@ -481,14 +481,21 @@ static int parse_kind(const char *s) {
     return -1;
 }
 
-static uint64_t parse_ops(const char *s) {
-    if (*s == '\0') die_usage("--ops needs a whole number, got an empty value", s);
-    if (*s == '-') die_usage("--ops must not be negative, got '%s'", s);
-    for (const char *c = s; *c; c++)
-        if (*c < '0' || *c > '9') die_usage("--ops needs a whole number, got '%s'", s);
+/* A whole number from 0 to `max` for option `opt` (--ops, --threads): the message names that option. */
+static uint64_t parse_count(const char *opt, const char *s, uint64_t max) {
+    static char msg[128];
+    const char *why = NULL;
+    if (*s == '\0') why = "%s needs a whole number, got an empty value%%s";
+    else if (s[0] == '-' && s[1] >= '0' && s[1] <= '9') why = "%s must not be negative, got '%%s'";
+    for (const char *c = s; !why && *c; c++)
+        if (*c < '0' || *c > '9') why = "%s needs a whole number, got '%%s'";
     errno = 0;
-    unsigned long long v = strtoull(s, NULL, 10);
-    if (errno == ERANGE || v > MAX_OPS) die_usage("--ops is too large: '%s' (at most 2^53)", s);
+    unsigned long long v = why ? 0 : strtoull(s, NULL, 10);
+    if (!why && (errno == ERANGE || v > max)) why = "%s is too large: '%%s' (at most %llu)";
+    if (why) {
+        snprintf(msg, sizeof msg, why, opt, (unsigned long long)max);
+        die_usage(msg, s);
+    }
     return (uint64_t)v;
 }
 
@@ -497,8 +504,16 @@ static double parse_positive(const char *opt, const char *s) {
     errno = 0;
     double v = strtod(s, &end);
     static char msg[96];
-    if (*s == '\0' || end == s || *end != '\0' || errno == ERANGE || !isfinite(v)) {
+    if (*s == '\0' || end == s || *end != '\0') {
         snprintf(msg, sizeof msg, "%s needs a number, got '%%s'", opt);
+        die_usage(msg, s);
+    }
+    if (errno == ERANGE) { /* a number, but beyond what a double holds (1e400, 1e-400) */
+        snprintf(msg, sizeof msg, "%s is out of range, got '%%s'", opt);
+        die_usage(msg, s);
+    }
+    if (!isfinite(v)) {
+        snprintf(msg, sizeof msg, "%s needs a finite number, got '%%s'", opt);
         die_usage(msg, s);
     }
     if (!(v > 0)) {
@@ -589,7 +604,7 @@ int main(int argc, char **argv) {
     if (threads_arg) {
         if (calibrate_arg)
             die_usage("--threads applies to --ops runs: calibrate without it (the same N is the same work, split)%s", "");
-        uint64_t t = parse_ops(threads_arg);
+        uint64_t t = parse_count("--threads", threads_arg, MAX_THREADS);
         if (t < 1 || t > MAX_THREADS) die_usage("--threads needs 1 to 256 threads, got '%s'", threads_arg);
         if (kind == K_CACHE || kind == K_MEMORY)
             die_usage("--threads applies to integer, float and inc, whose state is in registers, not to %s",
@@ -603,7 +618,7 @@ int main(int argc, char **argv) {
         target_ms = parse_positive("--calibrate", calibrate_arg);
         if (target_ms > 1e7) die_usage("--calibrate is too large: '%s' ms", calibrate_arg);
     } else {
-        uint64_t base = parse_ops(ops_arg);
+        uint64_t base = parse_count("--ops", ops_arg, MAX_OPS);
         if (scale_arg) scale = parse_positive("--scale", scale_arg);
         long double product = (long double)base * (long double)scale;
         if (product >= (long double)MAX_OPS) die_usage("--ops x --scale is too large (at most 2^53 ops)%s", "");

@@ -113,3 +113,38 @@ def test_quick_calibrate_on_this_machine(native_dir: Path) -> None:
         assert data["summary"][metric]["best"] in methods | {None}
     assert "use " in data["answer"] or "not reachable" in data["answer"]
     assert data["elapsed_s"] < 120
+
+
+def test_ctrl_c_keeps_the_stages_that_finished(native_dir: Path) -> None:
+    """Interrupted after the first workload's stages: those are answered from, exit 130 (was: all thrown away)."""
+    import signal
+
+    env = {**os.environ, "PYTHONPATH": f"{SRC}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
+           "DUETBENCH_NATIVE_DIR": str(native_dir), "COLUMNS": "200"}
+    proc = subprocess.Popen([sys.executable, "-m", "duetbench", "calibrate", "--quick", "--budget", "5", "--seed", "3"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        assert proc.stderr is not None
+        for line in proc.stderr:  # the progress: one line as each stage starts
+            if line.startswith("float"):  # integer's two stages are done
+                proc.send_signal(signal.SIGINT)
+                break
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, err
+    assert "Interrupted: this answers from the stages that finished only." in out
+    assert "│ integer  │ sequential │" in out and "│ 10 ms │" in out
+    assert "│ memory" not in out and "Traceback" not in err
+
+
+def test_a_short_time_is_not_rounded_to_nothing() -> None:
+    from duetbench.usecases.calibrate import WorkloadRow, plan_for, summarize
+
+    rows = [WorkloadRow("integer", m, metric, 20, 0.1, 1.0, 0.98, 1.02, 0.02, None, True, time_to_resolve(0.02, 0.1),
+                        runs_to_resolve(0.02, 20)) for m in ("duet", "sequential") for metric in ("wall", "cpu")]
+    out = summarize(plan_for(5, True), [], rows, confidence=0.99, seed=1, host={}, elapsed_s=1.0)
+    assert "~0.4 s of measuring per benchmark (80 runs, for integer)" in out["answer"], out["answer"]  # was "~0 s"

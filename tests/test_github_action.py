@@ -2,6 +2,7 @@
 comparisons and a real campaign in a fake Actions environment ($GITHUB_STEP_SUMMARY, $GITHUB_OUTPUT)."""
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -109,6 +110,10 @@ benchmarks:
     ({"command_a": "true"}, "needs command-a and command-b, or a campaign file"),
     ({"command_a": "true", "command_b": "true", "fail_if_slower": "lots"}, "fail-if-slower 'lots' is not a percentage"),
     ({"command_a": "true", "command_b": "true", "args": "--name-a 'unclosed"}, "DUETBENCH_ACTION_ARGS: cannot split"),
+    ({"command_a": "true", "command_b": "true", "args": "--runs 5 --export-json perf.json"},
+     "args: the action writes --export-json itself"),
+    ({"campaign": "perf.yml", "analyze_args": "--export-markdown=pr.md"},
+     "analyze-args: the action writes --export-markdown itself"),
 ])
 def test_bad_inputs_are_one_line_errors(duet_env: dict[str, str], tmp_path: Path, inputs: dict[str, str],
                                         message: str) -> None:
@@ -116,6 +121,64 @@ def test_bad_inputs_are_one_line_errors(duet_env: dict[str, str], tmp_path: Path
     assert result.returncode == 2 and out["exit-code"] == "2"
     (line,) = result.stderr.strip().splitlines()
     assert line.startswith("error: ") and message in line and " — " in line  # with a hint
+
+
+@pytest.mark.parametrize("threshold", ["nan", "inf", "-1", ""])
+def test_refused_inputs_are_in_the_summary_with_every_output(duet_env: dict[str, str], tmp_path: Path,
+                                                             threshold: str) -> None:
+    inputs = {"command_a": "true", "command_b": "true", "fail_if_slower": threshold}
+    if not threshold:
+        inputs = {"command_a": "true"}  # no command B
+    result, out, summary = _action(tmp_path, duet_env, **inputs)
+    assert result.returncode == 2 and "+ duet" not in result.stdout  # refused before duet runs
+    assert set(out) == {"exit-code", "json", "regression", "verdict", "ratio", "ci-low", "ci-high", "slower", "faster"}
+    assert out["exit-code"] == "2" and out["regression"] == "false"
+    assert summary.startswith("## an earlier step's summary") and "nothing was measured: " in summary
+
+
+def test_a_percent_sign_is_read_as_the_percentage() -> None:
+    from duetbench.cli.github_action import read_inputs
+
+    env = {"DUETBENCH_ACTION_COMMAND_A": "true", "DUETBENCH_ACTION_COMMAND_B": "true"}
+    assert read_inputs({**env, "DUETBENCH_ACTION_FAIL_IF_SLOWER": "3%"}).fail_if_slower == 3.0
+    assert read_inputs({**env, "DUETBENCH_ACTION_FAIL_IF_SLOWER": " 2.5 % "}).fail_if_slower == 2.5
+
+
+def test_a_parameter_scan_in_args_sets_the_outputs(native_dir: Path, duet_env: dict[str, str], tmp_path: Path) -> None:
+    work = native_dir / "duet-workload"
+    result, out, summary = _action(tmp_path, duet_env, command_a=f"{work} integer --ops {{n}}",
+                                   command_b=f"{work} integer --ops {{n}}", fail_if_slower="",
+                                   args="--runs 3 --method sequential -L n 200,400")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert out["exit-code"] == "0" and out["regression"] == "false" and Path(out["json"]).is_file(), out
+    assert out["verdict"] == "" and out["ratio"] == ""  # two comparisons: no single one to name
+    assert int(out["slower"]) + int(out["faster"]) <= 2
+    assert "| 200 |" in summary and "| 400 |" in summary
+
+
+def test_a_threshold_given_in_args_is_a_regression_too(native_dir: Path, duet_env: dict[str, str],
+                                                       tmp_path: Path) -> None:
+    work = native_dir / "duet-workload"
+    result, out, _ = _action(tmp_path, duet_env, command_a=f"{work} integer --ops {OPS}",
+                             command_b=f"{work} integer --ops {OPS} --scale 2", fail_if_slower="",
+                             args="--runs 8 --method duet --metric cpu --fail-if-slower 5")
+    assert result.returncode == 3, result.stdout + result.stderr
+    assert out["regression"] == "true" and out["exit-code"] == "3", out
+    assert "::error::duetbench: B is slower than A by more than the limit in args" in result.stdout
+
+
+def test_a_benchmark_judged_by_two_methods_counts_once(tmp_path: Path) -> None:
+    from duetbench.cli.github_action import outputs, read_inputs
+
+    rows = [{"benchmark": "fib", "method": m, "verdict": "slower", "ratio": 1.3, "ci_low": 1.2, "ci_high": 1.4}
+            for m in ("duet", "sequential")]
+    rows.append({"benchmark": "sort", "method": "duet", "verdict": "faster", "ratio": 0.8, "ci_low": 0.7,
+                 "ci_high": 0.9})
+    report = tmp_path / "report.json"
+    report.write_text(json.dumps({"campaign": 1, "name": "x", "options": {}, "rows": rows}))
+    inputs = read_inputs({"DUETBENCH_ACTION_CAMPAIGN": "perf.yml"})
+    out = outputs(inputs, 3, report)
+    assert (out["slower"], out["faster"], out["regression"]) == ("1", "1", "true"), out
 
 
 def test_action_yml_maps_every_input_the_script_reads() -> None:

@@ -254,6 +254,25 @@ def test_bad_input_exits_2_with_one_line(binary: Path, args: list[str], mentions
     assert mentions in lines[0] and "usage: duet-workload" in lines[0]
 
 
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["integer", "--ops", "5", "--threads="], "--threads needs a whole number"),
+        (["integer", "--ops", "5", "--threads", "-1"], "--threads must not be negative"),
+        (["integer", "--ops", "5", "--threads", "two"], "--threads needs a whole number, got 'two'"),
+        (["integer", "--ops", "5", "--threads", "99999999999999999999"], "--threads is too large"),
+        (["integer", "--ops", "--report"], "--ops needs a whole number, got '--report'"),
+        (["integer", "--ops", "5", "--scale", "1e400"], "--scale is out of range"),
+        (["integer", "--ops", "5", "--scale", "1e-400"], "--scale is out of range"),
+    ],
+)
+def test_a_bad_value_is_blamed_on_its_own_option(binary: Path, args: list[str], says: str) -> None:
+    result = run(binary, *args)
+    assert result.returncode == 2
+    message = result.stderr.split(" -- usage:")[0]  # the usage after it names every option
+    assert says in message, result.stderr
+
+
 def test_help_exits_0(binary: Path) -> None:
     result = run(binary, "--help")
     assert result.returncode == 0 and "usage: duet-workload" in result.stdout

@@ -3,18 +3,20 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 
 import click
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from duetbench.cli.finite import FiniteFloatRange
 from duetbench.config.compare import check_confidence
 from duetbench.usecases.calibrate import METHODS, WORKLOADS, choose_seed, plan_for, run_calibration
 
 
 @click.command()
-@click.option("--budget", type=click.FloatRange(min=5, max=3600), metavar="SECONDS",
+@click.option("--budget", type=FiniteFloatRange(min=5, max=3600), metavar="SECONDS",
               help="Roughly how long to measure (default 180, or 30 with --quick).")
 @click.option("--quick", is_flag=True, help="Shorter tasks (INC 10/50 ms, workloads 20 ms) and a 30 s budget.")
 @click.option("--confidence", type=float, default=0.99, show_default=True,
@@ -39,8 +41,10 @@ def calibrate(budget: float | None, quick: bool, confidence: float, seed: int | 
                              progress=None if as_json else Console(stderr=True, highlight=False, emoji=False))
     if as_json:
         click.echo(json.dumps(result, indent=2))
-        return
-    _render(console, result)
+    else:
+        _render(console, result)
+    if result["interrupted"]:
+        sys.exit(130)  # as duet compare: interrupted, and what was measured is shown
 
 
 def _pct(v: object) -> str:

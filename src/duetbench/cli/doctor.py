@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -12,6 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from duetbench.cli.finite import FiniteFloatRange
 from duetbench.errors import DuetError
 
 if TYPE_CHECKING:  # imported when the command runs
@@ -23,7 +25,7 @@ _STYLE = {"ok": "green", "warn": "yellow", "bad": "bold red", "info": "cyan", "n
 
 @click.command()
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (stable keys) instead of a table.")
-@click.option("--interval", type=click.FloatRange(min=0.1, max=60), default=1.0, show_default=True,
+@click.option("--interval", type=FiniteFloatRange(min=0.1, max=60), default=1.0, show_default=True,
               metavar="SECONDS", help="How long to watch other processes' CPU use and steal time.")
 @click.option("--fix", is_flag=True,
               help="Print the kernel settings that would make timing steadier (changes nothing).")
@@ -60,9 +62,13 @@ def doctor(as_json: bool, interval: float, fix: bool, apply: bool, reset: bool, 
     if sum((fix or apply, reset, snapshot is not None)) > 1:
         raise DuetError("give one of --fix/--apply, --reset or --snapshot", hint="see duet doctor --help")
     if snapshot is not None:
+        if not sysroot.is_live:
+            raise DuetError("--snapshot copies this machine's files, not those under --root",
+                            hint="give --snapshot DIR without --root")
         doctor_report.snapshot(snapshot, interval_s=interval)
+        # soft_wrap: a command to copy is never broken across lines
         console.print(f"copied the files the checks read into {escape(str(snapshot))}; "
-                      f"inspect it with: duet doctor --root {escape(str(snapshot))}")
+                      f"inspect it with: duet doctor --root {escape(shlex.quote(str(snapshot)))}", soft_wrap=True)
         return
     state = tune.state_path()
     if (apply or reset) and sysroot.is_live and os.geteuid() != 0:
@@ -98,10 +104,12 @@ def doctor(as_json: bool, interval: float, fix: bool, apply: bool, reset: bool, 
 def _print_table(console: Console, result: DoctorReport) -> None:
     table = Table(title=f"duet doctor · {escape(result.root)} · sampled {result.interval_s:g} s",
                   show_lines=True, expand=False)
-    table.add_column("item", no_wrap=True)
+    # Long words (paths, process names) fold instead of ending in "…": the evidence is the point of the
+    # table, and it must survive 80 columns (a CI log, a pipe).
+    table.add_column("item", ratio=1, overflow="fold")
     table.add_column("status", no_wrap=True)
-    table.add_column("evidence", ratio=3)
-    table.add_column("fix", ratio=2)
+    table.add_column("evidence", ratio=3, overflow="fold")
+    table.add_column("fix", ratio=2, overflow="fold")
     for c in result.checks:
         style = _STYLE[c.status]
         table.add_row(escape(c.title), f"[{style}]{c.status}[/{style}]", escape("\n".join(c.evidence)),
@@ -124,7 +132,9 @@ def _print_fix(console: Console, result: DoctorReport, outcomes: list[Outcome] |
             console.print(f"  {escape(s.path)}: {escape(s.current)} → {escape(s.wanted)}  [dim]{escape(s.why)}[/dim]")
     else:
         _print_outcomes(console, "applied", outcomes)
-        console.print(f"previous values saved in {escape(str(state))}; undo with: duet doctor --reset")
+        again = "" if result.root == "/" else f" --root {shlex.quote(result.root)}"
+        console.print(f"previous values saved in {escape(str(state))}; undo with: duet doctor --reset{escape(again)}",
+                      soft_wrap=True)
     for c in hidden:
         console.print(f"  [dim]{escape(c.title)}: {escape(c.evidence[0])}[/dim]")
 

@@ -15,12 +15,13 @@ is tested like any other code, with a fake $GITHUB_STEP_SUMMARY and $GITHUB_OUTP
 
 (Not DUET_*: those are the hooks' variables, reserved for `duet run`.)
 
-The exit code is duet's: 0, 1 for a regression (or a failing benchmarked command), 2 for bad input.
+The exit code is duet's: 0, 1 for a failing benchmarked command, 2 for bad input, 3 for a regression.
 docs/github-actions.md.
 """
 from __future__ import annotations
 
 import json
+import math
 import os
 import shlex
 import subprocess
@@ -29,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from duetbench.errors import EXIT_FAILED, DuetError
+from duetbench.errors import EXIT_FAILED, EXIT_SLOWER, DuetError
 
 DEFAULT_FAIL_IF_SLOWER = "5"
 
@@ -58,6 +59,20 @@ def _words(env: Mapping[str, str], name: str) -> list[str]:
                         hint="quote as in a shell, e.g. --runs 30 --name-a 'base build'") from None
 
 
+#: The exports the action writes itself (the `json` output and the step summary). Given in args too, they
+#: would be dropped without a word: the action's come later on the command line, and the last one counts.
+_OWN_EXPORTS = ("--export-json", "--export-markdown")
+
+
+def _refuse_own_exports(words: list[str], name: str) -> None:
+    for word in words:
+        option = word.partition("=")[0]
+        if option in _OWN_EXPORTS:
+            raise DuetError(f"{name}: the action writes {option} itself, so {word!r} would be ignored",
+                            hint="the JSON report's path is the step's `json` output and the Markdown goes to the "
+                                 "step summary; copy them from there (other --export-* formats may be given)")
+
+
 def read_inputs(env: Mapping[str, str]) -> Inputs:
     """The action's inputs, checked: either both commands or a campaign file, never both."""
     a, b, campaign = (env.get(k, "").strip() for k in
@@ -70,13 +85,18 @@ def read_inputs(env: Mapping[str, str]) -> Inputs:
                         hint="e.g. with: {command-a: ./base/bench, command-b: ./pr/bench}")
     text = env.get("DUETBENCH_ACTION_FAIL_IF_SLOWER", DEFAULT_FAIL_IF_SLOWER).strip()
     try:
-        threshold = float(text) if text else None
+        # "3%" is how a percentage is often written; the number is the same.
+        threshold = float(text.removesuffix("%")) if text else None
     except ValueError:
-        raise DuetError(f"fail-if-slower {text!r} is not a percentage",
+        threshold = math.nan
+    if threshold is not None and not (math.isfinite(threshold) and threshold >= 0):
+        raise DuetError(f"fail-if-slower {text!r} is not a percentage (a number >= 0)",
                         hint="e.g. fail-if-slower: 3 (B more than 3% slower with confidence fails), or '' to "
-                             "never fail") from None
+                             "never fail")
+    args, analyze_args = _words(env, "DUETBENCH_ACTION_ARGS"), _words(env, "DUETBENCH_ACTION_ANALYZE_ARGS")
+    _refuse_own_exports(analyze_args if campaign else args, "analyze-args" if campaign else "args")
     return Inputs(command_a=a, command_b=b, campaign=campaign, fail_if_slower=threshold,
-                  args=_words(env, "DUETBENCH_ACTION_ARGS"), analyze_args=_words(env, "DUETBENCH_ACTION_ANALYZE_ARGS"),
+                  args=args, analyze_args=analyze_args,
                   db=env.get("DUETBENCH_ACTION_DB", "").strip() or ".duet/results.db",
                   results_dir=Path(env.get("DUETBENCH_ACTION_RESULTS_DIR", "").strip() or ".duet/action"))
 
@@ -121,21 +141,28 @@ def outputs(inputs: Inputs, code: int, report_json: Path) -> dict[str, str]:
         return out
     doc = json.loads(report_json.read_text())
     limit = None if inputs.fail_if_slower is None else 1 + inputs.fail_if_slower / 100
+    # (what each judges: a comparison, or a campaign's benchmark, which has a row per method; verdict; B/A; CI)
+    judged: list[tuple[object, str, float, float | None, float | None]] = []
     if inputs.mode == "compare":
-        metric = doc["options"]["metric"]
-        primary = next((c for c in doc.get("comparisons", []) if c.get("metric") == metric), None)
-        judged = [] if primary is None else [(primary["verdict"], primary["ratio"]["estimate"],
-                                              primary["ratio"]["low"], primary["ratio"]["high"])]
+        # A parameter scan (-L/-P in args) exports one comparison per combination under "scan".
+        for n, one in enumerate(doc.get("scan", [doc])):
+            metric = one.get("options", {}).get("metric")
+            primary = next((c for c in one.get("comparisons", []) if c.get("metric") == metric), None)
+            if primary is not None:
+                judged.append((n, primary["verdict"], primary["ratio"]["estimate"], primary["ratio"]["low"],
+                               primary["ratio"]["high"]))
     else:
-        judged = [(r["verdict"], r["ratio"], r["ci_low"], r["ci_high"]) for r in doc.get("rows", [])
+        judged = [(r["benchmark"], r["verdict"], r["ratio"], r["ci_low"], r["ci_high"]) for r in doc.get("rows", [])
                   if r.get("ratio") is not None]
-    out["slower"] = str(sum(v == "slower" for v, *_ in judged))
-    out["faster"] = str(sum(v == "faster" for v, *_ in judged))
-    # A bound is null in the JSON when it is not finite (Fieller's interval with two runs can be unbounded).
-    out["regression"] = str(limit is not None and any(low is not None and low > limit
-                                                      for _, _, low, _ in judged)).lower()
+    # A benchmark measured by several methods has a row per method: it is one benchmark that is slower.
+    out["slower"] = str(len({what for what, v, *_ in judged if v == "slower"}))
+    out["faster"] = str(len({what for what, v, *_ in judged if v == "faster"}))
+    # duet's exit 3 counts too: args may carry a --fail-if-slower of their own. A bound is null in the JSON when
+    # it is not finite (Fieller's interval with two runs can be unbounded).
+    out["regression"] = str(code == EXIT_SLOWER or limit is not None and any(low is not None and low > limit
+                                                                             for *_, low, _ in judged)).lower()
     if len(judged) == 1:
-        verdict, ratio, low, high = judged[0]
+        _, verdict, ratio, low, high = judged[0]
         out.update({"verdict": verdict, "ratio": _g(ratio), "ci-low": _g(low), "ci-high": _g(high)})
     return out
 
@@ -165,21 +192,34 @@ def write_summary(path: str | None, inputs: Inputs, code: int, report_md: Path) 
         f.write(text.rstrip("\n") + "\n\n")
 
 
+def _refused(env: Mapping[str, str], error: DuetError) -> int:
+    """Inputs the action cannot run with: the reason in the log and in the step summary (where the reader
+    looks for the result), and every output, empty, so that later steps read defined values."""
+    print(f"error: {error}", file=sys.stderr)
+    empty = {"exit-code": str(error.exit_code), "json": "", "regression": "false", "verdict": "", "ratio": "",
+             "ci-low": "", "ci-high": "", "slower": "0", "faster": "0"}
+    write_outputs(env.get("GITHUB_OUTPUT"), empty)
+    summary = env.get("GITHUB_STEP_SUMMARY")
+    if summary:
+        with open(summary, "a", encoding="utf-8") as f:
+            f.write(f"### duetbench\n\nnothing was measured: {error}\n\n")
+    print(f"::error::duetbench: {error}", flush=True)
+    return error.exit_code
+
+
 def main(env: Mapping[str, str] | None = None) -> int:
     env = os.environ if env is None else env
     try:
         inputs = read_inputs(env)
     except DuetError as e:
-        print(f"error: {e}", file=sys.stderr)
-        write_outputs(env.get("GITHUB_OUTPUT"), {"exit-code": str(e.exit_code), "regression": "false"})
-        return e.exit_code
+        return _refused(env, e)
     code, report_json, report_md = run(inputs)
     write_summary(env.get("GITHUB_STEP_SUMMARY"), inputs, code, report_md)
     values = outputs(inputs, code, report_json)
     write_outputs(env.get("GITHUB_OUTPUT"), values)
     if values["regression"] == "true":
-        print(f"::error::duetbench: B is slower than A by more than {inputs.fail_if_slower:g}% "
-              f"(see the step summary)", flush=True)
+        limit = "the limit in args" if inputs.fail_if_slower is None else f"{inputs.fail_if_slower:g}%"
+        print(f"::error::duetbench: B is slower than A by more than {limit} (see the step summary)", flush=True)
     elif code == EXIT_FAILED:
         print("::error::duetbench: a benchmarked command failed (its error is in the log above)", flush=True)
     return code

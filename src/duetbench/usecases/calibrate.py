@@ -19,6 +19,7 @@ import shlex
 import statistics
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -118,7 +119,8 @@ def _measure(method: str, argv: list[str], seed: int, plan: Plan, stage_s: float
     code = run_compare(opts, db_path=db, exports=Exports(), console=Console(file=io.StringIO(), emoji=False),
                        show_progress=False, on_report=reports.append)
     if code == 130:
-        raise DuetError("calibration interrupted", hint="run duet calibrate again (--quick takes 30 s)", exit_code=130)
+        raise Interrupted("calibration interrupted", hint="run duet calibrate again (--quick takes 30 s)",
+                          exit_code=130)
     invocations = reports[0].invocations
     if not invocations:
         raise DuetError(f"calibration run {command} ({method}) measured nothing", hint="run it by hand to see why",
@@ -127,20 +129,17 @@ def _measure(method: str, argv: list[str], seed: int, plan: Plan, stage_s: float
     return [i for i in invocations if not i.warmup], seconds
 
 
+class Interrupted(DuetError):
+    """Ctrl-C (or SIGTERM) during a stage: the stages that finished are still summarized and shown."""
+
+
 def choose_seed(seed: int | None) -> int:
     return seed if seed is not None else random.SystemRandom().randrange(2**31)
 
 
 def run_calibration(plan: Plan, *, seed: int, confidence: float, progress: Console | None = None) -> dict[str, object]:
     """Every stage of the calibration (INC, then the workloads by each method), judged and summarized."""
-    from duetbench.analyze.invocations import evaluate, usable
     from duetbench.execute.native import native_binary
-    from duetbench.host.doctor.noise_floor import (
-        ci_half_width,
-        relative_std,
-        runs_to_resolve,
-        time_to_resolve,
-    )
     from duetbench.host.host import host_facts, usable_cpus
     from duetbench.plan.schedule import choose_cpus
 
@@ -152,38 +151,55 @@ def run_calibration(plan: Plan, *, seed: int, confidence: float, progress: Conso
         if progress is not None:
             progress.print(f"[dim]{escape(text)}[/dim]")
 
+    inc_rows: list[IncRow] = []
+    rows: list[WorkloadRow] = []
+    interrupted = False
     # The stages' comparisons are the means, not the result: kept only while calibrating.
     with scratch_directory("calibrate") as scratch:
-        db = Path(scratch) / "calibrate.db"
-        inc_rows: list[IncRow] = []
-        for ms in plan.inc_ms:
-            ops = _ops_for("inc", ms)
-            say(f"INC {ms:g} ms ({ops} ops): sequential, {plan.inc_stage_s:.0f} s")
-            measured, _ = _measure("sequential", [workload, "inc", "--ops", str(ops)], seed, plan, plan.inc_stage_s,
-                                   db, confidence=confidence)
-            good = usable(measured)
-            inc_rows.append(IncRow(ms, ops, len(good), 1000 * statistics.fmean(i.wall_s for i in good),
-                                   relative_std([i.cpu_s for i in good]), relative_std([i.wall_s for i in good])))
-        rows: list[WorkloadRow] = []
-        for kind in WORKLOADS:
-            ops = _ops_for(kind, plan.workload_ms)
-            for method in methods:
-                say(f"{kind} {plan.workload_ms:g} ms: A/A {method}, {plan.workload_stage_s:.0f} s")
-                measured, machine_s = _measure(method, [workload, kind, "--ops", str(ops)], seed, plan,
-                                               plan.workload_stage_s, db, confidence=confidence)
-                for metric in ("wall", "cpu"):
-                    r = evaluate(method, measured, metric, confidence_level=confidence, n_resamples=5000, seed=seed,
-                                 u_test=False)
-                    half = ci_half_width(r.ratio.low, r.ratio.high, r.ratio.estimate)
-                    rows.append(WorkloadRow(kind, method, metric, r.runs, machine_s, r.ratio.estimate, r.ratio.low,
-                                            r.ratio.high, half, r.ratio_cv, r.ratio.low <= 1.0 <= r.ratio.high,
-                                            time_to_resolve(half, machine_s), runs_to_resolve(half, r.runs)))
+        try:
+            _stages(plan, methods, workload, seed, Path(scratch) / "calibrate.db", confidence, say, inc_rows, rows)
+        except (Interrupted, KeyboardInterrupt):  # in a stage, or between two (finding a workload's N)
+            interrupted = True  # what the finished stages measured is answered from, not thrown away
     return summarize(plan, inc_rows, rows, confidence=confidence, seed=seed, host=host_facts(),
-                     elapsed_s=time.monotonic() - started)
+                     elapsed_s=time.monotonic() - started, interrupted=interrupted)
+
+
+def _stages(plan: Plan, methods: tuple[str, ...], workload: str, seed: int, db: Path, confidence: float,
+            say: Callable[[str], None], inc_rows: list[IncRow], rows: list[WorkloadRow]) -> None:
+    """Measure every stage, appending each one's row(s) as it finishes."""
+    from duetbench.analyze.invocations import evaluate, usable
+    from duetbench.host.doctor.noise_floor import (
+        ci_half_width,
+        relative_std,
+        runs_to_resolve,
+        time_to_resolve,
+    )
+
+    for ms in plan.inc_ms:
+        ops = _ops_for("inc", ms)
+        say(f"INC {ms:g} ms ({ops} ops): sequential, {_duration(plan.inc_stage_s)}")
+        measured, _ = _measure("sequential", [workload, "inc", "--ops", str(ops)], seed, plan, plan.inc_stage_s,
+                               db, confidence=confidence)
+        good = usable(measured)
+        inc_rows.append(IncRow(ms, ops, len(good), 1000 * statistics.fmean(i.wall_s for i in good),
+                               relative_std([i.cpu_s for i in good]), relative_std([i.wall_s for i in good])))
+    for kind in WORKLOADS:
+        ops = _ops_for(kind, plan.workload_ms)
+        for method in methods:
+            say(f"{kind} {plan.workload_ms:g} ms: A/A {method}, {_duration(plan.workload_stage_s)}")
+            measured, machine_s = _measure(method, [workload, kind, "--ops", str(ops)], seed, plan,
+                                           plan.workload_stage_s, db, confidence=confidence)
+            for metric in ("wall", "cpu"):
+                r = evaluate(method, measured, metric, confidence_level=confidence, n_resamples=5000, seed=seed,
+                             u_test=False)
+                half = ci_half_width(r.ratio.low, r.ratio.high, r.ratio.estimate)
+                rows.append(WorkloadRow(kind, method, metric, r.runs, machine_s, r.ratio.estimate, r.ratio.low,
+                                        r.ratio.high, half, r.ratio_cv, r.ratio.low <= 1.0 <= r.ratio.high,
+                                        time_to_resolve(half, machine_s), runs_to_resolve(half, r.runs)))
 
 
 def summarize(plan: Plan, inc_rows: list[IncRow], rows: list[WorkloadRow], *, confidence: float, seed: int,
-              host: dict[str, object], elapsed_s: float) -> dict[str, object]:
+              host: dict[str, object], elapsed_s: float, interrupted: bool = False) -> dict[str, object]:
     from duetbench.host.doctor.noise_floor import best_method
 
     summary: dict[str, dict[str, object]] = {}
@@ -210,8 +226,8 @@ def summarize(plan: Plan, inc_rows: list[IncRow], rows: list[WorkloadRow], *, co
             "machine": {k: host.get(k) for k in ("hostname", "kernel", "cpu_model", "cpu_count", "virtualized",
                                                   "clocksource", "cpu_governor")},
             "inc": [asdict(r) for r in inc_rows], "workloads": [_finite(asdict(r)) for r in rows],
-            "pair_ratio_cv": duet_cv, "summary": _finite(summary),
-            "answer": answer(summary, confidence)}
+            "pair_ratio_cv": duet_cv, "summary": _finite(summary), "interrupted": interrupted,
+            "answer": answer(summary, confidence, interrupted=interrupted)}
 
 
 def _median_runs(values: list[int | None]) -> int | None:
@@ -232,6 +248,8 @@ def _finite(d: dict) -> dict:
 
 
 def _duration(seconds: float) -> str:
+    if seconds < 9.95:  # a stage of --budget 5, or a time already nearly enough: "0 s" would say nothing
+        return f"{seconds:.1f} s"
     if seconds < 120:
         return f"{seconds:.0f} s"
     if seconds < 7200:
@@ -245,9 +263,9 @@ def _pm(half_width: object) -> str:
     return f"±{half_width:.2%}" if finite else "nothing (unbounded)"
 
 
-def answer(summary: dict[str, dict[str, object]], confidence: float) -> str:
+def answer(summary: dict[str, dict[str, object]], confidence: float, *, interrupted: bool = False) -> str:
     """The plain answer: smallest difference resolved per method, and which method to use for 1 %."""
-    lines = []
+    lines = ["Interrupted: this answers from the stages that finished only."] if interrupted else []
     for metric, label in (("wall", "elapsed time (wall)"), ("cpu", "process time (cpu)")):
         per = summary[metric]
         parts = []
@@ -263,7 +281,8 @@ def answer(summary: dict[str, dict[str, object]], confidence: float) -> str:
             parts.append(f"{method} resolves {_pm(m['median_half_width'])} in the time spent (median; worst "
                          f"{_pm(m['worst_half_width'])}, {m['worst_workload']}), 1 % on every workload: {reach}")
         best = per.get("best")
-        lines.append(f"{label}: " + "; ".join(parts) + (f" → use {best}." if best else "."))
+        lines.append(f"{label}: " + ("; ".join(parts) or "no workload was measured")
+                     + (f" → use {best}." if best else "."))
     alarms = sum(int(m["aa_false_alarms"]) for per in summary.values() for k, m in per.items()
                  if isinstance(m, dict))
     if alarms:

@@ -604,6 +604,13 @@ def _store_then(wait: Callable[[], None], judged_by: Sequence[str] = ()) -> Call
     return task
 
 
+def _listed_interval(low: float, high: float) -> str:
+    """The CI in `duet show`'s list, worded as the verdicts word an unbounded one (not "[0.0000, inf]")."""
+    if high == float("inf"):
+        return "[CI unbounded]" if low <= 0 else f"[{low:.4f}, no upper bound]"
+    return f"[{low:.4f}, {high:.4f}]"
+
+
 def _short(name: str, command: str, width: int = 28) -> str:
     """A name the user gave, else the command with its program's directory left out."""
     program, _, rest = command.partition(" ")
@@ -638,7 +645,8 @@ def show(db_path: Path, comparison_id: int | None, *, exports: Exports, console:
                     continue
                 primary = built.primary
                 judged = (f"[bold]{primary.verdict}[/bold] B/A {primary.ratio.estimate:.4f} "
-                          f"[{primary.ratio.low:.4f}, {primary.ratio.high:.4f}] · {runs_measured(primary)}"
+                          f"{escape(_listed_interval(primary.ratio.low, primary.ratio.high))} "
+                          f"· {runs_measured(primary)}"
                           if primary else "no statistics")
                 console.print(f"[bold]#{rec.id}[/bold] {when} · {rec.method} · {rec.status} · {judged}")
                 console.print(f"    {escape(_short(rec.name_a, rec.command_a, 70))}\n"

@@ -6,8 +6,10 @@ kworkers and daemons (docs/notes/machine_probe.md §7). Time is /proc/uptime, so
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
+from duetbench.errors import DuetError
 from duetbench.host.activity import Snapshot, activity_delta, snapshot
 from duetbench.host.doctor.model import Check
 from duetbench.host.doctor.sysroot import SysRoot
@@ -23,22 +25,41 @@ class ProcSnapshot:
     processes: Snapshot
 
 
+def _numbers(fields: list[str], kind: type[int] | type[float], count: int | None = None) -> list | None:
+    """The fields as numbers, or None when they are too few or not numbers: a copy of /proc (--root) may be
+    damaged or hand-made, and a check then says "not observable" instead of failing."""
+    if count is not None and len(fields) < count:
+        return None
+    try:
+        values = [kind(v) for v in fields[:count]]
+    except ValueError:
+        return None
+    return values if all(math.isfinite(v) for v in values) else None
+
+
 def take_snapshot(root: SysRoot, exclude: frozenset[int] = frozenset()) -> ProcSnapshot:
-    uptime_text = root.read("/proc/uptime")
-    uptime = float(uptime_text.split()[0]) if uptime_text else None
+    uptime_fields = _numbers((root.read("/proc/uptime") or "").split(), float, 1)
+    uptime = uptime_fields[0] if uptime_fields else None
     cpu_ticks: dict[str, list[int]] = {}
     running = None
     for line in (root.read("/proc/stat") or "").splitlines():
         parts = line.split()
         if parts and parts[0].startswith("cpu"):
-            cpu_ticks[parts[0]] = [int(v) for v in parts[1:]]
+            ticks = _numbers(parts[1:], int)
+            if ticks:
+                cpu_ticks[parts[0]] = ticks
         elif parts and parts[0] == "procs_running":
-            running = int(parts[1])
-    load_text = root.read("/proc/loadavg")
-    loadavg = tuple(float(v) for v in load_text.split()[:3]) if load_text else None
+            count = _numbers(parts[1:], int, 1)
+            running = count[0] if count else None
+    load = _numbers((root.read("/proc/loadavg") or "").split(), float, 3)
+    loadavg = (load[0], load[1], load[2]) if load else None
     # On a copy of another machine our own pid means nothing, so nothing is excluded as "ours".
-    processes = snapshot(exclude, include_self=not root.is_live, files=root)
-    return ProcSnapshot(uptime, cpu_ticks, loadavg, running, processes)  # type: ignore[arg-type]
+    try:
+        processes = snapshot(exclude, include_self=not root.is_live, files=root)
+    except ValueError as exc:  # only a damaged copy: the kernel writes numbers there
+        raise DuetError(f"{root.root}: a /proc/<pid>/schedstat file of this copy is not numbers ({exc})",
+                        hint="make the copy again with duet doctor --snapshot DIR") from None
+    return ProcSnapshot(uptime, cpu_ticks, loadavg, running, processes)
 
 
 def _cpus(snapshot: ProcSnapshot) -> int:
@@ -55,8 +76,9 @@ def check_load(before: ProcSnapshot, after: ProcSnapshot | None) -> Check:
     evidence = [f"load average {l1:.2f} / {l5:.2f} / {l15:.2f} (1/5/15 min) on {cpus} CPUs"]
     busy = _busy_share(before, after)
     if busy is not None:
-        evidence.append(f"CPUs busy {busy:.1%} of the last {after.uptime_s - before.uptime_s:.1f} s"  # type: ignore[union-attr,operator]
-                        " (all processes)")
+        span = _interval(before, after)
+        evidence.append(f"CPUs busy {busy:.1%} of the last " + (f"{span:.1f} s" if span is not None else "interval")
+                        + " (all processes)")
     per_cpu = max(l1, busy * cpus if busy is not None else 0.0) / cpus
     fix = ("Other work competes for the CPUs: wait for it to finish or stop it (see 'Busy processes'). "
            "Load on one side of a duet is not cancelled by the ratio.")
@@ -79,18 +101,27 @@ def _busy_share(before: ProcSnapshot, after: ProcSnapshot | None) -> float | Non
     # The first 8 columns are summed; a kernel that prints more (guest, guest_nice) adds to both rows alike.
     delta = [a - b for a, b in zip(after.cpu_ticks["cpu"], before.cpu_ticks["cpu"], strict=False)]
     total = sum(delta[:8])
-    if total <= 0:
+    if total <= 0 or len(delta) < 4:
         return None
     idle = delta[3] + (delta[4] if len(delta) > 4 else 0)
     steal = delta[7] if len(delta) > 7 else 0
     return max(0.0, (total - idle - steal) / total)
 
 
+def _interval(before: ProcSnapshot, after: ProcSnapshot | None) -> float | None:
+    """Seconds between the two snapshots by /proc/uptime; None without two readable uptimes."""
+    if after is None or before.uptime_s is None or after.uptime_s is None:
+        return None
+    return after.uptime_s - before.uptime_s
+
+
 def check_daemons(before: ProcSnapshot, after: ProcSnapshot | None, top: int = 5) -> Check:
     title = "Busy processes"
-    if after is None or before.uptime_s is None or after.uptime_s is None:
-        return Check("daemons", title, "not-observable", ("only one snapshot of /proc: no interval to measure",))
-    interval = after.uptime_s - before.uptime_s
+    interval = _interval(before, after)
+    if after is None or interval is None:
+        return Check("daemons", title, "not-observable",
+                     ("only one snapshot of /proc: no interval to measure" if after is None
+                      else "no readable /proc/uptime in both snapshots: no interval to measure",))
     if interval <= 0:
         return Check("daemons", title, "not-observable", ("the two /proc snapshots have the same uptime",))
     used = [(a.cpu_ns / 1e9, a.pid, a.comm) for a in activity_delta(before.processes, after.processes) if a.cpu_ns > 0]
@@ -119,7 +150,7 @@ def check_steal(before: ProcSnapshot, after: ProcSnapshot | None) -> Check:
     if after is not None:
         for cpu, ticks in after.cpu_ticks.items():
             prior = before.cpu_ticks.get(cpu)
-            if cpu == "cpu" or prior is None or len(ticks) < 8:
+            if cpu == "cpu" or prior is None or min(len(ticks), len(prior)) < 8:
                 continue
             delta = [a - b for a, b in zip(ticks, prior, strict=False)]
             if sum(delta[:8]) > 0:

@@ -250,7 +250,7 @@ def check_irq_affinity(root: SysRoot) -> Check:
             mask = sum(1 << c for c in housekeeping)
             width = len(default.replace(",", ""))
             wanted = format(mask, f"0{width}x")
-            if int(default.replace(",", ""), 16) != mask:
+            if _hex_mask(default) != mask:
                 settings.insert(0, Setting("/proc/irq/default_smp_affinity", default, wanted,
                                            "new IRQs go to the housekeeping CPUs"))
     irqbalance = _running(root, "irqbalance")
@@ -267,6 +267,14 @@ def check_irq_affinity(root: SysRoot) -> Check:
     if irqbalance:
         fix += "; stop irqbalance first, or it undoes this"
     return Check("irq-affinity", title, "warn", tuple(evidence), fix, tuple(settings))
+
+
+def _hex_mask(text: str) -> int | None:
+    """The kernel's CPU mask ('ff,00000003'); None when it is not one (a damaged copy under --root)."""
+    try:
+        return int(text.replace(",", ""), 16)
+    except ValueError:
+        return None
 
 
 def _running(root: SysRoot, comm: str) -> bool:

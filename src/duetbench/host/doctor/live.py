@@ -18,7 +18,9 @@ import struct
 import subprocess
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TypeVar
+
+import msgspec
 
 # adjtimex return values (clock state), <linux/timex.h>
 CLOCK_STATES = {0: "TIME_OK", 1: "TIME_INS", 2: "TIME_DEL", 3: "TIME_OOP", 4: "TIME_WAIT", 5: "TIME_ERROR"}
@@ -207,19 +209,33 @@ class SystemProbe:
                 "container_engines": [asdict(e) for e in engines] if engines is not None else None}
 
 
+T = TypeVar("T")
+
+
+def _recorded(data: object, kind: type[T]) -> T | None:
+    """A recorded answer of the right shape, else None (not observable): a copy's live.json may be damaged."""
+    try:
+        return msgspec.convert(data, kind)
+    except msgspec.ValidationError:
+        return None
+
+
 class RecordedProbe:
-    """Answers recorded in ``live.json`` beside a copy of /proc and /sys; a missing key = not observable."""
+    """Answers recorded in ``live.json`` beside a copy of /proc and /sys; a missing or damaged key = not
+    observable."""
 
     def __init__(self, path: Path) -> None:
-        self.data: dict[str, object] = json.loads(path.read_text())
+        try:
+            data = json.loads(path.read_text(errors="replace"))
+        except (OSError, ValueError):
+            data = None
+        self.data: dict[str, object] = data if isinstance(data, dict) else {}
 
     def adjtimex(self) -> Timex | None:
-        d = self.data.get("adjtimex")
-        return Timex(**d) if isinstance(d, dict) else None
+        return _recorded(self.data.get("adjtimex"), Timex)
 
     def perf_hw_cycles(self) -> PerfResult | None:
-        d = self.data.get("perf_hw_cycles")
-        return PerfResult(**d) if isinstance(d, dict) else None
+        return _recorded(self.data.get("perf_hw_cycles"), PerfResult)
 
     def taskstats_family(self) -> int | None | bool:
         if "taskstats_family" not in self.data:
@@ -228,8 +244,7 @@ class RecordedProbe:
         return value if isinstance(value, (int, bool)) or value is None else False
 
     def container_engines(self) -> list[EngineResult] | None:
-        d = self.data.get("container_engines")
-        return [EngineResult(**e) for e in d] if isinstance(d, list) else None
+        return _recorded(self.data.get("container_engines"), list[EngineResult])
 
 
 def probe_for(root: Path) -> LiveProbe:

@@ -96,6 +96,15 @@ def snapshot(dest: Path, interval_s: float = 1.0) -> Path:
     in ``live.json`` and a second /proc snapshot under ``later/``."""
     if dest.exists() and any(dest.iterdir()):
         raise DuetError(f"{dest} is not empty", hint="give a new directory for the snapshot")
+    try:
+        return _snapshot(dest, interval_s)
+    except OSError as exc:
+        raise DuetError(f"cannot write the snapshot into {dest}: {exc.strerror or exc}"
+                        + (f" ({exc.filename})" if exc.filename else ""),
+                        hint="give a new directory in a writable place") from None
+
+
+def _snapshot(dest: Path, interval_s: float) -> Path:
     first = SysRoot(Path("/"))
     probe = SystemProbe()
     run_checks(Path("/"), interval_s=0.0, probe=probe, sysroot=first)

@@ -9,6 +9,9 @@ import os
 import stat
 from pathlib import Path
 
+#: More than any /proc or /sys file the checks read (/proc/cpuinfo of a few hundred CPUs is about 1 MiB).
+MAX_READ = 16 << 20
+
 
 class SysRoot:
     def __init__(self, root: Path = Path("/")) -> None:
@@ -25,12 +28,29 @@ class SysRoot:
         return self.root / absolute.lstrip("/")
 
     def read(self, absolute: str) -> str | None:
-        """The file's text without trailing whitespace, or None when missing or unreadable."""
+        """The file's text without trailing whitespace, or None when missing, unreadable or not a regular file.
+
+        A copy (--root) may hold a FIFO, or a symlink to a device such as /dev/zero (``cp -a`` keeps /sys's
+        links): opened without blocking, read only if regular, and never beyond ``MAX_READ`` bytes, so a
+        damaged copy cannot hang the doctor or fill its memory."""
         self.read_paths.add(absolute)
         try:
-            return self.path(absolute).read_text(errors="replace").rstrip()
+            fd = os.open(self.path(absolute), os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
         except OSError:
             return None
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None
+            chunks: list[bytes] = []
+            size = 0
+            while size < MAX_READ and (chunk := os.read(fd, min(65536, MAX_READ - size))):
+                chunks.append(chunk)
+                size += len(chunk)
+            return b"".join(chunks).decode(errors="replace").rstrip()
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
 
     def read_int(self, absolute: str) -> int | None:
         text = self.read(absolute)

@@ -51,6 +51,11 @@ def _load(path: Path) -> dict[str, Any]:
     if not isinstance(data, dict) or data.get("version") != STATE_VERSION:
         raise DuetError(f"the tuning state file {path} has an unknown format",
                         hint="it was written by another duetbench version; restore by hand and delete it")
+    settings = data.get("settings", [])
+    if not isinstance(settings, list) or not all(
+            isinstance(e, dict) and all(isinstance(e.get(k), str) for k in ("path", "previous")) for e in settings):
+        raise DuetError(f"the tuning state file {path} is damaged: every setting needs a path and its previous value",
+                        hint="restore the values it names by hand, then delete it")
     return data
 
 
@@ -75,10 +80,16 @@ def _write(root: SysRoot, absolute: str, value: str) -> str | None:
     return None
 
 
+def _root_name(root: SysRoot) -> str:
+    """The root as the state file names it: absolute, so that a reset from another directory (or with
+    the same copy named another way) finds the settings, and a relative name never means another copy."""
+    return str(root.root.resolve())
+
+
 def apply(settings: list[Setting], root: SysRoot, state: Path) -> list[Outcome]:
     """Save the previous values, then write each setting. A setting that fails is reported, not fatal."""
     data = _load(state)
-    if data and data.get("root") != str(root.root):
+    if data and data.get("root") != _root_name(root):
         raise DuetError(f"{state} holds settings applied to another root ({data.get('root')})",
                         hint="run duet doctor --reset for that root first")
     saved: list[dict[str, str]] = list(data.get("settings", []))
@@ -95,7 +106,7 @@ def apply(settings: list[Setting], root: SysRoot, state: Path) -> list[Outcome]:
             known.add(s.path)
         pending.append((s, current))
     # The state is on disk before the first write: a crash in between can always be reset.
-    _save(state, {"version": STATE_VERSION, "root": str(root.root), "applied_at": time.time(), "settings": saved})
+    _save(state, {"version": STATE_VERSION, "root": _root_name(root), "applied_at": time.time(), "settings": saved})
     outcomes = unreadable
     for s, current in pending:
         if current == s.wanted:
@@ -112,8 +123,8 @@ def reset(root: SysRoot, state: Path) -> list[Outcome]:
     data = _load(state)
     if not data:
         return []
-    if data.get("root") != str(root.root):
-        raise DuetError(f"{state} holds settings applied to {data.get('root')}, not {root.root}",
+    if data.get("root") != _root_name(root):
+        raise DuetError(f"{state} holds settings applied to {data.get('root')}, not {_root_name(root)}",
                         hint=f"run the reset with --root {data.get('root')}")
     saved: list[dict[str, str]] = list(data.get("settings", []))
     outcomes = []
