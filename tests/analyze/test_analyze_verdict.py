@@ -49,6 +49,12 @@ def test_describe_change_says_where_an_interval_has_no_bound() -> None:
     assert (describe_change(_r(1.2, 0.9, inf))
             == "no difference between A and B detected (B/A = 1.200, 99% CI −10.0% or more, no upper bound)")
     assert describe_change(_r(1.2, 1.05, inf)) == "B is 20.0% slower (99% CI 5.0% or more, no upper bound)"
+    # ... and so do the width and the bounds in the tables (terminal, Markdown/AsciiDoc/Org, duet analyze)
+    from duetbench.report.exporters._document import percent_change
+    from duetbench.report.units import ci_width
+
+    assert (ci_width(inf), ci_width(0.0123)) == ("unbounded", "1.23%")
+    assert (percent_change(inf), percent_change(0.0), percent_change(1.05)) == ("unbounded", "-100.00%", "+5.00%")
 
 
 def test_exceeds_threshold() -> None:

@@ -12,6 +12,7 @@ from duetbench.analyze.api import AnalysisRow
 from duetbench.analyze.ratio import RatioResult
 from duetbench.plan.campaign import PlannedRun
 from duetbench.report.progress import ManualProgress
+from duetbench.report.units import ci_width
 from duetbench.report.wide import print_table
 
 #: Runs the plan's table shows: a campaign may plan millions (1 000 000 per method and benchmark), which rich
@@ -119,7 +120,7 @@ def print_summary(console: Console, rows: list[AnalysisRow], confidence_level: f
             p_mark = f" [dim]({'†' * len(p_marks)})[/dim]"
         table.add_row(escape(row.benchmark), row.method, runs, f"{duration(r.a.median)} / {duration(r.b.median)}",
                       format_ratio(r.ratio),
-                      f"[{colour}]{r.verdict}[/{colour}]", f"{r.u_test_p:.3g}{p_mark}", f"{r.relative_ci_width:.2%}")
+                      f"[{colour}]{r.verdict}[/{colour}]", f"{r.u_test_p:.3g}{p_mark}", ci_width(r.relative_ci_width))
     print_table(console, table)
     # Explanations go below the table: they are sentences, and would wrap into unreadable columns.
     for number, row in enumerate(problems, start=1):

@@ -1,7 +1,6 @@
 """The terminal report (rich): per-side summaries, the ratio with its CI, the verdict in plain words."""
 from __future__ import annotations
 
-import math
 import statistics
 
 from rich.cells import cell_len
@@ -11,7 +10,7 @@ from rich.table import Table
 
 from duetbench.analyze.verdicts import describe_change
 from duetbench.report.model import ComparisonReport, cpus_per_command, runs_measured, stopped_by
-from duetbench.report.units import fmt_time
+from duetbench.report.units import ci_width, fmt_time
 from duetbench.report.wide import print_table
 
 _VERDICT_STYLE = {"slower": "bold red", "faster": "bold green", "no difference": "bold"}
@@ -96,8 +95,7 @@ def render(report: ComparisonReport, console: Console, time_unit: str | None = N
         marker = "▶" if metric == report.primary_metric else " "
         text = escape(describe_change(result.ratio, report.names["A"], report.names["B"]))
         style = _VERDICT_STYLE.get(result.verdict, "") if metric == report.primary_metric else "dim"
-        width = "unbounded" if math.isinf(result.relative_ci_width) else f"{result.relative_ci_width:.2%}"
-        extra = f"U-test p = {result.u_test_p:.2g}, CI width {width}"
+        extra = f"U-test p = {result.u_test_p:.2g}, CI width {ci_width(result.relative_ci_width)}"
         if result.outliers_removed:
             extra += f", {result.outliers_removed} outlier pair(s) set aside"
         if result.ratio.interval != "t":

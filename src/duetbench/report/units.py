@@ -21,3 +21,9 @@ def fmt_time(seconds: float, unit: str | None = None) -> str:
     """A time with its symbol in `unit` (see `time_scale`)."""
     scale, symbol, decimals = time_scale(seconds, unit)
     return f"{seconds / scale:.{decimals}f} {symbol}"
+
+
+def ci_width(relative: float) -> str:
+    """A ratio interval's width relative to its estimate, as a percentage; an unbounded interval (Fieller's
+    [0, inf) with a few runs) says so rather than "inf%", as the verdict line does."""
+    return "unbounded" if relative == float("inf") else f"{relative:.2%}"

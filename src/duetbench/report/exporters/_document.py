@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from duetbench.report.exporters import TextExporter
 from duetbench.report.model import measured_count, runs_measured, stopped_by
-from duetbench.report.units import time_scale
+from duetbench.report.units import ci_width, time_scale
 
 if TYPE_CHECKING:
     from duetbench.report.model import CampaignReport, ComparisonReport, ScanReport
@@ -141,7 +141,7 @@ def document_exporter(markup: Markup, *, name: str, label: str, help: str) -> Te
 
 
 def percent_change(x: float) -> str:
-    return f"{(x - 1) * 100:+.2f}%"
+    return "unbounded" if x == float("inf") else f"{(x - 1) * 100:+.2f}%"
 
 
 def _footer(report: ComparisonReport) -> Footer:
@@ -320,7 +320,7 @@ def campaign_document(campaign: CampaignReport) -> Document:
             continue
         icon = {"slower": "🔴", "faster": "🟢"}.get(r.verdict, "⚪")
         rows.append((row.benchmark, row.method, str(row.runs), f"{duration(r.a.median)} / {duration(r.b.median)}",
-                     describe_change(r.ratio, "A", "B"), f"{icon} {r.verdict}", f"{r.relative_ci_width:.2%}"))
+                     describe_change(r.ratio, "A", "B"), f"{icon} {r.verdict}", ci_width(r.relative_ci_width)))
     doc: Document = [
         Heading(f"duetbench: campaign {campaign.name}"),
         Table(("benchmark", "method", "runs", "A / B per iteration (median)", "B vs A", "verdict", "CI width"),
