@@ -90,3 +90,10 @@ def test_short_options_take_a_value_after_an_equals_sign_as_in_hyperfine(duet, t
     # after --, or as a command, nothing is rewritten: "-r=3" there is a command's text
     kept = duet("compare", "--runs", "2", "--method", "sequential", "--", "true", "echo -r=3")
     assert kept.returncode == 0 and "echo -r=3" in kept.stdout, kept.stderr
+
+
+@pytest.mark.parametrize("command", [["compare", "true"], ["run", "campaign.yml"]])
+def test_lock_wait_nan_is_refused(duet, tmp_path: Path, command: list[str]) -> None:
+    # click's FloatRange lets nan through (every comparison with it is false): a nan wait ran as some other one
+    r = duet(*command, "--lock-wait", "nan")
+    assert r.returncode == 2 and "'nan' is not a finite number" in r.stderr, r.stderr

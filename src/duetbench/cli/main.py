@@ -19,6 +19,7 @@ import click
 
 from duetbench import __version__
 from duetbench.cli.exports import export_options
+from duetbench.cli.finite import FiniteFloatRange
 from duetbench.cli.help_page import MAX_CONTENT_WIDTH
 from duetbench.errors import DuetError
 from duetbench.execute.backends.registry import BACKENDS
@@ -290,7 +291,7 @@ Exit codes: 0 done; 1 a command (or --setup/--prepare/...) failed; 2 bad input;
 @click.option("-r", "--runs", type=int, help="Measure exactly this many runs (pairs) and stop.")
 @click.option("-m", "--min-runs", type=int, default=10, show_default=True, help="Measure at least this many runs.")
 @click.option("-M", "--max-runs", type=int, default=300, show_default=True, help="Measure at most this many runs.")
-@click.option("--lock-wait", type=click.FloatRange(min=0), metavar="SECONDS", expose_value=False,
+@click.option("--lock-wait", type=FiniteFloatRange(min=0), metavar="SECONDS", expose_value=False,
               callback=lambda ctx, param, value: _lock_wait(value),
               help="When another measurement holds the machine lock, wait up to SECONDS for it (inf: no limit) "
                    "instead of failing. Default: $DUETBENCH_LOCK_WAIT, else fail at once (docs/lock.md).")
@@ -691,7 +692,7 @@ def show(comparison_id: int | None, db: Path, limit: int, **export_paths: Path |
               help="With --target-width: runs (per side) before a method may stop. Below 10 the percentile CI is "
                    "too narrow and early stopping raises false alarms (17.7% A/A alarms at 5 runs in our "
                    "simulation, tests/analyze/test_stopping_simulation.py).")
-@click.option("--lock-wait", type=click.FloatRange(min=0), metavar="SECONDS", expose_value=False,
+@click.option("--lock-wait", type=FiniteFloatRange(min=0), metavar="SECONDS", expose_value=False,
               callback=lambda ctx, param, value: _lock_wait(value),
               help="When another measurement holds the machine lock, wait up to SECONDS for it (inf: no limit) "
                    "instead of failing. Default: $DUETBENCH_LOCK_WAIT, else fail at once (docs/lock.md).")
