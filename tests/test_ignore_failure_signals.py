@@ -12,36 +12,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from queued_runs import fixed_pairs, record_batches
 
-from duetbench.execute.runner import CertainRuns, Runner, RunSettings, StopRule
+from duetbench.execute.runner import Runner, RunSettings
 from duetbench.model.invocation import Invocation
 
 two_cpus = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs to run a duet")
 KILLED = "sh -c 'kill -9 $$'"
 
-
-def _rule(pairs: int) -> tuple[StopRule, CertainRuns]:
-    """A fixed count of pairs (rounds), and how many more it is sure to ask for: what queues them."""
-    def go_on(measured: list[Invocation], elapsed: float) -> bool:
-        return len(measured) < 2 * pairs
-
-    def certain(measured: list[Invocation], elapsed: float) -> int:
-        return max(1, pairs - len(measured) // 2)
-
-    return go_on, certain
-
-
-def _batches(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
-    """(first pair, count) of every queued batch the runner sends."""
-    seen: list[tuple[int, int]] = []
-    original = Runner._run_queued
-
-    def record(self: Runner, first: int, count: int, *args: object) -> object:
-        seen.append((first, count))
-        return original(self, first, count, *args)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(Runner, "_run_queued", record)
-    return seen
 
 
 def _killed_at(iteration: int, log: Path) -> list[str]:
@@ -56,12 +34,12 @@ def test_a_queued_batch_goes_on_past_a_killed_invocation(native_dir: Path, tmp_p
     """A's sixth invocation is killed: with -i (or --ignore-failure=137) it is timed as exit code 137 and the
     launchers do not halt the batch (every pair in one), else (--ignore-failure=1) the comparison ends there
     and nothing after it is stored."""
-    batches = _batches(monkeypatch)
+    batches = record_batches(monkeypatch)
     log = tmp_path / "A"
     settings = RunSettings(method=method, argv={"A": _killed_at(5, log), "B": ["true"]}, cpus=(0, 1), seed=7,
                            warmup=1, ignore_failure=True, ignore_exit_codes=codes)
     stored: list[Invocation] = []
-    go_on, certain = _rule(12)
+    go_on, certain = fixed_pairs(12)
     outcome = Runner(settings, go_on, stored.append, certain=certain).run()
     assert batches and batches[0] == (1, 12)  # all queued at once after the warm-up
     killed = [i for i in stored if i.side == "A" and i.index == 5]
@@ -163,7 +141,7 @@ def test_a_pair_that_ends_is_blamed_on_its_timeout_not_on_the_partners_timed_exi
     slow = "[ $DUET_ITERATION -ne 5 ] || sleep 5"
     settings = RunSettings(method="duet", argv={"A": ["sh", "-c", "kill -9 $$"], "B": ["sh", "-c", slow]},
                            cpus=(0, 1), seed=3, warmup=1, timeout_s=0.5, ignore_failure=True)
-    go_on, certain = _rule(8)
+    go_on, certain = fixed_pairs(8)
     outcome = Runner(settings, go_on, lambda inv: None, certain=certain if queued else None).run()
     assert outcome.status == "failed" and outcome.failure is not None
     assert (outcome.failure.side, outcome.failure.index, outcome.failure.status) == ("B", 5, "timeout")

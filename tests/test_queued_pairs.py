@@ -10,10 +10,11 @@ from types import FrameType
 from typing import TYPE_CHECKING
 
 import pytest
+from queued_runs import fixed_pairs, record_batches
 from stopped_children import kill_stopped_children, stopped_children
 
 from duetbench.execute import runner as runner_module
-from duetbench.execute.runner import CertainRuns, Runner, RunSettings, StopRule
+from duetbench.execute.runner import Runner, RunSettings
 
 if TYPE_CHECKING:
     from duetbench.execute.invocation import Invocation
@@ -22,40 +23,17 @@ two_cpus = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs tw
 BURN = "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done"  # ~10-30 ms of CPU in dash
 
 
-def _rule(pairs: int) -> tuple[StopRule, CertainRuns]:
-    """A stop rule of a fixed count of pairs, and how many more it is sure to ask for."""
-    def go_on(measured: list[Invocation], elapsed: float) -> bool:
-        return len(measured) < 2 * pairs
-
-    def certain(measured: list[Invocation], elapsed: float) -> int:
-        return max(1, pairs - len(measured) // 2)
-
-    return go_on, certain
-
-
-def _batches(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
-    """Record (first pair, count) of every queued batch the runner sends."""
-    seen: list[tuple[int, int]] = []
-    original = Runner._run_queued
-
-    def record(self: Runner, first: int, count: int, *args: object) -> tuple[Invocation | None, int]:
-        seen.append((first, count))
-        return original(self, first, count, *args)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(Runner, "_run_queued", record)
-    return seen
-
 
 @two_cpus
 def test_queued_pairs_are_measured_as_released_ones(native_dir: Path, tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """Every pair queued runs once, both sides together on their drawn CPUs, each side's CPU time counted
     by its own cgroup once, with its steal; the warm-up pair is released by the orchestrator."""
-    batches = _batches(monkeypatch)
+    batches = record_batches(monkeypatch)
     runs = {side: tmp_path / side for side in "AB"}
     settings = RunSettings(method="duet", argv={s: ["sh", "-c", f"{BURN}; echo $DUET_ITERATION >> {runs[s]}"]
                                                 for s in "AB"}, cpus=(0, 1), seed=5, warmup=1)
-    go_on, certain = _rule(14)
+    go_on, certain = fixed_pairs(14)
     outcome = Runner(settings, go_on, lambda inv: None, certain=certain).run()
     assert outcome.status == "complete" and len(outcome.measured) == 28
     assert batches and sum(count for _, count in batches) >= 13 and batches[0][0] == 1
@@ -89,7 +67,7 @@ def test_the_orchestrator_reads_no_answer_while_its_batch_runs(native_dir: Path,
     ended, not as they come."""
     from duetbench.execute import invocation
 
-    batches = _batches(monkeypatch)
+    batches = record_batches(monkeypatch)
     reads: list[tuple[int, int]] = []
     original = invocation.ServedInvocation.wait
 
@@ -100,7 +78,7 @@ def test_the_orchestrator_reads_no_answer_while_its_batch_runs(native_dir: Path,
     monkeypatch.setattr(invocation.ServedInvocation, "wait", wait)
     settings = RunSettings(method="duet", argv={"A": ["sleep", "0.01"], "B": ["sleep", "0.03"]}, cpus=(0, 1),
                            seed=6, warmup=1)
-    go_on, certain = _rule(12)
+    go_on, certain = fixed_pairs(12)
     outcome = Runner(settings, go_on, lambda inv: None, certain=certain).run()
     assert outcome.status == "complete" and batches
     ends: dict[int, int] = {}
@@ -119,14 +97,14 @@ def test_a_failed_pair_halts_the_pairs_queued_after_it(native_dir: Path, tmp_pat
                                                        monkeypatch: pytest.MonkeyPatch, ignore_failure: bool) -> None:
     """A's sixth invocation exits 1: the comparison fails there and no pair after it runs (the launchers
     answer them unrun); with --ignore-failure an exit code is a measurement and the queue goes on."""
-    batches = _batches(monkeypatch)
+    batches = record_batches(monkeypatch)
     runs = {side: tmp_path / side for side in "AB"}
     fail = f"echo $DUET_ITERATION >> {runs['A']}; test $DUET_ITERATION -ne 5"
     settings = RunSettings(method="duet", argv={"A": ["sh", "-c", fail],
                                                 "B": ["sh", "-c", f"echo $DUET_ITERATION >> {runs['B']}"]},
                            cpus=(0, 1), seed=7, warmup=1, ignore_failure=ignore_failure)
     stored: list[Invocation] = []
-    go_on, certain = _rule(12)
+    go_on, certain = fixed_pairs(12)
     outcome = Runner(settings, go_on, stored.append, certain=certain).run()
     assert batches and batches[0] == (1, 12)  # the warm-up timed, all queued at once
     if ignore_failure:
@@ -146,7 +124,7 @@ def test_an_interrupt_keeps_the_queued_pairs_that_ended_before_it(native_dir: Pa
     """Ctrl-C in the middle of a batch: the pairs that ended before it are stored, whole; the one it cut
     short and those after it are not."""
     monkeypatch.setattr(runner_module, "QUEUE_SPAN_S", 10.0)
-    batches = _batches(monkeypatch)
+    batches = record_batches(monkeypatch)
     settings = RunSettings(method="duet", argv={"A": ["sleep", "0.05"], "B": ["sleep", "0.05"]}, cpus=(0, 1),
                            seed=8, warmup=1)
     stored: list[Invocation] = []
@@ -155,7 +133,7 @@ def test_an_interrupt_keeps_the_queued_pairs_that_ended_before_it(native_dir: Pa
         raise KeyboardInterrupt
 
     previous = signal.signal(signal.SIGALRM, interrupt)
-    go_on, certain = _rule(40)
+    go_on, certain = fixed_pairs(40)
     runner = Runner(settings, go_on, stored.append, certain=certain)
     try:
         signal.setitimer(signal.ITIMER_REAL, 0.9)
@@ -231,7 +209,6 @@ def test_a_killed_batchs_journal_is_stored_once_and_only_its_whole_pairs(tmp_pat
 
     from duetbench.execute import journal
     from duetbench.store.direct import open_comparison_store
-
     from duetbench.store.orchestrators import with_owner
 
     store = open_comparison_store(tmp_path / "r.db")
@@ -280,7 +257,7 @@ def test_a_launcher_gone_in_the_middle_of_a_batch_ends_it_at_once(native_dir: Pa
 
     settings = RunSettings(method="duet", argv={"A": ["sleep", "0.02"], "B": ["sleep", "0.02"]}, cpus=(0, 1),
                            seed=9, warmup=1, barrier_timeout_s=20.0)
-    go_on, certain = _rule(200)
+    go_on, certain = fixed_pairs(200)
     stored: list[Invocation] = []
     runner = Runner(settings, go_on, stored.append, certain=certain)
 
@@ -302,11 +279,11 @@ def test_a_launcher_gone_in_the_middle_of_a_batch_ends_it_at_once(native_dir: Pa
 def test_sequential_rounds_are_queued_too(native_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Sequential rounds queued to the one launcher: each round runs both sides once, in its drawn order,
     on the sequential CPU; each invocation is stored apart, with its steal, as released ones are."""
-    batches = _batches(monkeypatch)
+    batches = record_batches(monkeypatch)
     runs = tmp_path / "order"
     settings = RunSettings(method="sequential", argv={s: ["sh", "-c", f"echo {s}$DUET_ITERATION >> {runs}"]
                                                       for s in "AB"}, cpus=(0, 1), seed=10, warmup=1)
-    go_on, certain = _rule(20)
+    go_on, certain = fixed_pairs(20)
     outcome = Runner(settings, go_on, lambda inv: None, certain=certain).run()
     assert outcome.status == "complete" and len(outcome.measured) == 40
     assert batches and batches[0] == (1, 20)
@@ -323,7 +300,7 @@ def test_a_failed_sequential_invocation_halts_the_rounds_queued_after_it(native_
     fail = f"echo B$DUET_ITERATION >> {runs}; test $DUET_ITERATION -ne 7"
     settings = RunSettings(method="sequential", argv={"A": ["sh", "-c", f"echo A$DUET_ITERATION >> {runs}"],
                                                       "B": ["sh", "-c", fail]}, cpus=(0, 1), seed=11, warmup=1)
-    go_on, certain = _rule(20)
+    go_on, certain = fixed_pairs(20)
     stored: list[Invocation] = []
     outcome = Runner(settings, go_on, stored.append, certain=certain).run()
     assert outcome.status == "failed" and outcome.failure is not None
@@ -339,7 +316,7 @@ def test_no_queued_child_waits_beside_the_partners_command(native_dir: Path) -> 
     that slows it (bench/beside.py). Its CPU before exec stays that of a set-up."""
     settings = RunSettings(method="duet", argv={"A": ["sleep", "0.01"], "B": ["sleep", "0.2"]}, cpus=(0, 1),
                            seed=12, warmup=1)
-    go_on, certain = _rule(6)
+    go_on, certain = fixed_pairs(6)
     outcome = Runner(settings, go_on, lambda inv: None, certain=certain).run()
     assert outcome.status == "complete" and len(outcome.measured) == 12
     for inv in outcome.measured:
@@ -358,11 +335,11 @@ def test_a_launcher_stopped_in_the_middle_of_a_batch_times_out(native_dir: Path,
 
     if method == "duet" and len(os.sched_getaffinity(0)) < 2:
         pytest.skip("needs two CPUs to run a duet")
-    batches = _batches(monkeypatch)
+    batches = record_batches(monkeypatch)
     stop = 'if [ "$DUET_ITERATION" = 4 ]; then kill -STOP $PPID; fi'
     settings = RunSettings(method=method, argv={"A": ["sh", "-c", stop], "B": ["sleep", "0.001"]}, cpus=(0, 1),
                            seed=13, warmup=1, timeout_s=1.0, barrier_timeout_s=1.0)
-    go_on, certain = _rule(12)
+    go_on, certain = fixed_pairs(12)
     stored: list[Invocation] = []
     outcomes = []
     run = threading.Thread(target=lambda: outcomes.append(Runner(settings, go_on, stored.append,
