@@ -58,12 +58,6 @@ def _err_console() -> Any:
     return Console(stderr=True, highlight=False, emoji=False)
 
 
-def _printable(text: str) -> str:
-    from duetbench.report.error_line import one_line
-
-    return one_line(text)
-
-
 def _fail(exc: DuetError) -> None:
     from duetbench.report.error_line import tell
 
@@ -202,7 +196,9 @@ class _Group(click.Group):
             if not standalone_mode:
                 raise
             # click declares message Final, but show() prints it (with the usage): replaced before it does.
-            exc.message = _printable(exc.message)  # type: ignore[misc]
+            from duetbench.report.error_line import one_line
+
+            exc.message = one_line(exc.message)  # type: ignore[misc]
             exc.show()
             sys.exit(exc.exit_code)
         except click.exceptions.Abort:
