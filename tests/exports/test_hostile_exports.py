@@ -60,7 +60,7 @@ def test_a_comparison_without_statistics_says_why_in_every_table_format() -> Non
     single = _failed(invocations=[_invocation("A", 0, 0.001, status="failed", exit_code=1)], error="no run finished")
     single.method, single.names, single.commands = "single", {"A": "A", "B": ""}, {"A": "false", "B": ""}
     assert registry()["markdown"].render(single).startswith(  # type: ignore[attr-defined]
-        "### duetbench: false (failed)\n\n**No statistics**: no run finished; the command exited with code 1 "
+        "### duetbench: false (failed)\n\n**No statistics**: no run finished; the command failed with exit code 1 "
         "(invocation 0).\n")
     from duetbench.report.comparisons_html import comparison_data
 
@@ -76,7 +76,7 @@ def test_duet_show_of_a_failed_comparison_prints_why_not_an_empty_table() -> Non
     render(_failed(invocations=[_invocation("B", 0, 0.001, status="failed", exit_code=3)]), console)
     text = console.export_text()
     assert "max RSS" not in text
-    assert "No statistics: needs at least 2 measured iterations per side, got 0 A and 0 B; B exited with code 3 " \
+    assert "No statistics: needs at least 2 measured iterations per side, got 0 A and 0 B; B failed with exit code 3 " \
            "(invocation 0)" in text
 
 

@@ -59,6 +59,21 @@ class Invocation(msgspec.Struct):
     def to_dict(self) -> dict[str, object]:
         return msgspec.structs.asdict(self)
 
+    def ending(self) -> str:
+        """How an invocation that did not succeed ended, in the words every place that tells it uses (the
+        error line a comparison ends with, the reports of a comparison that produced no statistics):
+        "failed with exit code 3", "was killed by signal 9", "did not finish within --timeout", "could not
+        run: ...". Empty for one that succeeded."""
+        if self.status == "ok":
+            return ""
+        if self.status == "failed":
+            return f"failed with exit code {self.exit_code}"
+        if self.status == "timeout":
+            return "did not finish within --timeout"
+        if self.status == "signaled":
+            return f"was killed by signal {self.signal}"
+        return f"could not run: {self.error or self.status}"
+
 
 def usable(invocations: list[Invocation]) -> list[Invocation]:
     """Measured (not warmup) invocations that completed; failures kept with --ignore-failure count too,

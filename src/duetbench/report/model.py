@@ -55,16 +55,12 @@ def stopped_by(report: ComparisonReport) -> str | None:
     0)". None where no invocation failed (interrupted, or too few runs)."""
     if report.results or report.benchmark is not None:
         return None
-    what = {"failed": lambda i: f"exited with code {i.exit_code}",
-            "timeout": lambda i: "did not finish within --timeout",
-            "signaled": lambda i: f"was killed by signal {i.signal}"}
     for inv in reversed(report.invocations):
         if inv.status != "ok":
-            how = what[inv.status](inv) if inv.status in what else f"could not run: {inv.error or inv.status}"
             who = report.names.get(inv.side) or inv.side
             if report.method == "single" and who == "A":  # no B: "A" names nothing
                 who = "the command"
-            return f"{who} {how} (invocation {inv.index})"
+            return f"{who} {inv.ending()} (invocation {inv.index})"
     return None
 
 

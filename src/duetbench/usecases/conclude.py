@@ -308,22 +308,19 @@ def _last_line(text: str) -> str:
 
 
 def _failure_error(inv: Invocation, names: dict[str, str]) -> DuetError:
-    who = names[inv.side]
+    what = f"command {names[inv.side]} {inv.ending()}"
     if inv.status == "failed":
         tail = inv.stderr_tail.strip().replace("\n", " | ")[-300:] or "(no error output)"
-        return CommandFailed(f"command {who} failed with exit code {inv.exit_code} "
-                             f"(invocation {inv.index}): {tail}",
+        return CommandFailed(f"{what} (invocation {inv.index}): {tail}",
                              hint="fix it, or pass --ignore-failure to time failing runs anyway")
     if inv.status == "timeout":
-        return CommandFailed(f"command {who} did not finish within --timeout (invocation {inv.index})",
+        return CommandFailed(f"{what} (invocation {inv.index})",
                              hint="raise --timeout, or check the command for a hang")
     if inv.status == "signaled":
-        return CommandFailed(f"command {who} was killed by signal {inv.signal} (invocation {inv.index})",
+        return CommandFailed(f"{what} (invocation {inv.index})",
                              hint="run it by hand to see why, or pass --ignore-failure to time killed runs anyway "
                                   f"(a signal N counts as exit code 128+N: --ignore-failure={inv.exit_code})")
     if "Argument list too long" in (inv.error or ""):  # E2BIG: no method runs it (each adds its offset variable)
-        return CommandFailed(f"command {who} could not run: {inv.error}",
-                             hint="its arguments and environment together are over this system's limit "
-                                  "(getconf ARG_MAX), with up to 4 KiB duet adds: shorten them")
-    return CommandFailed(f"command {who} could not run: {inv.error or inv.status}",
-                         hint="check the command, or use --method sequential if the duet set-up is the problem")
+        return CommandFailed(what, hint="its arguments and environment together are over this system's limit "
+                                        "(getconf ARG_MAX), with up to 4 KiB duet adds: shorten them")
+    return CommandFailed(what, hint="check the command, or use --method sequential if the duet set-up is the problem")
