@@ -51,8 +51,11 @@ def test_queued_pairs_are_measured_as_released_ones(native_dir: Path, tmp_path: 
         a, b = sorted(pair, key=lambda i: i.side)
         assert (a.side, b.side) == ("A", "B") and a.cpu_requested != b.cpu_requested
         apart_ns.append(abs(a.start_ns - b.start_ns))
-        # Released together by the pair's barrier page: never one side after the other's command ...
-        assert apart_ns[-1] < min(a.end_ns - a.start_ns, b.end_ns - b.start_ns), (a, b)
+        # Released together by the pair's barrier page: never one side after the other's command, unless the
+        # later one was preempted between the barrier and its start stamp (on a machine busy with other work;
+        # its involuntary context switches count that time, the child's from its fork) ...
+        late = max(a, b, key=lambda i: i.start_ns)
+        assert apart_ns[-1] < min(a.end_ns - a.start_ns, b.end_ns - b.start_ns) or late.nivcsw > 0, (a, b)
     # ... and as a rule within microseconds (a side preempted between the barrier and its start stamp, on
     # a machine busy with other work, can start a few ms late: CI runs beside other test suites).
     assert sorted(apart_ns)[len(apart_ns) // 2] < 1_000_000, apart_ns

@@ -4,12 +4,15 @@ else a clear error before anything runs."""
 from __future__ import annotations
 
 import os
+import re
+import statistics
 from pathlib import Path
 
 import pytest
 
 from duetbench.host.doctor.sysroot import parse_cpu_list
 from duetbench.plan.schedule import keyed_cpu_sets
+from duetbench.report.warnings import BUSY_SHARE, SELF_WAIT_SHARE
 
 
 def _allowed(listed: str) -> set[int]:
@@ -61,7 +64,8 @@ def test_a_duet_without_twice_the_cpus_is_refused_before_anything_runs(duet, tmp
     _campaign(tmp_path, "2", "{duet: 2}")
     result = duet("run", "campaign.yml", "--no-progress")
     assert result.returncode == 2
-    assert "benchmark threads: a duet of 2 CPUs per command needs 4 CPUs" in result.stderr, result.stderr
+    assert "benchmarks.threads.cpus_per_command: a duet of 2 CPUs per command needs 4 CPUs" in result.stderr, \
+        result.stderr
     assert not list(tmp_path.glob("*.txt"))
 
 
@@ -78,7 +82,18 @@ def test_more_cpus_than_usable_is_refused(duet, tmp_path: Path) -> None:
     _campaign(tmp_path, "4096", "{sequential: 1}")
     result = duet("run", "campaign.yml", "--no-progress")
     assert result.returncode == 2
-    assert f"cpus_per_command 4096, but this process may use only {len(USABLE)} CPU(s)" in result.stderr
+    assert (f"campaign.yml:6:23: benchmarks.threads.cpus_per_command: 4096 CPUs per command, but this process "
+            f"may use only {len(USABLE)} CPU(s)") in result.stderr, result.stderr
+
+
+def test_too_many_cpus_set_for_the_whole_campaign_is_named_there_and_by_benchmark(duet, tmp_path: Path) -> None:
+    (tmp_path / "campaign.yml").write_text("campaign: t\n"
+                                           "cpus_per_command: 4096\n"
+                                           "benchmarks:\n"
+                                           "  one: {command: 'true', methods: {sequential: 1}}\n")
+    result = duet("run", "campaign.yml", "--dry-run")
+    assert result.returncode == 2
+    assert "campaign.yml:2:19: cpus_per_command: benchmark one: 4096 CPUs per command" in result.stderr, result.stderr
 
 
 def test_a_containers_cpuset_is_the_sides_cpu_or_its_cpus(tmp_path: Path) -> None:
@@ -120,11 +135,22 @@ benchmarks:
     assert result.returncode == 0, result.stdout + result.stderr
     with sqlite3.connect(tmp_path / ".duet" / "results.db") as conn:
         waits = [w for (w,) in conn.execute("SELECT cgroup_wait_s FROM run_sides")]
+        rows = conn.execute("SELECT s.side, s.cpu_s / s.wall_s, s.cgroup_wait_s / s.wall_s FROM run_sides s "
+                            "JOIN runs r ON r.id = s.run_id WHERE r.benchmark = 'threads' AND NOT s.warmup").fetchall()
     if any(w is None for w in waits):
         pytest.skip("the sides ran without a cgroup recording CPU pressure here (needs cgroup v2 and root)")
+    # Another process on a side's CPU takes CPU time from it (busy below BUSY_SHARE: no sign then, by design):
+    # the note names exactly the sides whose recorded shares qualify, as the product judges them.
+    shares = {side: (statistics.median(b for s, b, _ in rows if s == side),
+                     statistics.median(w for s, _, w in rows if s == side)) for side in "AB"}
+    qualify = [side for side, (busy, wait) in shares.items() if busy >= BUSY_SHARE and wait >= SELF_WAIT_SHARE]
+    if not qualify and all(busy < BUSY_SHARE for busy, _ in shares.values()):
+        pytest.skip(f"another process took both sides' CPUs (busy and wait shares: {shares})")
     said = " ".join(result.stdout.split())
-    warned = "A and B kept their CPUs busy and still had tasks waiting for them"
-    assert f"note threads · duet: {warned}" in said and f"note single · duet: {warned}" not in said, said
+    warned = ("A and B kept their CPUs busy and still had tasks waiting for them" if len(qualify) == 2 else
+              f"{qualify[0]} kept its CPU busy and still had tasks waiting for it" if qualify else "(nothing)")
+    assert f"note threads · duet: {warned}" in said, (shares, said)
+    assert not re.search(r"note single · duet: (A|B|A and B) kept", said), said
     assert f"cpus_per_command: all on the benchmark gives each side all {len(USABLE)} CPUs" in said
     analysed = duet("analyze")
     assert analysed.returncode == 0 and warned in " ".join(analysed.stdout.split()), analysed.stdout
