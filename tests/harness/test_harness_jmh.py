@@ -8,6 +8,7 @@ from harness_fixtures import fixture, inp
 
 from duetbench.errors import DuetError
 from duetbench.harness import LogLine, ParserInput, parse
+from duetbench.importers import read_jmh
 
 
 def test_thrpt_and_avgt_become_seconds_per_op_fork_major() -> None:
@@ -75,6 +76,23 @@ def test_rawdata_suppressed_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(DuetError, match=r"r\.json: benchmark 'org.example.Bench.concat': primaryMetric has no "
                                         r"rawData — do not run JMH with -Djmh.json.rawData=false"):
         parse("jmh", {}, ParserInput(files={"r.json": tmp_path / "r.json"}))
+
+
+@pytest.mark.parametrize("raw, says", [
+    ([[1.0, 2.0], []], "fork 2 of 2 has no measurement iterations (its rawData[1] is empty)"),
+    ([[], []], "fork 1 of 2 has no measurement iterations (its rawData[0] is empty)"),
+    ([], "no forks (its rawData is empty)")])
+def test_a_fork_without_iterations_is_named_with_its_benchmark_and_file(tmp_path: Path, raw: list[list[float]],
+                                                                        says: str) -> None:
+    """Else a fork vanished unnoticed, or `duet import jmh` called the benchmark missing from this file."""
+    doc = json.loads(fixture("jmh_real.json").read_text())
+    doc[0]["primaryMetric"]["rawData"] = raw
+    (tmp_path / "r.json").write_text(json.dumps(doc))
+    with pytest.raises(DuetError) as err:
+        read_jmh(fixture("jmh_real.json"), tmp_path / "r.json")
+    assert str(err.value).startswith(f"{tmp_path / 'r.json'}: benchmark 'org.example.JmhTiny.sumThrpt:size=16': "
+                                     f"{says}"), str(err.value)
+    assert "-i 1" in (err.value.hint or "")
 
 
 @pytest.mark.parametrize("content, message", [

@@ -95,6 +95,22 @@ def test_errors_name_the_file_and_line(tmp_path: Path) -> None:
         assert err.value.hint and "\n" not in str(err.value)
 
 
+def test_a_json_schema_version_other_than_1_is_refused_and_1_or_none_read(tmp_path: Path) -> None:
+    """Google Benchmark writes json_schema_version 1 since v1.8.4 (none before), and its compare.py
+    refuses any other: a new version would change what the fields mean."""
+    doc = json.loads((DATA / "A.json").read_text())
+    for version in (1, None):
+        if version is not None:
+            doc["context"]["json_schema_version"] = version
+        assert len(read_gbench(_write(tmp_path / "a.json", json.dumps(doc)), DATA / "B.json").table) == 20
+    doc["context"].update(json_schema_version=2, library_version="v2.0.0")
+    with pytest.raises(DuetError) as err:
+        read_gbench(_write(tmp_path / "v2.json", json.dumps(doc)), DATA / "B.json")
+    assert str(err.value).startswith(f"{tmp_path / 'v2.json'}: Google Benchmark JSON schema version 2 (written by "
+                                     "Google Benchmark v2.0.0); duetbench reads version 1"), str(err.value)
+    assert err.value.hint and "csv" in err.value.hint
+
+
 def test_a_benchmark_called_like_a_statistic_is_kept(tmp_path: Path) -> None:
     header = "name,iterations,real_time,cpu_time,time_unit\n"
     a = _write(tmp_path / "a.csv", header + '"BM_mean",1,5,5,ns\n"BM_mean",1,6,6,ns\n')

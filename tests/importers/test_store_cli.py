@@ -189,3 +189,37 @@ def test_an_import_interrupted_while_storing_leaves_no_half_campaign(tmp_path: P
         assert counts[0] == len(campaigns.runs(kept)) and counts[2] == len(imported.table)
     finally:
         store.close()
+
+def test_an_import_builds_its_runs_as_they_are_stored_not_all_first(tmp_path: Path, monkeypatch) -> None:
+    # All at once, a 200 000-run hyperfine export held ~600 MB of run records before the first was stored.
+    from duetbench.importers import store as importer_store
+
+    built: list[int] = []
+    seen_at: dict[str, list[int]] = {"begin": [], "transaction": []}
+
+    def counted(*args: object, **kwargs: object) -> RunRecord:
+        built.append(1)
+        return RunRecord(*args, **kwargs)  # type: ignore[arg-type]
+
+    begin, add = CampaignStore.begin, CampaignStore._add
+
+    def noting_begin(self: CampaignStore, **kwargs: object) -> int:
+        seen_at["begin"].append(len(built))
+        return begin(self, **kwargs)  # type: ignore[arg-type]
+
+    def noting_add(self: CampaignStore, campaign_id: int, runs: list[RunRecord]) -> list[int]:
+        seen_at["transaction"].append(len(built))
+        return add(self, campaign_id, runs)
+
+    monkeypatch.setattr(importer_store, "RunRecord", counted)
+    monkeypatch.setattr(CampaignStore, "begin", noting_begin)
+    monkeypatch.setattr(CampaignStore, "_add", noting_add)
+    monkeypatch.setattr(campaigns_module, "_RUNS_PER_TRANSACTION", 2)
+    imported = read_duetprocess(DUETPROCESS)  # 6 runs
+    cid = store_imported(tmp_path / "r.db", imported, name="x")
+    assert seen_at == {"begin": [0], "transaction": [2, 4, 6]} and len(built) == 6
+    store = Store(tmp_path / "r.db")
+    try:
+        assert len(CampaignStore(store).runs(cid)) == 6
+    finally:
+        store.close()

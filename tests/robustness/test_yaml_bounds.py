@@ -38,6 +38,24 @@ def test_too_many_aliases_are_refused(tmp_path: Path) -> None:
     assert "many.yml:" in str(info.value) and "aliases" in str(info.value)
 
 
+def test_a_file_large_without_aliases_is_told_so_not_blamed_on_aliases(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from duetbench.config import yaml_locations
+
+    monkeypatch.setattr(yaml_locations, "MAX_VALUES", 1000)  # the limit's logic, on a file 100x smaller
+    lines = ["d: &d {warmup: 1}", "campaign: large", "benchmarks:"]
+    lines += [f"  b{i}: {{command: 'echo {i}', methods: {{sequential: 1}}{', <<: *d' if i < 3 else ''}}}"
+              for i in range(400)]
+    with pytest.raises(CampaignError) as info:
+        parse_campaign("\n".join(lines) + "\n", tmp_path / "large.yml")
+    text = str(info.value)
+    assert "large.yml:" in text and "the file holds more than 1000 values" in text, text
+    assert "alias" not in text and "hint: split its benchmarks into several campaign files" in text, text
+    with pytest.raises(CampaignError) as info:
+        parse_campaign(_bomb(4), tmp_path / "bomb.yml")
+    assert "expands to more than 1000 values (aliases nested inside aliases?)" in str(info.value)
+
+
 def test_a_few_merge_keys_still_load(tmp_path: Path) -> None:
     lines = ["d: &d {warmup: 1}", "campaign: few", "benchmarks:"]
     lines += [f"  b{i}: {{<<: *d, command: 'echo 1'}}" for i in range(20)]

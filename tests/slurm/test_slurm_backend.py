@@ -116,7 +116,7 @@ def test_a_benchmark_given_more_cpus_than_this_host_has_is_left_to_the_nodes(due
     said = " ".join(result.stdout.split())
     assert "other: 512 CPUs per command (cpus_per_command): more than this machine has; each node checks its own" in said
     local = duet_cli(duet_env, tmp_path, "run", "campaign.yml", "--dry-run")
-    assert local.returncode == 2 and "benchmark other: cpus_per_command 512" in local.stderr, local.stderr
+    assert local.returncode == 2 and "benchmarks.other.cpus_per_command: 512 CPUs per command" in local.stderr, local.stderr
 
 
 def test_without_slurm_tools_one_clear_line(duet_env: dict[str, str], tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from duetbench.model.method import METHODS
 
 from .campaign_checks import cross_level_issues
 from .campaign_model import BenchmarkSpec, Campaign, ContainerSpec, ParserSpec, Schedule, SideSpec, Warmup
-from .campaign_problems import CampaignError, Problem, clamp, from_validation_error, place
+from .campaign_problems import CampaignError, Issue, Problem, clamp, from_validation_error, place
 from .campaign_resolve import resolve
 from .campaign_schema import CampaignModel
 from .placeholders import NAMES as PLACEHOLDERS
@@ -24,7 +24,7 @@ from .placeholders import render
 from .yaml_locations import DataPath, Located, YamlSyntaxError, YamlTooLarge, last_line, locate
 
 __all__ = ["METHODS", "PLACEHOLDERS", "BenchmarkSpec", "Campaign", "CampaignError", "ContainerSpec", "ParserSpec",
-           "Problem", "Schedule", "SideSpec", "Warmup", "load_campaign", "parse_campaign", "render"]
+           "Problem", "Schedule", "SideSpec", "Warmup", "load_campaign", "parse_campaign", "render", "setting_error"]
 
 
 def load_campaign(path: str | Path) -> Campaign:
@@ -57,8 +57,7 @@ def parse_campaign(text: str, path: Path, *, display: str | None = None, stored:
     try:
         located = locate(text)
     except YamlTooLarge as exc:
-        raise CampaignError(file, [Problem(min(exc.mark, last_line(text)), (), exc.message,
-                                           "write the values out, or share them with a few '<<: *defaults'")]) from None
+        raise CampaignError(file, [Problem(min(exc.mark, last_line(text)), (), exc.message, exc.hint)]) from None
     except YamlSyntaxError as exc:
         mark = min(exc.mark, last_line(text))
         raise CampaignError(file, [Problem(mark, (), f"not valid YAML: {exc.message}",
@@ -80,6 +79,25 @@ def parse_campaign(text: str, path: Path, *, display: str | None = None, stored:
     if problems or model is None:
         raise CampaignError(file, problems)
     return resolve(model, absolute, text)
+
+
+def setting_error(campaign: Campaign, benchmark: str, key: str, message: str, hint: str = "") -> CampaignError:
+    """A benchmark's setting that loaded but cannot be used where the campaign runs (more CPUs than this
+    machine has), as a problem at the line that sets it: the benchmark's own key, else the campaign's."""
+    located = locate(campaign.source_text)
+    data = located.data if located is not None and isinstance(located.data, dict) else {}
+    bench = _get(data, ("benchmarks", benchmark))
+    if isinstance(bench, dict) and key in bench:
+        path: DataPath = ("benchmarks", benchmark, key)
+    elif key in data:
+        path, message = (key,), f"benchmark {benchmark}: {message}"
+    else:
+        path = ("benchmarks", benchmark)
+    cwd = Path.cwd()
+    file = str(campaign.path.relative_to(cwd) if campaign.path.is_relative_to(cwd) else campaign.path)
+    if located is None:
+        return CampaignError.single(file, f"{'.'.join(map(str, path))}: {message}", hint)
+    return CampaignError(file, [place(Issue(path, message, hint), located)])
 
 
 def _env_as_written(located: Located) -> Any:

@@ -50,7 +50,11 @@ class YamlSyntaxError(Exception):
 
 
 class YamlTooLarge(YamlSyntaxError):
-    """The document is YAML, but its aliases expand beyond what a campaign can need (an alias bomb)."""
+    """The document is YAML, but holds (or its aliases expand to) more than a campaign can need."""
+
+    def __init__(self, mark: Mark, message: str, hint: str) -> None:
+        super().__init__(mark, message)
+        self.hint = hint
 
 
 @dataclass
@@ -99,6 +103,9 @@ def last_line(text: str) -> Mark:
     return Mark(len(lines), len(lines[-1]) + 1)
 
 
+_ALIAS_HINT = "write the values out, or share them with a few '<<: *defaults'"
+
+
 class _CountingLoader(yaml.SafeLoader):
     """SafeLoader that refuses a document with more than MAX_ALIASES aliases while composing it."""
 
@@ -108,7 +115,8 @@ class _CountingLoader(yaml.SafeLoader):
             if self.aliases_seen > MAX_ALIASES:
                 mark = self.peek_event().start_mark
                 raise YamlTooLarge(Mark(mark.line + 1, mark.column + 1),
-                                   f"more than {MAX_ALIASES} aliases (*name); a campaign file needs far fewer")
+                                   f"more than {MAX_ALIASES} aliases (*name); a campaign file needs far fewer",
+                                   _ALIAS_HINT)
         return super().compose_node(parent, index)
 
 
@@ -164,15 +172,23 @@ class _Converter:
         self.constructor = yaml.SafeLoader("")  # only its scalar constructors and merge-key handling are used
         self.on_path: set[int] = set()
         self.values = 0
+        self.converted: set[int] = set()
+        """The nodes converted so far: the values beyond them are copies that aliases (*name) made."""
 
     def problem(self, path: DataPath, node: Node, message: str, hint: str = "") -> None:
         self.located.problems.append(YamlProblem(path, _mark(node), message, hint))
 
     def convert(self, node: Node, path: DataPath) -> Any:
         self.values += 1
+        self.converted.add(id(node))
         if self.values > MAX_VALUES:
-            raise YamlTooLarge(_mark(node), f"the file expands to more than {MAX_VALUES} values "
-                                            "(aliases nested inside aliases?)")
+            if self.values - len(self.converted) > len(self.converted):
+                raise YamlTooLarge(_mark(node), f"the file expands to more than {MAX_VALUES} values "
+                                                "(aliases nested inside aliases?)", _ALIAS_HINT)
+            # mostly values written out: the file itself is this large, and writing them out would not help
+            raise YamlTooLarge(_mark(node), f"the file holds more than {MAX_VALUES} values (settings, lists and "
+                                            "mappings), the most a campaign file may have",
+                               "split its benchmarks into several campaign files")
         self.located.value_marks[path] = _mark(node)
         if id(node) in self.on_path:
             self.problem(path, node, "an alias refers to a mapping or list that contains it",

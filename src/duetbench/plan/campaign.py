@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from duetbench.model.method import AUTO, AUTO_CANDIDATES, METHODS
@@ -52,9 +52,9 @@ class PlannedRun:
         return f"{self.benchmark}/{self.method}/{self.repetition}{side}"
 
     def to_json(self) -> dict[str, object]:
-        data = asdict(self)
-        data["sides"] = list(self.sides)
-        return data
+        # asdict's deep copy took 2 s of the 200 000 runs a hyperfine export can plan; this is the same dict
+        return {"position": self.position, "benchmark": self.benchmark, "method": self.method,
+                "repetition": self.repetition, "sides": list(self.sides), "cpus": dict(self.cpus)}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> PlannedRun:

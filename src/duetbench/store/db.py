@@ -200,6 +200,9 @@ class Store:
         t = schema.comparisons
         return [_record(r) for r in self._read(select(*_COMPARISON_COLUMNS).order_by(t.c.id.desc()).limit(limit))]
 
+    def comparison_count(self) -> int:
+        return int(self._read(select(func.count()).select_from(schema.comparisons))[0][0])
+
     def comparison(self, comparison_id: int) -> ComparisonRecord | None:
         rows = self._read(select(*_COMPARISON_COLUMNS).where(schema.comparisons.c.id == comparison_id))
         return _record(rows[0]) if rows else None

@@ -651,6 +651,11 @@ def show(db_path: Path, comparison_id: int | None, *, exports: Exports, console:
                 console.print(f"[bold]#{rec.id}[/bold] {when} · {rec.method} · {rec.status} · {judged}")
                 console.print(f"    {escape(_short(rec.name_a, rec.command_a, 70))}\n"
                               f"    {escape(_short(rec.name_b, rec.command_b, 70))}")
+            stored = store.comparison_count() if len(records) == limit else len(records)
+            if stored > len(records):  # else a list cut at --limit reads as everything there is
+                left = stored - len(records)
+                console.print(f"... and {left} older comparison{'s' if left > 1 else ''}, not shown "
+                              f"(--limit {stored} lists them all)", highlight=False)
             return 0
         record = store.comparison(comparison_id)
         if record is None:

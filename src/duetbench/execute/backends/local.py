@@ -21,28 +21,39 @@ EXECUTORS = ("auto", "local", "podman", "docker")
 def cpus_per_command(bench: object, usable: list[int]) -> int:
     """A benchmark's `cpus_per_command` as a count on this machine ("all": every usable CPU); more than
     are usable is a clear error, as is a duet that would need more than twice that."""
+    per, problem = _cpus_problem(bench, usable)
+    if problem:
+        raise DuetError(f"benchmark {getattr(bench, 'name', '?')}: {problem[0]}", hint=problem[1])
+    return per
+
+
+def _cpus_problem(bench: object, usable: list[int]) -> tuple[int, tuple[str, str] | None]:
+    """The count, and what is wrong with it here (message, hint)."""
     from duetbench.config.campaign_model import cpus_given
 
-    name = getattr(bench, "name", "?")
     per = cpus_given(bench, len(usable))
     if per > len(usable):
-        raise DuetError(f"benchmark {name}: cpus_per_command {per}, but this process may use only {len(usable)} "
-                        "CPU(s)", hint=f"give at most {len(usable)}, or all")
+        return per, (f"{per} CPUs per command, but this process may use only {len(usable)} CPU(s)",
+                     f"give at most {len(usable)}, or all")
     duets = [m for m in getattr(bench, "methods", {}) if m in ("duet", "aduet", "auto")]
     if per > 1 and duets and 2 * per > len(usable):
-        raise DuetError(f"benchmark {name}: a {duets[0]} of {per} CPUs per command needs {2 * per} CPUs, "
-                        f"this process may use {len(usable)}",
-                        hint="give it methods: {sequential: N} (A and B take turns on the CPUs), or fewer "
-                             "cpus_per_command")
-    return per
+        return per, (f"a {duets[0]} of {per} CPUs per command needs {2 * per} CPUs, this process may use "
+                     f"{len(usable)}",
+                     "give it methods: {sequential: N} (A and B take turns on the CPUs), or fewer cpus_per_command")
+    return per, None
 
 
 def measured_cpus(campaign: Campaign) -> tuple[int, int]:
     """The two CPUs of this machine the sides run on (one CPU twice when only the sequential method is asked for)."""
+    from duetbench.config.campaign import setting_error
+
     usable = usable_cpus()
     pair = choose_cpus(usable)
     for bench in campaign.benchmarks:
-        cpus_per_command(bench, usable)
+        _, problem = _cpus_problem(bench, usable)
+        if problem:
+            # before anything runs, so named like the file's other bad settings: at the line that sets it
+            raise setting_error(campaign, bench.name, "cpus_per_command", *problem)
     needs_two = any(m in ("duet", "aduet") for b in campaign.benchmarks for m in b.methods)
     if pair is None:
         if needs_two:

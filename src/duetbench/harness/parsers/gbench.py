@@ -117,6 +117,8 @@ def read_json(text: str, where: str, metric: Metric) -> Repetitions:
     require(isinstance(doc, dict) and isinstance(doc.get("benchmarks"), list), where,
             "not a Google Benchmark JSON result (no 'benchmarks' list)",
             hint="run with --benchmark_out=FILE --benchmark_out_format=json")
+    context = doc.get("context") if isinstance(doc.get("context"), dict) else {}
+    _check_schema_version(context, where)
     reps = Repetitions()
     per_name: dict[str, int] = {}
     for n, entry in enumerate(doc["benchmarks"]):
@@ -143,11 +145,24 @@ def read_json(text: str, where: str, metric: Metric) -> Repetitions:
         per_name[name] = index + 1
         reps.iterations.append(Iteration(index=index, value_s=value * unit_seconds(unit, where, f"benchmarks[{n}]"),
                                          name=name))
-    context = doc.get("context") if isinstance(doc.get("context"), dict) else {}
     for key in ("library_version", "library_build_type", "num_cpus", "mhz_per_cpu", "date"):
         if isinstance(context.get(key), (str, int, float)) and not isinstance(context.get(key), bool):
             reps.metadata[key] = context[key]
     return reps
+
+
+def _check_schema_version(context: dict[str, Any], where: str) -> None:
+    """Google Benchmark writes `json_schema_version` 1 since v1.8.4 (none before) and adds fields without
+    changing it, so another version is a change its readers cannot know; its own compare.py refuses such a
+    file, and so does this rather than read times whose meaning may have changed."""
+    version = context.get("json_schema_version", 1)
+    if version != 1 or isinstance(version, bool):
+        release = context.get("library_version")
+        by = f" (written by Google Benchmark {release})" if isinstance(release, str) else ""
+        raise DuetError(f"{where}: Google Benchmark JSON schema version {json.dumps(version)}{by}; duetbench "
+                        "reads version 1",
+                        hint="write the results as CSV (--benchmark_out_format=csv), or with a Google Benchmark "
+                             "that writes json_schema_version 1")
 
 
 def read_csv(text: str, where: str, metric: Metric) -> Repetitions:

@@ -16,6 +16,8 @@ from ..model import Iteration, ParseResult, ParserInput
 TIMESTAMP_NOTE = ("JMH JSON has no timestamps; add -prof io.duetbench.jmh.DuetProfiler to the JMH command "
                   "so the hook logs every iteration")
 _TIME_PER_OP_MODES = ("avgt", "sample", "ss")
+_EMPTY_HINT = ("JMH measured nothing there: give it measurement iterations (-i 1 or more), and see its log for "
+               "that fork's error")
 
 
 class Options(_Base):
@@ -101,8 +103,15 @@ def parse(inp: ParserInput, options: Options) -> ParseResult:
         require(name not in seen, path, f"{where}: {name!r} appears twice in mode {entry['mode']}",
                 hint="give each JMH run its own -rff file; do not join result files by hand")
         seen.add(name)
+        forks = _scores(entry, path, where)
+        shown = f"benchmark {name!r}"  # with its @Params (and mode), as the import names it
+        key = "rawData" if entry["primaryMetric"].get("rawData") is not None else "rawDataHistogram"
+        require(forks != [], path, f"{shown}: no forks (its {key} is empty)", hint=_EMPTY_HINT)
         index = 0
-        for fork, scores in enumerate(_scores(entry, path, where)):
+        for fork, scores in enumerate(forks):
+            # else the fork vanishes unnoticed, or the benchmark is called missing from this file
+            require(scores != [], path, f"{shown}: fork {fork + 1} of {len(forks)} has no measurement iterations "
+                                        f"(its {key}[{fork}] is empty)", hint=_EMPTY_HINT)
             for score in scores:
                 if inverse:
                     require(score > 0 and factor / score < float("inf"), path,
