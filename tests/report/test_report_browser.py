@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html as htmllib
 import json
+import math
 import os
 import re
 import shutil
@@ -275,3 +276,93 @@ def test_an_interval_reaching_zero_draws_without_errors(tmp_path: Path, make_tab
     assert "NaN" not in result_page.stdout
     measured = measured_page(tmp_path, path)
     assert int(measured["sized"]) == int(measured["rendered"]) > 0
+
+
+def test_an_unbounded_interval_reads_unbounded_as_the_terminal_says_it(tmp_path: Path, make_table,
+                                                                       make_results) -> None:
+    """A campaign of three runs whose A varies run to run (`duet run` then `duet report`): Fieller's interval is
+    [0, inf), which the terminal calls "unbounded"; the page said "0.0000 … —", a CI width of "—%" and a
+    headline "B/A 1.025 [0, —]". A comparison's page (`duet report` of stored comparisons) said "0.0000 … —"."""
+    import msgspec
+    from tests.exports.test_hostile_exports import _failed, _invocation
+
+    from duetbench.report.comparisons_html import render_comparisons_html
+
+    table = make_table(["wild"], methods=("sequential",), runs=3, iterations=10)
+    bench, method, result, problem = make_results(table)[0]
+    assert result is not None
+    unbounded = msgspec.structs.replace(result, ratio=msgspec.structs.replace(result.ratio, low=0.0, high=math.inf),
+                                        relative_ci_width=math.inf, verdict="no difference")
+    path = tmp_path / "report.html"
+    write_html_report(path, title="unbounded", table=table, results=[(bench, method, unbounded, problem)],
+                      environment={}, studies={})
+    page = chromium(tmp_path, path.as_uri(), "--dump-dom", "--window-size=1400,2000")
+    assert console_lines(page.stderr) == []
+    text = " ".join(htmllib.unescape(re.sub(r"<[^>]+>", " ", page.stdout)).split())
+    assert "1.0" in text and " unbounded no difference " in text and " unbounded — 3 " in text  # CI, CI width
+    assert "99% CI unbounded) · A " in text  # the headline, in the verdict line's words
+    assert "—%" not in text and "[0, —]" not in text and "NaN" not in page.stdout
+
+    comparison = _failed(invocations=[_invocation(s, i, 0.01) for s in "AB" for i in range(3)])
+    comparison.status, comparison.analysis_error, comparison.results = "complete", None, {"wall": unbounded}
+    html = render_comparisons_html("unbounded", [(comparison, {})])
+    cells = re.findall(r'<td class="num">([^<]*)</td>', html)
+    assert "unbounded" in cells and not any("—" in c for c in cells)
+    assert "99% CI unbounded (" in " ".join(htmllib.unescape(html).split())
+
+
+def test_a_narrow_window_gets_the_page_without_scrolling_sideways(tmp_path: Path, make_table, make_results) -> None:
+    """A report opened on a phone (or printed): the forest plots were 1100 px wide and the summary tables
+    wider than the window, so the whole page scrolled sideways, past every heading. Now each chart fits the
+    window and a wide table scrolls on its own; a long name without spaces wraps."""
+    from tests.exports.test_hostile_exports import _failed, _invocation
+
+    from duetbench.report.comparisons_html import render_comparisons_html
+
+    long_name = "a-benchmark-whose-name-has-no-spaces-" * 6
+    table = make_table(["alpha", long_name], runs=3, iterations=10)
+    results = make_results(table)
+    campaign = tmp_path / "campaign.html"
+    write_html_report(campaign, title=long_name, table=table, results=results, environment={}, studies=STUDIES)
+    comparison = _failed(names=(long_name, "B"), invocations=[_invocation(s, i, 0.01) for s in "AB" for i in range(3)])
+    comparison.status, comparison.analysis_error = "complete", None
+    comparison.results = {"wall": next(r for _, _, r, _ in results if r is not None)}
+    comparisons = tmp_path / "comparisons.html"
+    comparisons.write_text(render_comparisons_html(long_name, [(comparison, {"n": long_name})]))
+    probe = ("<script>document.body.dataset.wide = String(document.documentElement.scrollWidth > "
+             "document.documentElement.clientWidth);</script></body>")
+    for page in (campaign, comparisons):
+        narrow = tmp_path / f"narrow-{page.name}"
+        narrow.write_text(page.read_text().replace("</body>", probe))
+        result = chromium(tmp_path, narrow.as_uri(), "--dump-dom", "--window-size=420,1200")
+        assert console_lines(result.stderr) == []
+        attrs = body_data(result.stdout)
+        assert int(attrs["rendered"]) > 0 and attrs["wide"] == "false", page.name
+
+
+def test_a_page_whose_script_is_blocked_says_why_it_has_no_plots(tmp_path: Path, make_table, make_results) -> None:
+    """A report published by a CI server whose Content-Security-Policy blocks inline scripts (Jenkins's default
+    for published HTML): JavaScript is on, so the <noscript> note stayed hidden, and the page showed empty plot
+    sections without a word. Now a note says why, and the script removes it once it has drawn."""
+    from tests.exports.test_hostile_exports import _failed, _invocation
+
+    from duetbench.report.comparisons_html import render_comparisons_html
+
+    table = make_table(["alpha"], methods=("duet",), runs=3, iterations=10)
+    results = make_results(table)
+    campaign = tmp_path / "campaign.html"
+    write_html_report(campaign, title="t", table=table, results=results, environment={})
+    comparison = _failed(invocations=[_invocation(s, i, 0.01) for s in "AB" for i in range(3)])
+    comparisons = tmp_path / "comparisons.html"
+    comparisons.write_text(render_comparisons_html("t", [(comparison, {})]))
+    csp = ('<meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
+           'img-src \'self\'; style-src \'self\';">')
+    for page in (campaign, comparisons):
+        drawn = chromium(tmp_path, page.as_uri(), "--dump-dom")
+        assert console_lines(drawn.stderr) == [] and 'id="needs-script"' not in drawn.stdout
+        blocked = tmp_path / f"blocked-{page.name}"
+        blocked.write_text(page.read_text().replace('<meta charset="utf-8">', csp, 1))
+        dom = chromium(tmp_path, blocked.as_uri(), "--dump-dom").stdout
+        assert "rendered" not in body_data(dom)  # the script did not run
+        note = re.search(r'<p [^>]*id="needs-script">(.*?)</p>', dom, re.S)
+        assert note and "Content-Security-Policy blocks inline scripts" in " ".join(note.group(1).split())

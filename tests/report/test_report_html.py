@@ -355,3 +355,136 @@ def test_hundred_benchmarks_stay_small_and_fast(make_table) -> None:
     assert size < 3_500_000, size
     assert elapsed < 40, elapsed
     assert len(_data_block(page)["benchmarks"]) == 100
+
+
+def test_ten_thousand_runs_draw_evenly_spaced_runs_in_a_small_page(make_table) -> None:
+    """A campaign of 10,000 short runs (`duet run` with `methods: {duet: 10000}`): every run went into the
+    timeline (a 300,000-pixel-tall plot), and two points per run into the plots over the runs: a 5.5 MB page
+    of 300,000 SVG elements that took the browser 12 s to open, after 40 s in a per-run scan of all rows
+    (the sequential CI-narrowing curve). Now those plots show evenly spaced runs and say how many of all."""
+    runs = 10_000
+    table = make_table(["big"], methods=("duet", "sequential"), runs=runs, iterations=3, warmup=1)
+    page = render_html_report(title="big", table=table, results=[], environment={})
+    assert len(page.encode()) < 300_000
+    for m in _data_block(page)["benchmarks"][0]["methods"]:
+        plots = [m["series"], m["ratios"]] + ([m["timeline"]] if m["method"] == "duet" else [])
+        for plot, limit in zip(plots, (report_html.MAX_PLOTTED_RUNS, report_html.MAX_PLOTTED_RUNS,
+                                       report_html.MAX_TIMELINE_RUNS), strict=False):
+            shown = [r["run"] for r in plot["runs"]]
+            assert len(shown) == limit and shown[0] == 0 and shown[-1] == runs - 1 and plot["runs_total"] == runs
+        assert m["series"]["total"] == 2 * 3 * runs  # every iteration counted, the shown ones of all
+        assert [p[0] for p in m["narrowing"]][-1] == runs
+
+
+def test_a_comparison_page_shows_each_side_mean_time_per_metric(make_table, make_results) -> None:
+    """`duet compare A B --export-html`: the terminal and the Markdown export show A's and B's mean wall and CPU
+    time; the page showed B/A of the wall time and plots, so neither side's time could be read off it, nor
+    the CPU time's comparison at all."""
+    from tests.exports.test_hostile_exports import _failed, _invocation
+
+    from duetbench.report.comparisons_html import render_comparisons_html
+    from duetbench.report.units import fmt_time
+
+    table = make_table(["x"], methods=("duet",), runs=3, iterations=10)
+    wall = make_results(table)[0][2]
+    assert wall is not None
+    cpu = msgspec.structs.replace(wall, metric="cpu", a=msgspec.structs.replace(wall.a, mean=wall.a.mean / 2))
+    comparison = _failed(names=("old", "new"), invocations=[_invocation(s, i, 0.01) for s in "AB" for i in range(3)])
+    comparison.status, comparison.analysis_error, comparison.method = "complete", None, "duet"
+    comparison.results = {"wall": wall, "cpu": cpu}
+    comparison.options = {"auto": {"reason": "pair ratios of the duet varied 2.79%"}}
+    text = " ".join(htmllib.unescape(re.sub(r"<[^>]+>", " ", render_comparisons_html("t", [(comparison, {})]))).split())
+    assert "metric old mean new mean B/A 99% CI verdict U-test p" in text
+    assert f"wall {fmt_time(wall.a.mean)} {fmt_time(wall.b.mean)} {wall.ratio.estimate:.4f}" in text
+    assert f"cpu {fmt_time(cpu.a.mean)} {fmt_time(cpu.b.mean)} {cpu.ratio.estimate:.4f}" in text
+    assert "Method chosen by --method auto: pair ratios of the duet varied 2.79%." in text
+
+
+def test_the_report_of_an_interrupted_campaign_says_so_at_the_top(duet, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """`duet run` stopped by Ctrl-C, then `duet report`: the terminal heads its table "campaign #1 ab
+    (interrupted)", the page's title and heading read as for a finished campaign (the state was only in
+    the facts at the bottom), so a colleague took a part of the runs for the whole campaign."""
+    from duetbench.store.campaigns import CampaignStore
+    from duetbench.store.db import Store
+
+    times = {"command": "x", "times": [0.01, 0.011, 0.012, 0.01], "exit_codes": [0] * 4}
+    (tmp_path / "hf.json").write_text(json.dumps({"results": [times, {**times, "command": "y"}]}))
+    assert duet("import", "hyperfine", "hf.json", "--db", "r.db", "--name", "ab").returncode == 0
+    store = Store(tmp_path / "r.db")
+    try:
+        CampaignStore(store).set_status(1, "interrupted")
+    finally:
+        store.close()
+    for args in (("report", "-o", "report.html"), ("analyze", "--export-html", "report.html")):
+        result = duet(*args, "--db", "r.db")
+        assert result.returncode == 0, result.stderr
+        page = (tmp_path / "report.html").read_text()
+        assert "<h1>duetbench · campaign ab (#1, interrupted)</h1>" in page, args
+
+
+def test_a_comparison_page_counts_the_runs_measured_not_those_left_after_the_outlier_filter(make_table,
+                                                                                         make_results) -> None:
+    """`duet compare A B --runs 15 --method duet --export-html`, one pair set aside by the robust filter: the
+    terminal and Markdown say "15 runs (1 outlier pair set aside)", the page said "14 runs", a run lost."""
+    from tests.exports.test_hostile_exports import _failed, _invocation
+
+    from duetbench.report.comparisons_html import render_comparisons_html
+
+    table = make_table(["x"], methods=("duet",), runs=3, iterations=10)
+    result = make_results(table)[0][2]
+    assert result is not None
+    measured = result.a.n
+    filtered = msgspec.structs.replace(result, runs=measured - 1, outliers_removed=1)
+    comparison = _failed(invocations=[_invocation(s, i, 0.01) for s in "AB" for i in range(3)])
+    comparison.status, comparison.analysis_error, comparison.method = "complete", None, "duet"
+    comparison.results = {"wall": filtered}
+    page = render_comparisons_html("t", [(comparison, {})])
+    text = " ".join(htmllib.unescape(re.sub(r"<[^>]+>", " ", page)).split())
+    assert f" {measured} runs (1 outlier pair set aside), U-test p" in text
+    assert f'<td class="num">{measured}</td>' in page and f'<td class="num">{measured - 1}</td>' not in page
+
+
+def test_a_report_to_standard_output_is_the_page_alone(duet, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """`duet report -o - > r.html`: "wrote -" followed </html> in the file (and showed at the bottom of the page);
+    `-o '[b]r.html'` said "wrote r.html"."""
+    times = {"command": "x", "times": [0.01, 0.011, 0.012, 0.01], "exit_codes": [0] * 4}
+    (tmp_path / "hf.json").write_text(json.dumps({"results": [times, {**times, "command": "y"}]}))
+    assert duet("import", "hyperfine", "hf.json", "--db", "r.db").returncode == 0
+    result = duet("report", "--db", "r.db", "-o", "-")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("<!DOCTYPE html>") and result.stdout.endswith("</html>\n"), result.stdout[-200:]
+    result = duet("report", "--db", "r.db", "-o", "[b]r.html")  # said as typed, not read as rich markup
+    assert result.stdout == "wrote [b]r.html\n" and (tmp_path / "[b]r.html").read_text().endswith("</html>")
+
+
+def test_several_commands_against_a_reference_are_not_called_a_parameter_scan() -> None:
+    """`duet compare base x y --export-html`: the page was titled "parameter scan: x vs base, scanning command"
+    (y not named) with a made-up parameter column "command" repeating B's; the Markdown export says
+    "x, y against base"."""
+    from tests.exports.test_hostile_exports import _failed
+
+    from duetbench.report.exporters.html import scan_html
+    from duetbench.report.model import ScanEntry, ScanReport
+
+    scan = ScanReport([ScanEntry({"command": name}, _failed(names=("base", name))) for name in ("x", "y")])
+    page = scan_html(scan)
+    assert "<title>duetbench · x, y against base</title>" in page and "scanning" not in page
+    assert "<th>command</th>" not in page
+
+
+def test_failed_runs_of_a_campaign_are_said_in_its_page(make_table, make_results) -> None:
+    """`duet run campaign.yml --export-html r.html` where B exits 3: the terminal's runs column says "0 +2
+    failed" and a line says their exit codes and stderr are stored; the page said only "got 10 A and 0 B"."""
+    from duetbench.analyze.api import AnalysisRow
+    from duetbench.report.exporters.html import campaign_html
+    from duetbench.report.model import CampaignReport
+
+    table = make_table(["ok", "bad"], methods=("sequential",), runs=3, iterations=10)
+    result = make_results(table)[0][2]
+    rows = [AnalysisRow("ok", "sequential", 3, 24, 24, result, notes=["a note"], runs_ok=3, runs_failed=1),
+            AnalysisRow("bad", "sequential", 0, 10, 0, None, problem="needs at least 2 measured iterations per "
+                        "side, got 10 A and 0 B", runs_ok=0, runs_failed=2)]
+    page = campaign_html(CampaignReport(campaign_id=1, name="c", rows=rows, meta={}, table=table))
+    text = " ".join(htmllib.unescape(re.sub(r"<[^>]+>", " ", page.split('<script type="application/json"')[0])).split())
+    assert "got 10 A and 0 B; 2 runs failed (their exit codes and stderr are stored)" in text
+    assert "a note 1 run failed (their exit codes and stderr are stored)" in text

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import os
 import shlex
 import sys
 from collections.abc import Callable
@@ -276,7 +277,8 @@ def _context(record: CampaignRecord, *, html: bool = True) -> dict[str, Any]:
     from duetbench.report.campaign_context import campaign_commands, campaign_environment, campaign_facts
 
     return {"environment": campaign_environment(record), "facts": campaign_facts(record),
-            "commands": campaign_commands(record) if html else {}, "source": record.source_text}
+            "commands": campaign_commands(record) if html else {}, "source": record.source_text,
+            "status": record.status}
 
 
 def _studies(table: IterationTable, analysis: _Analysis, *, aa: bool) -> CampaignStudies:
@@ -315,7 +317,7 @@ def report(analysis: _Analysis, output: Path, no_studies: bool, aa: bool, compar
         write_atomically(output, render_comparisons_html(title, entries), "HTML report",
                          hint="choose a writable path with -o")
         plural = "s" if len(entries) != 1 else ""
-        OutputConsole(highlight=False).print(f"wrote {output} ({len(entries)} comparison{plural})")
+        _wrote(output, f"wrote {output} ({len(entries)} comparison{plural})")
         return
     from duetbench.report.exporters.html import campaign_html
     from duetbench.report.model import CampaignReport
@@ -329,7 +331,21 @@ def report(analysis: _Analysis, output: Path, no_studies: bool, aa: bool, compar
     page = campaign_html(CampaignReport(campaign_id=record.id, name=record.name, rows=rows, meta={}, table=table,
                                         studies=studies, **_context(record)))
     write_atomically(output, page, "HTML report", hint="choose a writable path with -o")
-    OutputConsole(highlight=False).print(f"wrote {output}")
+    _wrote(output, f"wrote {output}")
+
+
+def _wrote(output: Path, said: str) -> None:
+    """Say where the page went, unless it went to standard output (-o -, -o /dev/stdout): there the line
+    would follow </html> into the file a shell redirect makes, and show at the bottom of the page."""
+    from duetbench.report.exporters import to_stdout
+
+    try:
+        page, stdout = os.stat(output), os.fstat(sys.stdout.fileno())
+        same = (page.st_dev, page.st_ino) == (stdout.st_dev, stdout.st_ino)
+    except (OSError, ValueError):  # no file there, or no file descriptor behind stdout
+        same = False
+    if not (to_stdout(output) or same):
+        OutputConsole(highlight=False).print(said, markup=False)  # a path as typed: "[red]r.html" is no markup
 
 
 def _holds_campaign(db: Path) -> bool:

@@ -26,9 +26,9 @@ from duetbench.analyze.verdicts import describe_change
 from duetbench.model.method import METHODS
 from duetbench.report.distribution import shared_histogram
 from duetbench.report.exporters.json import clean_json
-from duetbench.report.model import ComparisonReport, stopped_by
+from duetbench.report.model import ComparisonReport, measured_count, stopped_by
 from duetbench.report.safe_text import visible, visible_deep
-from duetbench.report.units import fmt_time
+from duetbench.report.units import fmt_time, ratio_interval, time_scale
 
 
 def _sig(x: float, digits: int = 6) -> float | None:
@@ -112,11 +112,32 @@ def comparison_data(report: ComparisonReport, parameters: Mapping[str, str]) -> 
         out.update({
             "estimate": p.ratio.estimate, "low": p.ratio.low, "high": p.ratio.high,
             "confidence": p.ratio.confidence_level, "interval": p.ratio.interval, "verdict": p.verdict,
-            "summary": describe_change(p.ratio, report.names["A"], report.names["B"]), "runs": p.runs,
+            "ci": ratio_interval(p.ratio.low, p.ratio.high), "unbounded": p.ratio.high == math.inf,
+            # The runs measured, as the terminal and Markdown count them ("14 runs" after --runs 15 read as
+            # a run lost), with the outlier pairs the robust filter set aside beside them.
+            "summary": describe_change(p.ratio, report.names["A"], report.names["B"]), "runs": measured_count(p),
+            "aside": p.outliers_removed,
             "p": p.u_test_p, "rcw": p.relative_ci_width, "notes": list(p.notes),
             "verdict_class": {"slower": "slower", "faster": "faster"}.get(p.verdict, "same"),
+            "metrics": _metrics(report, p),
         })
+    auto = report.options.get("auto")
+    if isinstance(auto, dict) and auto.get("reason"):
+        out["auto"] = str(auto["reason"])
     return out
+
+
+def _metrics(report: ComparisonReport, primary: Any) -> list[dict[str, Any]]:
+    """Each metric's mean time of A and B with B/A, as the terminal and the Markdown export show them: the
+    plots alone left a reader of the page without either side's time."""
+    scale, symbol, decimals = time_scale(primary.a.mean, report.time_unit)  # one unit for the column
+
+    def mean(seconds: float) -> str:
+        return f"{seconds / scale:.{decimals}f} {symbol}" if math.isfinite(seconds) else "—"
+
+    return [{"metric": metric, "a": mean(r.a.mean), "b": mean(r.b.mean), "ratio": r.ratio.estimate,
+             "ci": ratio_interval(r.ratio.low, r.ratio.high), "verdict": r.verdict, "p": r.u_test_p}
+            for metric, r in report.results.items()]
 
 
 def _fmt(value: Any, spec: str) -> str:

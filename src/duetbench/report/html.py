@@ -22,7 +22,7 @@ import math
 from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import jinja2
 import numpy as np
@@ -38,6 +38,7 @@ from duetbench.report.distribution import MIN_ITERATION_BINS, shared_histogram
 from duetbench.report.exporters.json import clean_json
 from duetbench.report.safe_text import visible, visible_deep
 from duetbench.report.studies import study_findings
+from duetbench.report.units import ci_width, ratio_interval
 
 #: Points per pair scatter; a random subset beyond this keeps a 100-benchmark report to a few MB.
 MAX_SCATTER_POINTS = 250
@@ -46,6 +47,11 @@ MAX_SCATTER_POINTS = 250
 #: so that every run is there and a campaign with many runs stays within a few KB per plot.
 TIMELINE_ITERATIONS = 60
 MIN_TIMELINE_PER_RUN = 6
+#: Runs in the side-by-side timelines, and in the plots of iteration times and pair ratios over the runs: with
+#: more (a campaign of 10,000 runs), evenly spaced runs, the first and last among them. Every run drawn made
+#: a 300,000-pixel-tall timeline and 300,000 SVG elements that took the browser 12 s to open.
+MAX_TIMELINE_RUNS = 12
+MAX_PLOTTED_RUNS = 60
 #: Points per side in the plot of iteration times over the runs, and pair ratios in the ratio plot; beyond
 #: this, each run keeps evenly spaced iterations (its first and last among them).
 MAX_SERIES_POINTS = 240
@@ -55,6 +61,7 @@ MAX_NARROWING_POINTS = 10
 NARROWING_RESAMPLES = 1000
 
 Row = tuple[str, str, ComparisonResult | None, str]
+T = TypeVar("T")
 
 
 def _sig(x: float, digits: int = 5) -> float | None:
@@ -121,7 +128,8 @@ def _estimate(method: str, rows: IterationTable, confidence_level: float, n_resa
 
 
 def _narrowing(method: str, rows: IterationTable, confidence_level: float) -> list[list[float | None]]:
-    """[k, estimate, low, high] with the CI recomputed on the first k runs, k = 2..R (spread when R is large)."""
+    """[k, estimate, low, high] with the CI recomputed on the first k runs, k = 2..R (spread when R is large);
+    a fifth element 1 where high is unbounded (JSON has no inf)."""
     if method == "aduet" and not rows.has_timestamps():
         return []
     run_ids = np.unique(rows.run)
@@ -132,8 +140,7 @@ def _narrowing(method: str, rows: IterationTable, confidence_level: float) -> li
     if method == "sequential":
         # Run means, not the hierarchical bootstrap of the summary: a dozen hierarchical bootstraps per
         # benchmark would dominate the report's time, and the curve only shows how the CI narrows.
-        means = {side: {int(r): float(rows.value[(rows.side == side) & (rows.run == r)].mean())
-                        for r in np.unique(rows.run[rows.side == side])} for side in ("A", "B")}
+        means = {side: _run_means(rows.where(rows.side == side)) for side in ("A", "B")}
     out = []
     for k in ks:
         try:
@@ -147,8 +154,16 @@ def _narrowing(method: str, rows: IterationTable, confidence_level: float) -> li
                                   NARROWING_RESAMPLES).ratio
         except ValueError:
             continue  # too few units at this k (e.g. a run without measured iterations); later k may work
-        out.append([int(k), _sig(ratio.estimate), _sig(ratio.low), _sig(ratio.high)])
+        point = [int(k), _sig(ratio.estimate), _sig(ratio.low), _sig(ratio.high)]
+        out.append(point + [1] if ratio.high == math.inf else point)
     return out
+
+
+def _run_means(rows: IterationTable) -> dict[int, float]:
+    """Each run's mean value, in one pass (a scan of the rows per run was quadratic in the runs)."""
+    ids, inverse = np.unique(rows.run, return_inverse=True)
+    means = np.bincount(inverse, weights=rows.value) / np.bincount(inverse)
+    return dict(zip(ids.tolist(), means.tolist(), strict=True))
 
 
 def _subsample(n: int, limit: int) -> np.ndarray:
@@ -210,6 +225,11 @@ def _spread(n: int, keep: int) -> np.ndarray:
     return (i * (n - 1) + (keep - 1) // 2) // (keep - 1)
 
 
+def _spread_out(items: list[T], limit: int) -> list[T]:
+    """At most `limit` of `items`, evenly spaced, the first and the last among them (see `_spread`)."""
+    return [items[i] for i in _spread(len(items), limit)]
+
+
 def _thinned(values: np.ndarray, quota: int) -> dict[str, Any]:
     """A run's values evenly thinned to `quota` (`v`), and how many it had (`n`)."""
     return {"v": _sig_list(values[_spread(values.size, quota)], 4), "n": int(values.size)}
@@ -218,9 +238,10 @@ def _thinned(values: np.ndarray, quota: int) -> dict[str, Any]:
 def _series(full: IterationTable) -> dict[str, Any] | None:
     """Each side's iteration times run after run, in the order measured, warm-ups (a run's first
     iterations) included and counted, so that drifts within and between runs show."""
-    runs = _run_sides(full)
-    if not runs:
+    every = _run_sides(full)
+    if not every:
         return None
+    runs = _spread_out(every, MAX_PLOTTED_RUNS)
     quota = max(2, MAX_SERIES_POINTS // len(runs))
     unit = _unit(full.value)
     out = []
@@ -232,8 +253,8 @@ def _series(full: IterationTable) -> dict[str, Any] | None:
                            "w": int(np.argmin(warm)) if not warm.all() else int(warm.size)}
         out.append(entry)
     shown = sum(len(e[s]["v"]) for e in out for s in ("A", "B"))
-    total = sum(e[s]["n"] for e in out for s in ("A", "B"))
-    return {"runs": out, "unit": unit, "shown": shown, "total": total}
+    total = sum(ia.size + ib.size for _, ia, ib in every)
+    return {"runs": out, "unit": unit, "shown": shown, "total": int(total), "runs_total": len(every)}
 
 
 def _ratio_series(method: str, rows: IterationTable) -> dict[str, Any] | None:
@@ -241,11 +262,13 @@ def _ratio_series(method: str, rows: IterationTable) -> dict[str, Any] | None:
     runs have no pairs: one ratio of means per run."""
     out: list[dict[str, Any]] = []
     if method == "sequential":
-        for run, ia, ib in _run_sides(rows):
+        every = _run_sides(rows)
+        for run, ia, ib in _spread_out(every, MAX_PLOTTED_RUNS):
             with np.errstate(divide="ignore", invalid="ignore"):
                 ratio = float(rows.value[ib].mean() / rows.value[ia].mean())
             out.append({"run": run, "v": [_sig(ratio, 5)], "n": 1, "gm": _sig(ratio, 5)})
-        return {"runs": out, "kind": "B's mean iteration time over A's, one ratio per run"} if out else None
+        return {"runs": out, "kind": "B's mean iteration time over A's, one ratio per run",
+                "runs_total": len(every)} if out else None
     found = _pair_indices(method, rows)
     if found is None:
         return None
@@ -253,14 +276,15 @@ def _ratio_series(method: str, rows: IterationTable) -> dict[str, Any] | None:
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = rows.value[ib] / rows.value[ia]
     run_of = rows.run[ia]
-    run_ids = list(dict.fromkeys(run_of.tolist()))
+    all_runs = list(dict.fromkeys(run_of.tolist()))
+    run_ids = _spread_out(all_runs, MAX_PLOTTED_RUNS)
     quota = max(2, MAX_SERIES_POINTS // len(run_ids))
     for run in run_ids:
         r = ratio[run_of == run]
         ok = r[np.isfinite(r) & (r > 0)]
         out.append({"run": int(run), **_thinned(r, quota),
                     "gm": _sig(float(np.exp(np.log(ok).mean())), 5) if ok.size else None})
-    return {"runs": out, "kind": kind}
+    return {"runs": out, "kind": kind, "runs_total": len(all_runs)}
 
 
 def _run_timeline(rows: IterationTable, run: int, ia: np.ndarray, ib: np.ndarray, quota: int) -> dict[str, Any]:
@@ -297,12 +321,14 @@ def _timeline(rows: IterationTable) -> dict[str, Any] | None:
     """Every run's first iterations of A and B side by side in time (see TIMELINE_ITERATIONS)."""
     if not rows.has_timestamps():
         return None
-    runs = _run_sides(rows)
-    if not runs:
+    every = _run_sides(rows)
+    if not every:
         return None
+    runs = _spread_out(every, MAX_TIMELINE_RUNS)
     quota = max(MIN_TIMELINE_PER_RUN, TIMELINE_ITERATIONS // len(runs))
     out = [_run_timeline(rows, run, ia, ib, quota) for run, ia, ib in runs]
-    return {"runs": out, "per_run": quota, "shown": sum(len(r["A"]) for r in out), "total": sum(r["n"] for r in out)}
+    return {"runs": out, "per_run": quota, "shown": sum(len(r["A"]) for r in out), "total": sum(r["n"] for r in out),
+            "runs_total": len(every)}
 
 
 def _histogram(rows: IterationTable) -> dict[str, Any] | None:
@@ -317,7 +343,9 @@ def _result_row(bench: str, method: str, r: ComparisonResult | None, problem: st
             "high": r.ratio.high, "verdict": r.verdict, "p": r.u_test_p, "rcw": r.relative_ci_width,
             "runs": r.runs, "cv": r.ratio_cv, "problem": problem, "notes": list(r.notes),
             "a_median": r.a.median, "b_median": r.b.median,
-            "change": describe_change(r.ratio, "A", "B") if math.isfinite(r.ratio.low + r.ratio.high) else ""}
+            # An unbounded CI is worded by describe_change as the terminal words it; the JSON's null says no more.
+            "unbounded": r.ratio.high == math.inf,
+            "change": describe_change(r.ratio, "A", "B") if math.isfinite(r.ratio.estimate + r.ratio.low) else ""}
 
 
 def _studies(studies: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -411,11 +439,14 @@ def _table_rows(results: list[Row]) -> list[dict[str, Any]]:
             "benchmark": bench, "method": method, "ok": True, "problem": problem,
             "a": duration(r.a.median), "a_v": _sig(r.a.median), "b": duration(r.b.median), "b_v": _sig(r.b.median),
             "ratio": _fmt(r.ratio.estimate, ".4f"), "ratio_v": _sig(r.ratio.estimate),
-            "ci": f"{_fmt(r.ratio.low, '.4f')} … {_fmt(r.ratio.high, '.4f')}", "low_v": _sig(r.ratio.low),
+            "ci": ratio_interval(r.ratio.low, r.ratio.high), "low_v": _sig(r.ratio.low),
             "verdict": r.verdict, "verdict_class": _VERDICT_CLASS.get(r.verdict, "same"),
             "p": _fmt(r.u_test_p, ".3g"), "p_v": _sig(r.u_test_p),
-            "rcw": _fmt(r.relative_ci_width * 100, ".2f") + "%", "rcw_v": _sig(r.relative_ci_width),
-            "cv": _fmt(None if r.ratio_cv is None else r.ratio_cv * 100, ".2f") + ("%" if r.ratio_cv else ""),
+            "rcw": ci_width(r.relative_ci_width) if r.relative_ci_width == r.relative_ci_width else "—",
+            # An unbounded interval sorts as the widest, not among the blanks.
+            "rcw_v": "Infinity" if r.relative_ci_width == math.inf else _sig(r.relative_ci_width),
+            "cv": _fmt(None if r.ratio_cv is None else r.ratio_cv * 100, ".2f")
+                  + ("%" if r.ratio_cv is not None and math.isfinite(r.ratio_cv) else ""),
             "cv_v": _sig(r.ratio_cv) if r.ratio_cv is not None else None,
             # One number per concept: the CI's units (runs), as the terminal counts them; the pairs beside it.
             "runs": r.ratio.n,

@@ -132,3 +132,5 @@ class CampaignReport(msgspec.Struct):
     facts: dict[str, str] = msgspec.field(default_factory=dict)
     commands: dict[str, dict[str, str]] = msgspec.field(default_factory=dict)
     source: str = ""
+    #: The campaign's state ("finished", "interrupted", "running"): a report of an unfinished one says so.
+    status: str = "finished"

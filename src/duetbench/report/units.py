@@ -27,3 +27,11 @@ def ci_width(relative: float) -> str:
     """A ratio interval's width relative to its estimate, as a percentage; an unbounded interval (Fieller's
     [0, inf) with a few runs) says so rather than "inf%", as the verdict line does."""
     return "unbounded" if relative == float("inf") else f"{relative:.2%}"
+
+
+def ratio_interval(low: float, high: float, spec: str = ".4f") -> str:
+    """A ratio interval's bounds as "low … high"; an unbounded one (Fieller's [0, inf) with a few runs) is
+    worded as `duet show` and the verdict line word it, not as a number and a blank."""
+    if high == float("inf"):
+        return "unbounded" if low <= 0 else f"{low:{spec}} … no upper bound"
+    return " … ".join("—" if bound != bound else f"{bound:{spec}}" for bound in (low, high))  # NaN: no bound

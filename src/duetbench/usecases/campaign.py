@@ -777,6 +777,7 @@ def export_campaign(campaigns: CampaignStore, campaign_id: int, rows: list[Analy
               "options": {"seed": seed, "confidence": opts.confidence, "resamples": opts.n_resamples},
               **({"auto": record.options["auto"]} if record.options.get("auto") else {})},
         table=table, environment=campaign_environment(record), facts=campaign_facts(record),
-        commands=campaign_commands(record) if table is not None else {}, source=record.source_text)
+        commands=campaign_commands(record) if table is not None else {}, source=record.source_text,
+        status=record.status)
     opts.exports.write(report, printed=printed)
     return report

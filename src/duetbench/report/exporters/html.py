@@ -26,6 +26,12 @@ def scan_html(scan: ScanReport) -> str:
     from duetbench.report.comparisons_html import render_comparisons_html
 
     first = scan.entries[0].report if scan.entries else None
+    if first is not None and scan.of_commands:
+        # `duet compare A B C`: commands against a reference, as the Markdown export heads it, not "a scan of
+        # B vs A over a parameter named command" (whose column only repeated B's).
+        others = ", ".join(e.report.names["B"] for e in scan.entries)
+        return render_comparisons_html(f"duetbench · {others} against {first.names['A']}",
+                                       [(e.report, {}) for e in scan.entries])
     title = "duetbench · parameter scan"
     if first is not None:
         what = "one command" if first.method == "single" else first.subject
@@ -38,11 +44,19 @@ def campaign_html(campaign: CampaignReport) -> str:
 
     if campaign.table is None:
         raise DuetError("the HTML export of a campaign needs its iterations, which were not loaded")
-    # The row's notes (the duet's synchronization first) in place of the estimator's own, which they include.
-    results = [(r.benchmark, r.method,
-                msgspec.structs.replace(r.result, notes=tuple(r.notes)) if r.result else None, r.problem)
-               for r in campaign.rows]
-    return render_html_report(title=f"duetbench · campaign {campaign.name} (#{campaign.campaign_id})",
+    # The row's notes (the duet's synchronization first) in place of the estimator's own, which they include;
+    # runs that failed (`duet run` counts them) said beside them, as the terminal's "+2 failed" says it.
+    results = []
+    for r in campaign.rows:
+        failed = (f"{r.runs_failed} run{'s' if r.runs_failed != 1 else ''} failed (their exit codes and stderr are "
+                  "stored)") if r.runs_failed else ""
+        notes = (*r.notes, failed) if failed else tuple(r.notes)
+        problem = "; ".join(filter(None, (r.problem, failed if r.result is None else "")))
+        results.append((r.benchmark, r.method, msgspec.structs.replace(r.result, notes=notes) if r.result else None,
+                        problem))
+    # An unfinished campaign says so where the terminal does ("campaign #1 ab (interrupted)"): at the top.
+    state = "" if campaign.status == "finished" else f", {campaign.status}"
+    return render_html_report(title=f"duetbench · campaign {campaign.name} (#{campaign.campaign_id}{state})",
                               table=campaign.table, results=results, environment=campaign.environment,
                               studies=campaign.studies, facts=campaign.facts, commands=campaign.commands,
                               source=campaign.source)

@@ -43,6 +43,12 @@ var DuetCharts = (function () {
     if (a >= 1e-6) return num(v * 1e6) + " µs";
     return num(v * 1e9) + " ns";
   }
+  // A ratio's CI as "[low, high]"; an unbounded one (null upper bound in the JSON, `unbounded` set by
+  // the page's Python) in the words of the terminal and `duet show`, not as a number and a dash.
+  function interval(lo, hi, unbounded) {
+    if (unbounded) return lo !== null && lo > 0 ? "[" + num(lo) + ", no upper bound]" : "[CI unbounded]";
+    return "[" + num(lo) + ", " + num(hi) + "]";
+  }
   function pct(v) { return v === null || !isFinite(v) ? "—" : num(v * 100) + "%"; }
   function finite(values) { return values.filter(function (v) { return v !== null && isFinite(v); }); }
   function extent(values) {
@@ -80,7 +86,9 @@ var DuetCharts = (function () {
   function chart(parent, title, width, height, margin, note) {
     var box = html("div", "plot", null, parent);
     html("div", "plot-title", title, box);
-    var svg = el("svg", { width: width, height: height, "class": "chart", role: "img", "aria-label": title }, box);
+    // The viewBox lets the stylesheet shrink a chart to a narrow window or a printed page, whole.
+    var svg = el("svg", { width: width, height: height, viewBox: "0 0 " + width + " " + height, "class": "chart",
+                          role: "img", "aria-label": title }, box);
     if (note) html("div", "plot-note", note, box);
     var g = el("g", { transform: "translate(" + margin.l + "," + margin.t + ")" }, svg);
     return { g: g, w: width - margin.l - margin.r, h: height - margin.t - margin.b, svg: svg };
@@ -100,14 +108,16 @@ var DuetCharts = (function () {
   function yAxis(c, y, label, fmt, n) {
     var g = el("g", { "class": "axis" }, c.g);
     el("line", { x1: 0, x2: 0, y1: 0, y2: c.h }, g);
+    var widest = 0;
     y.ticks(n || 5).forEach(function (v) {
       var py = y(v);
       if (py < -0.5 || py > c.h + 0.5) return;
       el("line", { "class": "grid", x1: 0, x2: c.w, y1: py, y2: py }, g);
       el("line", { x1: -4, x2: 0, y1: py, y2: py }, g);
-      svgText(g, -7, py + 4, fmt(v), { "text-anchor": "end" });
+      widest = Math.max(widest, svgText(g, -7, py + 4, fmt(v), { "text-anchor": "end" }).getComputedTextLength());
     });
-    if (label) svgText(g, -c.h / 2, -48, label, { "text-anchor": "middle", transform: "rotate(-90)" });
+    // Left of the widest tick label ("10.8 ms" ran under "time per iteration"), within the margin if it fits.
+    if (label) svgText(g, -c.h / 2, -Math.max(48, widest + 14), label, { "text-anchor": "middle", transform: "rotate(-90)" });
   }
   function legend(c, entries, dy) {
     var g = el("g", { transform: "translate(" + (c.w - 4) + "," + (dy || -14) + ")" }, c.g);
@@ -120,6 +130,9 @@ var DuetCharts = (function () {
       return t;
     });
   }
+  // The width of a chart that spans the page: `full` where the page is as wide, down to `least` in a narrow
+  // window (below that the stylesheet scales the chart down), so that its labels stay legible on a phone.
+  function spanWidth(parent, full, least) { return Math.max(least, Math.min(full, parent.clientWidth || full)); }
   function truncate(s, n) { return s.length > n ? s.slice(0, n - 1) + "…" : s; }
 
   // Line chart: series of [x, y, low, high] points, the band between low and high shaded.
@@ -218,7 +231,9 @@ var DuetCharts = (function () {
   }
   // Alternate shading and run numbers behind plots whose x axis is the runs one after another.
   function runBands(c, x, runs, starts, lengths) {
-    var every = Math.max(1, Math.ceil(runs.length * 34 / c.w));
+    // Labels far enough apart not to overlap: "run 9999" takes about 6 px a character.
+    var label = Math.max.apply(null, runs.map(function (r) { return ("run " + r).length; })) * 6 + 8;
+    var every = Math.max(1, Math.ceil(runs.length * label / c.w));
     runs.forEach(function (run, i) {
       var x0 = x(starts[i] - 0.5), x1 = x(starts[i] + lengths[i] - 0.5);
       if (i % 2) el("rect", { x: x0, y: 0, width: Math.max(1, x1 - x0), height: c.h, fill: "#f3f3f3" }, c.g);
@@ -241,8 +256,8 @@ var DuetCharts = (function () {
   }
 
   return { SVG_NS: SVG_NS, METHOD_COLORS: METHOD_COLORS, RUN_COLORS: RUN_COLORS, SIDE: SIDE, el: el,
-    html: html, svgText: svgText, tip: tip, num: num, seconds: seconds, pct: pct, finite: finite,
+    html: html, svgText: svgText, tip: tip, num: num, interval: interval, seconds: seconds, pct: pct, finite: finite,
     extent: extent, pad: pad, ticks: ticks, linear: linear, logScale: logScale, chart: chart, xAxis: xAxis,
-    yAxis: yAxis, legend: legend, truncate: truncate, lines: lines, tooltips: tooltips, robustExtent: robustExtent,
+    yAxis: yAxis, legend: legend, truncate: truncate, spanWidth: spanWidth, lines: lines, tooltips: tooltips, robustExtent: robustExtent,
     clamp: clamp, distribution: distribution, runOffsets: runOffsets, runBands: runBands };
 })();

@@ -13,24 +13,26 @@
     var rows = data.comparisons.filter(function (c) { return c.estimate !== undefined && c.estimate !== null; });
     if (!rows.length) return;
     var rowH = 18;
-    var c = chart(host, "B/A and CI of every comparison", 1100, 70 + rowH * rows.length, { l: 300, r: 30, t: 24, b: 40 },
+    var width = C.spanWidth(host, 1100, 440), labels = Math.min(300, Math.round(width * 0.3));
+    var c = chart(host, "B/A and CI of every comparison", width, 70 + rowH * rows.length, { l: labels, r: 30, t: 24, b: 40 },
                   "Log scale, 1 = no change. Filled mark: the CI excludes 1.");
     var values = [1];
     rows.forEach(function (r) { values.push(r.low, r.high, r.estimate); });
     var d = extent(values.filter(function (v) { return v !== null && v > 0; }));
     var x = logScale([d[0] / 1.02, d[1] * 1.02], [0, c.w]);
-    xAxis(c, x, "B/A (log scale)", num, 10);
+    xAxis(c, x, "B/A (log scale)", num, Math.max(4, Math.round(c.w / 80)));
     el("line", { "class": "ref", x1: x(1), x2: x(1), y1: 0, y2: c.h }, c.g);
     rows.forEach(function (r, i) {
       var y = i * rowH + rowH / 2, color = r.verdict === "slower" ? "#c0392b" : r.verdict === "faster" ? "#1e8449" : "#555";
-      svgText(c.g, -8, y + 4, truncate(r.label, 46), { "text-anchor": "end" });
+      svgText(c.g, -8, y + 4, truncate(r.label, Math.floor(labels / 6.5)), { "text-anchor": "end" });
       var g = el("g", { "class": "mark" }, c.g);
-      if (r.low !== null && r.high !== null && r.low > 0) {
-        el("line", { x1: x(r.low), x2: x(r.high), y1: y, y2: y, stroke: color, "stroke-width": 2 }, g);
+      if (r.low !== null && (r.high !== null || r.unbounded)) {  // no upper bound: to the right edge
+        el("line", { x1: r.low > 0 ? x(r.low) : 0, x2: r.unbounded ? c.w : x(r.high), y1: y, y2: y, stroke: color,
+                     "stroke-width": 2 }, g);
       }
       el("rect", { x: x(r.estimate) - 4, y: y - 4, width: 8, height: 8, stroke: color,
                    fill: r.verdict === "no difference" ? "#fff" : color }, g);
-      tip(g, r.label + "\nB/A " + num(r.estimate) + " [" + num(r.low) + ", " + num(r.high) + "]\n" + r.verdict);
+      tip(g, r.label + "\nB/A " + num(r.estimate) + " " + C.interval(r.low, r.high, r.unbounded) + "\n" + r.verdict);
     });
   }
 
@@ -61,8 +63,9 @@
     x.ticks = function (n) { return xt(n).filter(function (v) { return v === Math.round(v); }); };
     xAxis(c, x, "pair", num, 6);
     yAxis(c, y, "B/A", num, 5);
-    if (cmp.low !== undefined && cmp.low !== null && cmp.high !== null) {
-      el("rect", { x: 0, width: c.w, y: y(cmp.high), height: Math.max(1, y(cmp.low) - y(cmp.high)), fill: SIDE.both,
+    if (cmp.low !== undefined && cmp.low !== null && (cmp.high !== null || cmp.unbounded)) {
+      var top = cmp.unbounded ? 0 : y(cmp.high);  // no upper bound: up to the plot's top edge
+      el("rect", { x: 0, width: c.w, y: top, height: Math.max(1, y(cmp.low) - top), fill: SIDE.both,
                    "fill-opacity": 0.12 }, c.g);
     }
     el("line", { "class": "ref", x1: 0, x2: c.w, y1: y(1), y2: y(1) }, c.g);
@@ -96,4 +99,5 @@
   C.tooltips();
   // How many plots the page shows: read by the browser test, harmless otherwise.
   document.body.dataset.rendered = String(document.querySelectorAll("svg.chart").length);
+  document.getElementById("needs-script").remove();  // drawn: the note for a page whose script did not run goes
 })();

@@ -42,7 +42,8 @@
     items.forEach(function (it) { if (names.indexOf(it.benchmark) < 0) names.push(it.benchmark); });
     var methods = data.methods.filter(function (m) { return items.some(function (it) { return it.method === m; }); });
     var rowH = 8 + 7 * methods.length;
-    var c = chart(parent, title, 1100, 70 + rowH * names.length, { l: 260, r: 30, t: 24, b: 40 }, opts.note);
+    var width = C.spanWidth(parent, 1100, 440), labels = Math.min(260, Math.round(width * 0.3));
+    var c = chart(parent, title, width, 70 + rowH * names.length, { l: labels, r: 30, t: 24, b: 40 }, opts.note);
     var values = [];
     items.forEach(function (it) { values.push(it.lo, it.hi, it.v); });
     if (opts.ref !== undefined) values.push(opts.ref);
@@ -53,12 +54,12 @@
     var scale = opts.log ? logScale([d[0] / 1.02, d[1] * 1.02], [0, c.w]) : linear(pad(Math.min(0, d[0]), d[1], 0.03), [0, c.w]);
     var x = opts.log ? function (v) { return v > 0 ? scale(v) : 0; } : scale;
     x.ticks = scale.ticks;
-    xAxis(c, x, opts.xlabel, opts.fmt, 10);
+    xAxis(c, x, opts.xlabel, opts.fmt, Math.max(4, Math.round(c.w / 80)));
     if (opts.ref !== undefined) el("line", { "class": "ref", x1: x(opts.ref), x2: x(opts.ref), y1: 0, y2: c.h }, c.g);
     names.forEach(function (name, i) {
       var y0 = i * rowH;
       if (i % 2) el("rect", { x: 0, y: y0, width: c.w, height: rowH, fill: "#fafafa" }, c.g);
-      var label = svgText(c.g, -8, y0 + rowH / 2 + 4, truncate(name, 40), { "text-anchor": "end" });
+      var label = svgText(c.g, -8, y0 + rowH / 2 + 4, truncate(name, Math.floor(labels / 6.5)), { "text-anchor": "end" });
       tip(label, name);
       label.style.cursor = "pointer";
       label.addEventListener("click", function () { selectBenchmark(name, true); });
@@ -67,11 +68,11 @@
       var i = names.indexOf(it.benchmark), k = methods.indexOf(it.method);
       var y = i * rowH + 7 + k * 7, color = METHOD_COLORS[it.method] || "#333";
       var g = el("g", { "class": "mark" }, c.g);
-      if (it.lo !== null && it.hi !== null) el("line", { x1: x(it.lo), x2: x(it.hi), y1: y, y2: y, stroke: color, "stroke-width": 2 }, g);
+      // An interval with no upper bound runs to the plot's right edge.
+      var xhi = it.open ? c.w : x(it.hi === null ? it.v : it.hi), xlo = x(it.lo === null ? it.v : it.lo);
+      if (it.lo !== null && (it.hi !== null || it.open)) el("line", { x1: xlo, x2: xhi, y1: y, y2: y, stroke: color, "stroke-width": 2 }, g);
       el("rect", { x: x(it.v) - 3, y: y - 3, width: 6, height: 6, fill: it.filled ? color : "#fff", stroke: color }, g);
-      el("rect", { x: Math.min(x(it.lo === null ? it.v : it.lo), x(it.v)) - 4, y: y - 4,
-                   width: Math.abs(x(it.hi === null ? it.v : it.hi) - x(it.lo === null ? it.v : it.lo)) + 8,
-                   height: 8, fill: "transparent" }, g);
+      el("rect", { x: Math.min(xlo, x(it.v)) - 4, y: y - 4, width: Math.abs(xhi - xlo) + 8, height: 8, fill: "transparent" }, g);
       tip(g, it.tip);
       g.style.cursor = "pointer";
       g.addEventListener("click", function () { selectBenchmark(it.benchmark, true); });
@@ -82,10 +83,10 @@
   function drawForest() {
     var host = document.getElementById("forest");
     var items = data.rows.filter(function (r) { return r.estimate !== undefined && r.estimate !== null; }).map(function (r) {
-      return { benchmark: r.benchmark, method: r.method, v: r.estimate, lo: r.low, hi: r.high,
+      return { benchmark: r.benchmark, method: r.method, v: r.estimate, lo: r.low, hi: r.high, open: !!r.unbounded,
                filled: r.verdict !== "no difference",
-               tip: r.benchmark + " · " + r.method + "\nB/A " + num(r.estimate) + "  [" + num(r.low) + ", " +
-                    num(r.high) + "]\n" + r.verdict + (r.runs !== null ? ", " + r.runs + " runs" : "") };
+               tip: r.benchmark + " · " + r.method + "\nB/A " + num(r.estimate) + "  " + C.interval(r.low, r.high, r.unbounded) +
+                    "\n" + r.verdict + (r.runs !== null ? ", " + r.runs + " runs" : "") };
     });
     if (!items.length) { html("p", "hint", "No benchmark could be analysed.", host); return; }
     dotRows(host, "B/A ratio and CI", items, { log: true, ref: 1, xlabel: "B/A (log scale)", fmt: num,
@@ -197,7 +198,8 @@
   // (duet) or how far the sides drifted (aduet) in each run, not only the first.
   function timeline(parent, m) {
     var t = m.timeline, laneH = 7, rowH = 3 * laneH + 9;
-    var c = chart(parent, "A and B side by side in time (" + m.method + ", every run)", 640, 70 + t.runs.length * rowH,
+    var c = chart(parent, "A and B side by side in time (" + m.method + ", " + (t.runs.length < t.runs_total ?
+                  t.runs.length + " of " + t.runs_total + " runs" : "every run") + ")", 640, 70 + t.runs.length * rowH,
                   { l: 64, r: 14, t: 24, b: 44 },
                   "Per run: A (top), both running (middle; darker for a higher overlap), B (bottom); pale: warm-up. " +
                   (t.total > t.shown ? "The first " + t.per_run + " iterations of A in each run (" + t.shown + " of " +
@@ -236,6 +238,12 @@
             "Diaconis width); dashed: each side's median; the extreme 1% fold into the end bins." });
   }
 
+  // What a plot of runs says when a campaign has more runs than it draws (html.py MAX_PLOTTED_RUNS).
+  function someRuns(s) {
+    return s.runs_total > s.runs.length ? "; " + s.runs.length + " of the " + s.runs_total + " runs, evenly spaced " +
+      "(the first and the last among them)" : "";
+  }
+
   // Where the values of a run thinned to k of its n sit: html.py's `_spread`, in the same integer arithmetic.
   function positions(n, k) {
     var out = [];
@@ -259,7 +267,7 @@
     var c = chart(parent, "Iteration times over the runs (" + m.method + ")", 620, 280, { l: 64, r: 14, t: 40, b: 44 },
                   "Each run's iterations in the order measured, runs one after another" +
                   (s.shown < s.total ? " (evenly spaced " + s.shown + " of " + s.total + " shown)" : "") +
-                  ". Pale: warm-up iterations; a value beyond the axis sits at its edge as a hollow mark.");
+                  someRuns(s) + ". Pale: warm-up iterations; a value beyond the axis sits at its edge as a hollow mark.");
     var x = linear([-1, off.end], [0, c.w]);
     var y = linear(pad(d[0], d[1], 0.08), [c.h, 0]);
     var ylo = pad(d[0], d[1], 0.08)[0], yhi = pad(d[0], d[1], 0.08)[1];
@@ -293,11 +301,13 @@
     var lengths = s.runs.map(function (r) { return r.n; });
     var off = C.runOffsets(lengths);
     var values = [].concat.apply([], s.runs.map(function (r) { return r.v; }));
-    var ci = row && row.low !== undefined && row.low !== null && row.high !== null ? [row.low, row.high] : null;
+    // An unbounded CI (no upper bound) is a band up to the plot's top edge.
+    var open = !!(row && row.unbounded);
+    var ci = row && row.low !== undefined && row.low !== null && (row.high !== null || open) ? [row.low, open ? Infinity : row.high] : null;
     var d = C.robustExtent(values, 0.005);
-    var dom = pad(Math.min(d[0], 1, ci ? ci[0] : Infinity), Math.max(d[1], 1, ci ? ci[1] : -Infinity), 0.08);
+    var dom = pad(Math.min(d[0], 1, ci ? ci[0] : Infinity), Math.max(d[1], 1, ci && !open ? ci[1] : -Infinity), 0.08);
     var c = chart(parent, "B/A over the runs (" + m.method + ")", 620, 280, { l: 64, r: 14, t: 40, b: 44 },
-                  "Pairs: " + s.kind + ". Black: each run's geometric mean" + (ci ? "; band: the " +
+                  "Pairs: " + s.kind + someRuns(s) + ". Black: each run's geometric mean" + (ci ? "; band: the " +
                   pct(data.confidence) + " CI of B/A, solid line its estimate" : "") + "; dashed: 1 (no change).");
     var x = linear([-1, off.end], [0, c.w]);
     var y = linear(dom, [c.h, 0]);
@@ -306,9 +316,10 @@
     el("line", { x1: 0, x2: c.w, y1: c.h, y2: c.h, stroke: "#999" }, c.g);
     svgText(c.g, c.w / 2, c.h + 18, m.method === "sequential" ? "runs" : "pairs, run after run", { "text-anchor": "middle" });
     if (ci) {
-      var band = el("rect", { x: 0, width: c.w, y: y(ci[1]), height: Math.max(1, y(ci[0]) - y(ci[1])), fill: SIDE.both,
+      var top = Math.min(ci[1], dom[1]);
+      var band = el("rect", { x: 0, width: c.w, y: y(top), height: Math.max(1, y(ci[0]) - y(top)), fill: SIDE.both,
                               "fill-opacity": 0.15, "class": "ci-band" }, c.g);
-      tip(band, pct(data.confidence) + " CI of B/A: " + num(ci[0]) + " … " + num(ci[1]));
+      tip(band, pct(data.confidence) + " CI of B/A: " + C.interval(ci[0], row.high, open));
       el("line", { x1: 0, x2: c.w, y1: y(row.estimate), y2: y(row.estimate), stroke: SIDE.both, "stroke-width": 1.5 }, c.g);
     }
     el("line", { "class": "ref", x1: 0, x2: c.w, y1: y(1), y2: y(1) }, c.g);
@@ -338,14 +349,17 @@
     var bounds = extent(est.concat(finite([].concat.apply([], points.map(function (p) { return [p[2], p[3]]; })))));
     var span = (core[1] - core[0]) || Math.abs(core[0]) * 0.1 || 1;
     var dom = [Math.max(bounds[0], core[0] - span), Math.min(bounds[1], core[1] + span)];
-    return { domain: pad(dom[0], dom[1], 0.08), cut: dom[0] > bounds[0] || dom[1] < bounds[1] };
+    var open = points.some(function (p) { return p[4] === 1; });
+    return { domain: pad(dom[0], dom[1], 0.08), cut: open || dom[0] > bounds[0] || dom[1] < bounds[1] };
   }
 
   function narrowing(parent, m) {
     var d = narrowingDomain(m.narrowing);
     lines(parent, "CI as runs accumulate (" + m.method + ")", [{
-      name: m.method, color: METHOD_COLORS[m.method] || "#333", points: m.narrowing,
-      tip: function (p) { return "first " + p[0] + " runs\nB/A " + num(p[1]) + " [" + num(p[2]) + ", " + num(p[3]) + "]"; }
+      // A point's fifth element 1: its CI has no upper bound (null in the JSON), drawn up to the top edge.
+      name: m.method, color: METHOD_COLORS[m.method] || "#333",
+      points: m.narrowing.map(function (p) { return p[4] === 1 ? [p[0], p[1], p[2], Infinity, 1] : p; }),
+      tip: function (p) { return "first " + p[0] + " runs\nB/A " + num(p[1]) + " " + C.interval(p[2], p[3], p[4] === 1); }
     }], { width: 360, height: 240, xlabel: "runs", ylabel: "B/A", yref: 1, xint: true, ydomain: d.domain,
           note: "The CI recomputed on the first k runs (for sequential, from the runs' means); a trend, not a result to quote." +
                 (d.cut ? " The widest early CIs run off the axis (hover for their bounds)." : "") });
@@ -380,8 +394,8 @@
     }
     html("span", "verdict " + ({ slower: "slower", faster: "faster" }[r.verdict] || "same"), r.change || r.verdict, p);
     // "no difference" already says B/A; "B is 4.8% slower" does not.
-    html("span", null, (r.change && r.change.indexOf("B/A") >= 0 ? "" : " · B/A " + num(r.estimate) + " [" + num(r.low) +
-                        ", " + num(r.high) + "]") + " · ", p);
+    html("span", null, (r.change && r.change.indexOf("B/A") >= 0 ? "" : " · B/A " + num(r.estimate) + " " +
+                        C.interval(r.low, r.high, r.unbounded)) + " · ", p);
     html("span", "side-a", "A " + seconds(r.a_median), p);
     html("span", null, ", ", p);
     html("span", "side-b", "B " + seconds(r.b_median), p);
@@ -472,7 +486,7 @@
           var v = cell ? cell.dataset.v : undefined;
           if (!numeric) return v === undefined ? "" : v;
           var n = parseFloat(v);
-          return isFinite(n) ? n : null;
+          return isFinite(n) || n === Infinity ? n : null;  // Infinity: an unbounded CI's width
         }
         rows.sort(function (r1, r2) {
           var a = key(r1), b = key(r2);
@@ -502,4 +516,5 @@
   else if (data.benchmarks.length) drawBenchmark(0);
   highlightRows();
   markRendered();
+  document.getElementById("needs-script").remove();  // drawn: the note for a page whose script did not run goes
 })();
