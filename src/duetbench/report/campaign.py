@@ -12,7 +12,7 @@ from duetbench.analyze.api import AnalysisRow
 from duetbench.analyze.ratio import RatioResult
 from duetbench.plan.campaign import PlannedRun
 from duetbench.report.progress import ManualProgress
-from duetbench.report.units import ci_width
+from duetbench.report.units import bracketed_interval, ci_width
 from duetbench.report.wide import print_table
 
 #: Runs the plan's table shows: a campaign may plan millions (1 000 000 per method and benchmark), which rich
@@ -147,4 +147,4 @@ def duration(seconds: float) -> str:
 
 
 def format_ratio(r: RatioResult) -> str:
-    return f"{r.estimate:.4f} [{r.low:.4f}, {r.high:.4f}]"
+    return f"{r.estimate:.4f} {bracketed_interval(r.low, r.high)}"

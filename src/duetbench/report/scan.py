@@ -8,6 +8,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from duetbench.report.model import ScanEntry
+from duetbench.report.units import bracketed_interval
 from duetbench.report.wide import print_table
 
 __all__ = ["ScanEntry", "render_scan", "sorted_entries"]
@@ -55,7 +56,7 @@ def render_scan(entries: list[ScanEntry], console: Console, planned: int, time_u
             cells += ["[yellow]no statistics[/yellow]", "", ""]
         else:
             colour = {"slower": "red", "faster": "green"}.get(p.verdict, "white")
-            cells += [f"{p.ratio.estimate:.4f} [{p.ratio.low:.4f}, {p.ratio.high:.4f}]",
+            cells += [f"{p.ratio.estimate:.4f} {bracketed_interval(p.ratio.low, p.ratio.high)}",
                       f"[{colour}]{p.verdict}[/{colour}]", str(p.runs)]
         table.add_row(*cells)
     print_table(console, table)

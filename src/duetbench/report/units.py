@@ -35,3 +35,12 @@ def ratio_interval(low: float, high: float, spec: str = ".4f") -> str:
     if high == float("inf"):
         return "unbounded" if low <= 0 else f"{low:{spec}} … no upper bound"
     return " … ".join("—" if bound != bound else f"{bound:{spec}}" for bound in (low, high))  # NaN: no bound
+
+
+def bracketed_interval(low: float, high: float) -> str:
+    """A ratio interval in a table cell or list line, "[0.9500, 1.1000]"; an unbounded one (Fieller's [0, inf)
+    with a few runs) worded as the verdict line words it, "[CI unbounded]" or "[0.9500, no upper bound]", not
+    "[0.0000, inf]"."""
+    if high == float("inf"):
+        return "[CI unbounded]" if low <= 0 else f"[{low:.4f}, no upper bound]"
+    return f"[{low:.4f}, {high:.4f}]"

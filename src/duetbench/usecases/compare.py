@@ -25,6 +25,7 @@ from duetbench.plan.schedule import Placement, cpu_count, place
 from duetbench.report.exporters import Exports
 from duetbench.report.model import ComparisonReport
 from duetbench.report.progress import LiveProgress
+from duetbench.report.units import bracketed_interval, ci_width
 from duetbench.store.location import is_url
 from duetbench.usecases.conclude import (  # noqa: F401 - METRICS, build_report, report_stored: used from here too
     METRICS,
@@ -144,8 +145,8 @@ def _stop_rule(opts: CompareOptions, method: str, on_progress: Callable[[int, st
                                 min_overlap_rate=opts.min_overlap_rate,
                                 stamps=stamps if method == "aduet" else None)
             if r is not None:
-                ci_text = (f"B/A {r.ratio.estimate:.4f} [{r.ratio.low:.4f}, {r.ratio.high:.4f}] "
-                           f"width {r.relative_ci_width:.2%}")
+                ci_text = (f"B/A {r.ratio.estimate:.4f} {bracketed_interval(r.ratio.low, r.ratio.high)} "
+                           f"width {ci_width(r.relative_ci_width)}")
         on_progress(n, ci_text)
         if opts.runs is not None:  # not adaptive: a fixed count
             return n < opts.runs
@@ -604,13 +605,6 @@ def _store_then(wait: Callable[[], None], judged_by: Sequence[str] = ()) -> Call
     return task
 
 
-def _listed_interval(low: float, high: float) -> str:
-    """The CI in `duet show`'s list, worded as the verdicts word an unbounded one (not "[0.0000, inf]")."""
-    if high == float("inf"):
-        return "[CI unbounded]" if low <= 0 else f"[{low:.4f}, no upper bound]"
-    return f"[{low:.4f}, {high:.4f}]"
-
-
 def _short(name: str, command: str, width: int = 28) -> str:
     """A name the user gave, else the command with its program's directory left out."""
     program, _, rest = command.partition(" ")
@@ -645,7 +639,7 @@ def show(db_path: Path, comparison_id: int | None, *, exports: Exports, console:
                     continue
                 primary = built.primary
                 judged = (f"[bold]{primary.verdict}[/bold] B/A {primary.ratio.estimate:.4f} "
-                          f"{escape(_listed_interval(primary.ratio.low, primary.ratio.high))} "
+                          f"{escape(bracketed_interval(primary.ratio.low, primary.ratio.high))} "
                           f"· {runs_measured(primary)}"
                           if primary else "no statistics")
                 console.print(f"[bold]#{rec.id}[/bold] {when} · {rec.method} · {rec.status} · {judged}")
