@@ -25,7 +25,6 @@ from duetbench.plan.schedule import Placement, cpu_count, place
 from duetbench.report.exporters import Exports
 from duetbench.report.model import ComparisonReport
 from duetbench.report.progress import LiveProgress
-from duetbench.report.units import bracketed_interval, ci_width
 from duetbench.store.location import is_url
 from duetbench.usecases.conclude import (  # noqa: F401 - METRICS, build_report, report_stored: used from here too
     METRICS,
@@ -145,6 +144,8 @@ def _stop_rule(opts: CompareOptions, method: str, on_progress: Callable[[int, st
                                 min_overlap_rate=opts.min_overlap_rate,
                                 stamps=stamps if method == "aduet" else None)
             if r is not None:
+                from duetbench.report.units import bracketed_interval, ci_width  # the reporter's, not at start
+
                 ci_text = (f"B/A {r.ratio.estimate:.4f} {bracketed_interval(r.ratio.low, r.ratio.high)} "
                            f"width {ci_width(r.relative_ci_width)}")
         on_progress(n, ci_text)
@@ -617,6 +618,7 @@ def show(db_path: Path, comparison_id: int | None, *, exports: Exports, console:
     from rich.markup import escape
 
     from duetbench.report.model import runs_measured
+    from duetbench.report.units import bracketed_interval
     from duetbench.store.db import Store
 
     if not db_path.exists():
