@@ -125,6 +125,13 @@ TOP_LEVEL_CASES = [
                                           '(got "x") — hint: e.g. options: ["--memory=2g"]'),
     ("container: {}", "2:1: container.image: missing required key 'image' — hint: "
                       "e.g. image: docker.io/library/python:3.12"),
+    # would silently put both sides of a duet on CPU 1, the database still saying each had its own
+    ('container: {image: i, options: ["--memory=1g", "--cpuset-cpus", "1"]}',
+     "2:48: container.options[1]: --cpuset-cpus is set by duet run (it pins each side to its own CPU(s), as "
+     "cpus_per_command says); a second one would override it — hint: remove it"),
+    ('container: {image: i, options: ["--pull=always"]}',
+     "2:33: container.options[0]: --pull is set by duet run (runs never pull: images are pulled before the first "
+     "run); a second one would override it — hint: remove it"),
     ("command: \"awk '{print $1}'\"", f"2:10: command: unknown placeholder {{print $1}} — hint: placeholders are "
                                       f"{{outdir}}, {{side}}, {{benchmark}}, {{method}}, {{run}}; {BRACES}"),
     ("command: 42", "2:10: command: must be a command line (got 42) — hint: e.g. command: python3 bench.py --n 20"),

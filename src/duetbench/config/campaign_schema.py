@@ -247,6 +247,26 @@ def _container(value: Any) -> Any:
     return value
 
 
+#: Engine arguments `duet run` sets itself (execute/container.py), which a later one in `options` would
+#: silently override: the side's own CPU, the barrier's IPC, the name and cgroup it cleans up by, no pull.
+RESERVED_OPTIONS = {
+    "--cpuset-cpus": "it pins each side to its own CPU(s), as cpus_per_command says",
+    "--ipc": "the sides share the host's IPC namespace for the barrier",
+    "--name": "it removes the containers by their names",
+    "--cgroup-parent": "the side's cgroup counts the container's CPU time",
+    "--pull": "runs never pull: images are pulled before the first run",
+}
+
+
+def _option(value: Any) -> str:
+    option = _text("an engine argument", 'options: ["--memory=2g"]')(value)
+    name = option.partition("=")[0]
+    if name in RESERVED_OPTIONS:
+        raise bad(f"{name} is set by duet run ({RESERVED_OPTIONS[name]}); a second one would override it",
+                  "remove it")
+    return option
+
+
 def _options(value: Any) -> list[Any]:
     if not isinstance(value, list):
         raise bad(f"must be a list of container engine arguments (got {show(value)})",
@@ -300,7 +320,7 @@ class _Level(BaseModel):
 
 class ContainerModel(_Level):
     image: Annotated[str, _check(_text("an image name", "image: docker.io/library/python:3.12"))]
-    options: Annotated[list[Annotated[str, _check(_text("an engine argument", 'options: ["--memory=2g"]'))]],
+    options: Annotated[list[Annotated[str, _check(_option)]],
                        _check(_options)] = Field(default_factory=list)
 
 

@@ -24,9 +24,12 @@ from duetbench.execute.barrier import ABORT_EXITED, ABORT_USER, BarrierPage
 from duetbench.execute.container import (
     ContainerEngine,
     container_argv,
+    end_container_now,
+    exit_reason,
     forget_containers,
     note_container,
     remove_container,
+    remove_container_cgroups,
 )
 from duetbench.execute.invocation import Invocation, LaunchSpec, RunningInvocation
 from duetbench.execute.live import Inotify, LiveWarmup
@@ -168,7 +171,7 @@ def execute_run(run: PlannedRun, bench: object, run_dir: Path, *, campaign_id: i
         if warmup_params is not None:
             live = LiveWarmup(warmup_params, {side: outdirs[side] / ITERATION_LOG for side in run.sides})
             invocations, barrier_abort, stopped_early = _wait_all_live(
-                running, page, live, [outdirs[side] / ITERATION_LOG for side in run.sides], patience)
+                running, page, live, [outdirs[side] / ITERATION_LOG for side in run.sides], patience, in_containers)
         else:
             invocations, barrier_abort = _wait_all(running, page, patience)
     except KeyboardInterrupt:
@@ -183,17 +186,20 @@ def execute_run(run: PlannedRun, bench: object, run_dir: Path, *, campaign_id: i
             if run.method == "duet":
                 barrier_releases = max(page.generation - 1, 0)
             page.close()
-        for name in containers:
-            remove_container(engine, name)  # type: ignore[arg-type]
-        if containers:
-            forget_containers()
+        left = [name for name in containers if not remove_container(engine, name)]  # type: ignore[arg-type]
+        if containers and not left:
+            forget_containers()  # else kept: once this process has ended, the next `duet` command removes them
         for group in cgroups.values():
             if group is not None:
                 group.remove()
+                if containers:
+                    remove_container_cgroups(group.path.name)
     noise = activity.stop_json()
     sides: dict[str, SideResult] = {}
     for side, inv in invocations.items():
         inv.activity = noise
+        if inv.status == "failed" and not inv.error and getattr(sides_spec[side], "container", None) is not None:
+            inv.error = exit_reason(inv.exit_code)
         spec = sides_spec[side]
         values = {"outdir": str(outdirs[side]), "side": side, "benchmark": run.benchmark, "method": run.method,
                   "run": run.key.replace("/", "-")}
@@ -248,7 +254,8 @@ def _wait_all(running: dict[str, RunningInvocation], page: BarrierPage | None, p
 
 
 def _wait_all_live(running: dict[str, RunningInvocation], page: BarrierPage | None, live: LiveWarmup,
-                   logs: list[Path], patience: float | None = None) -> tuple[dict[str, Invocation], int, bool]:
+                   logs: list[Path], patience: float | None = None, in_containers: bool = False
+                   ) -> tuple[dict[str, Invocation], int, bool]:
     """`_wait_all`, also waking when the logs grow (inotify), to let dynamic warmup end the run.
 
     While warmup is undecided the orchestrator wakes once per logged iteration; once it is decided it
@@ -293,6 +300,9 @@ def _wait_all_live(running: dict[str, RunningInvocation], page: BarrierPage | No
                     stopped = True
                     for side in pending.values():
                         running[side].terminate()
+                    if in_containers:
+                        for side in pending.values():
+                            end_container_now(running[side].spec.cgroup)
             for pid in exited:
                 side = pending.pop(pid)
                 if page is not None and not done:

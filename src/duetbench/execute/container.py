@@ -3,7 +3,9 @@
 The container gets the side's CPU (``--cpuset-cpus``), the host's /dev/shm and IPC namespace (the
 barrier page lives there), the side's output directory and working directory mounted at the same
 paths (so ``{outdir}`` and ``DUET_ITERATION_LOG`` mean the same inside and out), and the side's
-environment. CLOCK_MONOTONIC is not namespaced, so the iteration logs of two containers compare.
+environment. Images are made present before the first run (`find_image`) and never pulled by a run,
+whose time would then include the download. CLOCK_MONOTONIC is not namespaced, so the iteration logs
+of two containers compare.
 
 Machine facts (docs/notes/machine_probe.md §8): podman's default runtime crun refuses hybrid cgroup
 layouts, runc works, so podman uses runc when it is installed; the engine's default ulimits exceed
@@ -11,11 +13,17 @@ what an unprivileged sandbox may set, so we pass the limits this process has.
 """
 from __future__ import annotations
 
+import csv
+import io
 import os
 import re
 import resource
 import shutil
+import signal
+import stat
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 import msgspec
@@ -25,12 +33,17 @@ from duetbench.execute.owner import page_tag, tag_is_dead
 from duetbench.host.cgroup import SideCgroup
 
 ENGINES = ("podman", "docker")
+#: Debian's packages for each engine (Debian's "docker" package is a system tray, not the engine).
+_PACKAGES = {"podman": "podman runc", "docker": "docker.io"}
 
 
 class ContainerEngine(msgspec.Struct, frozen=True):
     name: str  # "podman" | "docker"
     binary: str
     runtime: str | None = None
+    #: podman's cgroup manager ("cgroupfs" | "systemd", from `podman info`): only cgroupfs takes our side's
+    #: cgroup as the container's parent; systemd wants a slice there.
+    cgroup_manager: str | None = None
 
 
 def find_engine(name: str) -> ContainerEngine:
@@ -40,7 +53,7 @@ def find_engine(name: str) -> ContainerEngine:
     binary = shutil.which(name)
     if binary is None:
         raise DuetError(f"--executor {name}: {name} is not installed",
-                        hint=f"install it (Debian: apt-get install {name}{' runc' if name == 'podman' else ''})")
+                        hint=f"install it (Debian: apt-get install {_PACKAGES[name]})")
     try:
         probe = subprocess.run([binary, "info"], capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -51,7 +64,44 @@ def find_engine(name: str) -> ContainerEngine:
         raise DuetError(f"--executor {name}: the engine cannot run containers here: {reason}",
                         hint="start its daemon or use the local executor")
     runtime = "runc" if name == "podman" and shutil.which("runc") else None
-    return ContainerEngine(name, binary, runtime)
+    manager = re.search(r"^\s*cgroupManager:\s*(\S+)", probe.stdout, re.MULTILINE) if name == "podman" else None
+    return ContainerEngine(name, binary, runtime, manager.group(1) if manager else None)
+
+
+#: `find_image`'s answer for an image this machine does not have but a registry may.
+MISSING = "missing"
+
+
+def find_image(engine: ContainerEngine, image: str) -> str | None:
+    """None if the engine has `image`; MISSING if not (`pull_image` may get it); else why the name cannot
+    be one. Images are checked before the first run: a misspelt one fails the campaign once instead of
+    every run, and no measured run includes a download (they run with --pull=never)."""
+    try:
+        here = subprocess.run([engine.binary, "image", "inspect", "--format", "{{.Id}}", "--", image],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"{engine.name} failed: {exc}"
+    if here.returncode == 0:
+        return None
+    if "invalid reference format" in here.stderr:  # not a name a registry could have either
+        return "invalid reference format (not an image name)"
+    return MISSING
+
+
+def pull_image(engine: ContainerEngine, image: str) -> str | None:
+    """Pull `image`: None once done, else why it could not be (the engine's last line)."""
+    print(f"container image {image} is not on this machine: pulling it before anything is measured",
+          file=sys.stderr, flush=True)
+    try:
+        # No terminal for it: podman would ask there which registry a short name means, unseen.
+        pulled = subprocess.run([engine.binary, "pull", "--", image], stdin=subprocess.DEVNULL,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    except OSError as exc:
+        return f"{engine.name} failed: {exc}"
+    if pulled.returncode == 0:
+        return None
+    last = (pulled.stderr.strip().splitlines() or [f"{engine.name} pull exited with {pulled.returncode}"])[-1]
+    return last.removeprefix("Error: ")
 
 
 #: Engines ask the runtime for large process limits by default (nofile 1048576 with podman), which an
@@ -87,18 +137,90 @@ def container_argv(engine: ContainerEngine, container: object, argv: list[str], 
     if engine.runtime:
         cmd += ["--runtime", engine.runtime]
     cpus = ",".join(map(str, cpu)) if isinstance(cpu, tuple) else str(cpu)
-    cmd += ["--cpuset-cpus", cpus, "--ipc", "host", "-v", "/dev/shm:/dev/shm"]
+    cmd += ["--pull=never", "--cpuset-cpus", cpus, "--ipc", "host", "-v", "/dev/shm:/dev/shm"]
     for path in {*mounts, cwd}:
-        cmd += ["-v", f"{path}:{path}"]
+        cmd += ["--mount", _bind(path)]
     cmd += ["-w", str(cwd)]
     for key, value in env.items():
         cmd += ["--env", f"{key}={value}"]
     if engine.name == "podman":
         cmd += _ulimits()
-        if cgroup is not None:
-            # The container's processes then count in the side's cgroup (whole-tree CPU time).
+        if cgroup is not None and engine.cgroup_manager == "cgroupfs":
+            # The container's processes then count in the side's cgroup (whole-tree CPU time). The systemd
+            # manager refuses a parent that is not a slice ("did not receive systemd slice as cgroup
+            # parent"): every run failed there, so its containers go where podman puts them.
             cmd += [f"--cgroup-parent=/{cgroup.path.name}"]
-    return cmd + options + [image, *argv]
+    # The side's command is what runs, as it would outside (an image's ENTRYPOINT would get it as its
+    # arguments instead); an --entrypoint among the options still wins.
+    return cmd + ["--entrypoint="] + options + [image, *argv]
+
+
+def end_container_now(cgroup: SideCgroup | None) -> None:
+    """End a side's container at once (its processes count in the side's cgroup: `container_argv`), after
+    its launcher was told to stop. The launcher alone ends it three wake-ups later (the engine client, then
+    conmon, then the cgroup), each waiting for the CPU the harness spins on: the other side's harness ran
+    on alone for ~10 ms, logging iterations of its own, and a stopped sync duet read as unsynchronized."""
+    if cgroup is None:
+        return
+    try:
+        (cgroup.path / "cgroup.kill").write_text("1")
+    except OSError:
+        pass  # no cgroup.kill (Linux < 5.14): the launcher still ends it
+
+
+def exit_reason(code: int) -> str:
+    """What a container side's exit code means when the engine made it up: podman and docker answer 128 + N
+    when the container's process was killed by signal N (the launcher only sees the engine exit), so
+    a local run's "killed by signal 9" reads "exit code 137" from a container. "" for any other code."""
+    if not 128 < code <= 128 + 64:
+        return ""
+    number = code - 128
+    try:
+        name = f" ({signal.Signals(number).name})"
+    except ValueError:
+        name = ""
+    oom = ": out of memory, if the container has a memory limit" if number == signal.SIGKILL else ""
+    return f"the command in the container was killed by signal {number}{name}{oom}"
+
+
+def _bind(path: Path) -> str:
+    """A --mount bind of `path` at the same path. Not `-v SRC:DST`, which cannot name a path with a colon;
+    both engines read --mount as one CSV record, so a comma or quote in the path is quoted."""
+    out = io.StringIO()
+    csv.writer(out, lineterminator="").writerow(["type=bind", f"src={path}", f"dst={path}"])
+    return out.getvalue()
+
+
+def remove_container_cgroups(name: str, root: Path = Path("/sys/fs/cgroup"), patience_s: float = 1.0) -> None:
+    """Remove the cgroups podman made for a removed container under ``--cgroup-parent=/name``: with the
+    cgroupfs manager it makes that parent in every hierarchy (cgroup v1 controllers as well as the side's
+    own) and leaves it behind, with its ``conmon`` and, after an interrupted run, ``libpod-<id>`` child
+    inside: 20 directories per run otherwise, until the next `duet` command sweeps them. Children first;
+    processes still exiting (conmon) are given `patience_s`."""
+    try:
+        tops = [root / name] + [Path(e.path, name) for e in os.scandir(root) if e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return
+    deadline = time.monotonic() + patience_s
+    while tops:
+        tops = [top for top in tops if not _rmdir_tree(top)]
+        if tops and time.monotonic() < deadline:
+            time.sleep(0.02)
+        else:
+            return
+
+
+def _rmdir_tree(top: Path) -> bool:
+    """Remove the empty directories of `top`, children first; whether none is left."""
+    gone = True
+    for dirpath, _, _ in sorted(os.walk(top), key=lambda w: -w[0].count(os.sep)):
+        try:
+            os.rmdir(dirpath)
+        except FileNotFoundError:
+            pass
+        except OSError:
+            gone = False
+    return gone
 
 
 #: A live orchestrator's containers, one file per orchestrator in /dev/shm (like its barrier pages):
@@ -143,9 +265,8 @@ def sweep_stale_containers(directory: str = "/dev/shm") -> list[str]:
         if match is None or not tag_is_dead(int(match.group(1)), int(match.group(2))):
             continue
         path = Path(directory, file)
-        try:
-            lines = path.read_text(encoding="utf-8").splitlines()
-        except OSError:
+        lines = _own_marker_lines(path)
+        if lines is None:
             continue
         for line in lines:
             binary, _, name = line.partition("\t")
@@ -159,6 +280,24 @@ def sweep_stale_containers(directory: str = "/dev/shm") -> list[str]:
     return removed
 
 
+def _own_marker_lines(path: Path) -> list[str] | None:
+    """A marker's lines if it is a regular file of this user's, else None. The engine binary a marker
+    names is run, and anyone may put a file (a link, a FIFO) into /dev/shm: root would run a user's
+    program. Another user's containers are not ours to remove anyway (rootless podman has its own)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    with os.fdopen(fd, encoding="utf-8", errors="replace") as f:
+        found = os.fstat(fd)
+        if not stat.S_ISREG(found.st_mode) or found.st_uid != os.geteuid():
+            return None
+        try:
+            return f.read().splitlines()
+        except OSError:
+            return None
+
+
 def _remove(binary: str, name: str) -> None:
     try:
         subprocess.run([binary, "rm", "-f", name], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -167,8 +306,19 @@ def _remove(binary: str, name: str) -> None:
         pass
 
 
-def remove_container(engine: ContainerEngine, name: str) -> None:
-    """Make sure a container is gone even if its client was killed (timeout, interrupt)."""
-    subprocess.run([engine.binary, "rm", "-f", "--ignore", name] if engine.name == "podman"
-                   else [engine.binary, "rm", "-f", name],
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120, check=False)
+#: How long `remove_container` waits for the engine (one stuck on its storage lock may never answer).
+REMOVE_TIMEOUT_S = 120.0
+
+
+def remove_container(engine: ContainerEngine, name: str) -> bool:
+    """Make sure a container is gone even if its client was killed (timeout, interrupt); whether it is.
+    An engine that fails or does not answer is not this run's failure: what was measured is kept, and the
+    container is left to `sweep_stale_containers`."""
+    try:
+        # (docker's exit code says "no such container" too, after --rm: not a failure)
+        subprocess.run([engine.binary, "rm", "-f", "--ignore", name] if engine.name == "podman"
+                       else [engine.binary, "rm", "-f", name], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, timeout=REMOVE_TIMEOUT_S, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return True

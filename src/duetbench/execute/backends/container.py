@@ -2,16 +2,18 @@
 container of its benchmark's image (execute/container.py: CPU, barrier page and outputs passed through)."""
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from duetbench.errors import DuetError
 from duetbench.execute.backends.base import Backend, CampaignJob, Outcome
 from duetbench.execute.backends.local import LocalBackend, with_images
-from duetbench.execute.container import ENGINES, ContainerEngine, find_engine
+from duetbench.execute.container import ENGINES, MISSING, ContainerEngine, find_engine, find_image, pull_image
 
 if TYPE_CHECKING:
-    from duetbench.config.campaign_model import Campaign
+    from duetbench.config.campaign_model import BenchmarkSpec, Campaign
 
 
 class ContainerBackend(LocalBackend):
@@ -35,15 +37,46 @@ class ContainerBackend(LocalBackend):
         return cls(campaign, executor, settings)
 
     def check(self) -> None:
-        """Find an engine that can run containers here (`--executor auto`: podman, else docker)."""
+        """Find an engine that can run containers here (`--executor auto`: podman, else docker), and make
+        sure it has every image the campaign names."""
+        from duetbench.config.campaign import setting_error
+
+        for bench in self.campaign.benchmarks:
+            unshared = _unshared_result(bench)
+            if unshared:
+                raise setting_error(self.campaign, bench.name, "results",
+                                    f"{unshared!r} is outside the side's cwd and {{outdir}}, the only host "
+                                    "directories its container shares: the harness cannot write it there",
+                                    hint="write it under the cwd or {outdir} (e.g. '{outdir}/result.json')")
+        self.engine = self._find_engine()
+        images: dict[str, str] = {}  # image -> the first benchmark that names it
+        for bench in self.campaign.benchmarks:
+            for side in bench.sides.values():
+                if side.container is not None:
+                    images.setdefault(side.container.image, bench.name)
+        problems = {image: find_image(self.engine, image) for image in images}
+        missing = [image for image, problem in problems.items() if problem == MISSING]
+        if missing and not any(p not in (None, MISSING) for p in problems.values()):
+            # A pull is no measurement, but would disturb one: it waits for the machine like one.
+            with self.reserve(f"duet run {self.campaign.name}: pulling container images"):
+                for image in missing:
+                    problems[image] = pull_image(self.engine, image)
+                    if problems[image]:
+                        break
+        for image, problem in problems.items():
+            if problem:
+                raise setting_error(self.campaign, images[image], "container",
+                                    f"{self.engine.name} cannot run image {image!r}: {problem}",
+                                    hint=f"check the name ('{self.engine.name} images' lists this machine's), "
+                                         "or pull, load or import it first")
+
+    def _find_engine(self) -> ContainerEngine:
         if self.executor in ENGINES:
-            self.engine = find_engine(self.executor)
-            return
+            return find_engine(self.executor)
         problems = []
         for name in ENGINES:
             try:
-                self.engine = find_engine(name)
-                return
+                return find_engine(name)
             except DuetError as exc:
                 problems.append(str(exc))
         raise DuetError(f"benchmark {with_images(self.campaign)[0]} needs a container engine and none works here: "
@@ -53,3 +86,17 @@ class ContainerBackend(LocalBackend):
         if self.engine is None:
             self.check()
         return Outcome(job.loop(job.plan, engine=self.engine))
+
+
+def _unshared_result(bench: BenchmarkSpec) -> str | None:
+    """A result file a side in a container would write outside what is mounted (its cwd and {outdir}):
+    it stays in the container, and every run would fail with the file not found."""
+    for side in bench.sides.values():
+        if side.container is None:
+            continue
+        for declared in bench.results:
+            if declared.startswith("{outdir}"):
+                continue
+            if not Path(os.path.normpath(side.cwd / declared)).is_relative_to(side.cwd):
+                return declared
+    return None
