@@ -110,11 +110,17 @@ def evaluate(method: str, invocations: list[Invocation], metric: str, *, confide
     if not (judge_one_sided and method == "duet" and metric == "wall"):
         return result
     pairs = _complete_pairs(usable(invocations))
-    hit = one_sided_pairs(*_pair_records(pairs))
+    records = _pair_records(pairs)
+    hit = one_sided_pairs(*records)
     if not hit.any():
         return result
     what = (f"{int(hit.sum())} of {len(pairs)} pairs {NOTE_MARK} while another process ran (more time off the "
             "CPU than its partner, and other processes' CPU time to match): interference a duet does not cancel")
+    if np.isnan(records[5]).all() or np.isnan(records[6]).all():
+        # Said here, where it costs: an ordinary user's duet has no cgroups unless one was delegated to it.
+        what += (" — or sleeping and I/O, which count as time off the CPU too, since no side's run-queue wait was "
+                 "recorded (that needs a cgroup of duet's own with cpu.pressure; `duet doctor` says why there is "
+                 "none here)")
     if not too_few_clean(hit):
         return msgspec.structs.replace(result, notes=(*result.notes, f"{what}; few enough to keep"))
     ratio = msgspec.structs.replace(result.ratio, low=0.0, high=math.inf)

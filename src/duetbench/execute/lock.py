@@ -17,6 +17,7 @@ import fcntl
 import json
 import math
 import os
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -62,17 +63,14 @@ class MeasurementLock:
         self.what = what
         self.path = path or default_lock_path()
         self._fd: int | None = None
+        self._writable = False
 
     def acquire(self, wait: float | None = None, log: TextIO | None = None) -> None:
         """Take the lock. `wait`: seconds to wait for another holder (``math.inf``: no limit; None: the
         DUETBENCH_LOCK_WAIT environment variable, 0 when it is unset). Whom we wait for is written to
         `log` (default stderr) once."""
         wait = wait_from_env() if wait is None else wait
-        try:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
-        except OSError as exc:
-            raise DuetError(f"cannot open the machine lock {self.path}: {exc.strerror}",
-                            hint="set DUETBENCH_LOCK to a writable path") from None
+        fd, self._writable = _open_lock_file(self.path)
         deadline = time.monotonic() + wait
         told = False
         while True:
@@ -93,13 +91,15 @@ class MeasurementLock:
                           file=log or sys.stderr, flush=True)
                     told = True
                 time.sleep(min(POLL_S, max(0.0, deadline - time.monotonic())))
-        os.ftruncate(fd, 0)
-        os.write(fd, json.dumps({"pid": os.getpid(), "what": self.what, "since": time.time()}).encode())
+        if self._writable:
+            os.ftruncate(fd, 0)
+            os.write(fd, json.dumps({"pid": os.getpid(), "what": self.what, "since": time.time()}).encode())
         self._fd = fd
 
     def release(self) -> None:
         if self._fd is not None:
-            os.ftruncate(self._fd, 0)
+            if self._writable:
+                os.ftruncate(self._fd, 0)
             os.close(self._fd)
             self._fd = None
 
@@ -111,10 +111,101 @@ class MeasurementLock:
         self.release()
 
 
+def _open_lock_file(path: Path) -> tuple[int, bool]:
+    """The lock file opened for flock, and whether we may write who we are into it. Every user of the
+    machine must be able to take the same lock: a file another user made (root's ``sudo duet run``, with
+    its umask's 0644) is opened read-only, which flock needs no more than; one we make is made writable
+    for all, so the next user can say who it is. An existing file is opened without O_CREAT: with
+    fs.protected_regular (systemd's default) an O_CREAT open of another user's file in a sticky
+    directory such as /run/lock is refused, even to root."""
+    for attempt in range(3):
+        try:
+            return os.open(path, os.O_RDWR | os.O_CLOEXEC), True
+        except FileNotFoundError:
+            try:
+                fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+            except FileExistsError as exc:
+                if attempt < 2:
+                    continue  # another duet made it meanwhile: open theirs
+                raise _unusable(path, exc) from None  # there, yet not to be opened: a dangling link
+            except OSError as exc:
+                raise _unusable(path, exc) from None
+            try:
+                os.fchmod(fd, 0o666)  # past the umask
+            except OSError:
+                pass
+            return fd, True
+        except PermissionError:
+            try:
+                return os.open(path, os.O_RDONLY | os.O_CLOEXEC), False
+            except OSError as exc:
+                raise _unusable(path, exc) from None
+        except OSError as exc:
+            raise _unusable(path, exc) from None
+    raise AssertionError("unreachable")
+
+
+def _unusable(path: Path, exc: OSError) -> DuetError:
+    if path.is_symlink() and not path.exists():
+        return DuetError(f"cannot open the machine lock {path}: it is a link to {os.readlink(path)}, which does not "
+                         "exist", hint="remove the link, or set DUETBENCH_LOCK to a writable path")
+    if isinstance(exc, PermissionError) and path.exists():
+        try:
+            import pwd
+
+            owner = pwd.getpwuid(path.stat().st_uid).pw_name
+        except (OSError, KeyError):
+            owner = "its owner"
+        return DuetError(f"cannot open the machine lock {path}: {exc.strerror} (it belongs to {owner})",
+                         hint=f"ask {owner} to `chmod a+r {path}` so that every user's measurements exclude each "
+                              "other, or set DUETBENCH_LOCK to a file all of them can open")
+    return DuetError(f"cannot open the machine lock {path}: {exc.strerror}",
+                     hint="set DUETBENCH_LOCK to a writable path")
+
+
 def _describe_holder(fd: int) -> str:
+    # The kernel knows who holds it: a holder that could not write into the file (another user's) left
+    # it empty, or with what a killed writable holder wrote before it.
+    pid = _flock_holder(fd)
     try:
         info = json.loads(os.pread(fd, 4096, 0) or b"{}")
         since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(info["since"])))
-        return f"{info['what']} (pid {info['pid']}, since {since})"
+        if pid is None or int(info["pid"]) == pid:
+            return f"{info['what']} (pid {info['pid']}, since {since})"
     except (ValueError, KeyError, TypeError, OSError):
-        return "a process holding the lock file (it has not said who it is yet)"
+        pass
+    if pid is not None:
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                argv = [a.decode(errors="replace") for a in f.read().split(b"\0") if a]
+        except OSError:
+            argv = []
+        return f"{_command_of(argv) or 'a process'} (pid {pid})"
+    return "a process holding the lock file (it has not said who it is yet)"
+
+
+def _command_of(argv: list[str]) -> str:
+    """A duet command line as its user typed it (``duet compare …``, not the interpreter's argv)."""
+    for i, arg in enumerate(argv):
+        if os.path.basename(arg) == "duet" or (arg == "duetbench" and i > 0 and argv[i - 1] == "-m"):
+            argv = ["duet", *argv[i + 1:]]
+            break
+    text = shlex.join(argv)
+    return text if len(text) <= 200 else text[:199] + "…"
+
+
+def _flock_holder(fd: int, locks: str = "/proc/locks") -> int | None:
+    """The pid /proc/locks names as holding a flock on `fd`'s file, if any (and visible here)."""
+    try:
+        st = os.fstat(fd)
+        with open(locks) as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    here = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    for line in lines:
+        fields = line.split()
+        # "1: FLOCK  ADVISORY  WRITE 4711 00:2b:1234 0 EOF"; waiters' lines start with "->"
+        if len(fields) >= 6 and fields[1] == "FLOCK" and fields[5] == here and fields[4].isdigit():
+            return int(fields[4]) or None
+    return None

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import stat
 import tempfile
 from pathlib import Path
 
@@ -68,8 +69,15 @@ def sweep_stale_scratch(directory: str | None = None) -> list[Path]:
         if match is None or match.group(3) != here or not tag_is_dead(int(match.group(1)), int(match.group(2))):
             continue
         path = Path(root, name)
-        # Only a real directory: never follow a link someone put there under our name.
-        if path.is_symlink() or not path.is_dir():
+        try:
+            found = path.lstat()
+        except OSError:
+            continue
+        # Only a real directory (never follow a link someone put there under our name), and only this
+        # user's: another's (root's `sudo duet`, made 0700) is neither ours to read nor, in a sticky /tmp,
+        # to remove, and root must not store pairs into whatever store a user's manifest names. Its
+        # owner's next duet command recovers and removes it.
+        if not stat.S_ISDIR(found.st_mode) or found.st_uid != os.geteuid():
             continue
         _recover(path)
         shutil.rmtree(path, ignore_errors=True)

@@ -55,13 +55,21 @@ def sweep_stale_cgroups(roots: Iterable[Path] | None = None) -> int:
 
 
 def stale_cgroups(roots: Iterable[Path] | None = None) -> list[Path]:
-    """Our ``duetbench-<pid>-…`` cgroups whose orchestrator is gone (see `sweep_stale_cgroups`)."""
+    """Our ``duetbench-<pid>-…`` cgroups whose orchestrator is gone (see `sweep_stale_cgroups`), in the
+    roots this user may remove them from."""
     if roots is None:
         base = Path("/sys/fs/cgroup")
         roots = [base, *_subdirs(base)]
+        parent = find_cgroup2_root()  # a delegated cgroup of ours, where a killed duet left its sides
+        if parent is not None and parent not in roots:
+            roots.append(parent)
     me = os.getpid()
     found = []
     for root in roots:
+        # Only where we may remove them: another user's (root's, for an ordinary user) would otherwise
+        # be waited for by every command (execute/housekeeping.py) and never go.
+        if not os.access(root, os.W_OK):
+            continue
         for top in _subdirs(root, _OURS):
             match = _OURS.match(top.name)
             if match is not None and int(match.group(1)) != me and not _alive(int(match.group(1))):
@@ -87,11 +95,32 @@ def _sweep_once() -> int:
 
 
 def find_cgroup2_root() -> Path | None:
-    """The mount point of the cgroup2 hierarchy if it has cpu.stat and we may create children."""
+    """Where we may make the sides' cgroups: the cgroup2 hierarchy's mount point if we may create children
+    there (root), else the cgroup this process runs in if it was delegated to us — an ordinary user's
+    ``systemd-run --user --scope -p Delegate=yes duet …`` — since the kernel lets a process move its child
+    only between cgroups below one whose cgroup.procs it may write. Without controllers enabled there,
+    its children still have cpu.stat's usage and cpu.pressure, which is all the sides need."""
     for root in _CANDIDATE_ROOTS:
         if (root / "cgroup.procs").exists() and (root / "cgroup.subtree_control").exists():
             if os.access(root, os.W_OK):
                 return root
+            own = own_cgroup(root)
+            if own is not None and os.access(own, os.W_OK) and os.access(own / "cgroup.procs", os.W_OK):
+                return own
+    return None
+
+
+def own_cgroup(mount: Path, proc_cgroup: str = "/proc/self/cgroup") -> Path | None:
+    """The cgroup2 directory this process belongs to, under `mount`; None if not known or not there."""
+    try:
+        with open(proc_cgroup) as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        if line.startswith("0::/"):
+            path = mount / line[4:]
+            return path if path.is_dir() else None
     return None
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import os
 import random
 import re
 import shlex
@@ -135,6 +136,27 @@ def artifact_commands(campaign: Campaign) -> dict[tuple[str, str], str]:
             where = f" (in {spec.container.image})" if spec.container else ""
             out[(bench.name, side)] = text + where
     return out
+
+
+def outputs_writable(directory: Path) -> None:
+    """Refuse in one line where the runs' raw outputs cannot be written under `directory`: a `sudo duet
+    run` beside the same database made it root's (0755), and every later run of the database's owner died
+    with a PermissionError traceback, its campaign left to be marked "orchestrator died"."""
+    existing = directory
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if os.access(existing, os.W_OK | os.X_OK):
+        return
+    try:
+        import pwd
+
+        owner = pwd.getpwuid(existing.stat().st_uid).pw_name
+    except (OSError, KeyError):
+        owner = "another user"
+    whose = "it" if existing == directory else str(existing)
+    raise DuetError(f"cannot write the runs' raw outputs into {directory}: {whose} belongs to {owner}",
+                    hint=f"give it back (sudo chown -R $USER {existing}), or use a results database in a directory "
+                         "of yours (--db PATH)")
 
 
 def record_artifacts(artifacts: dict[str, str], directory: Path) -> dict[str, str]:
@@ -407,6 +429,9 @@ def run_campaign(path: Path, opts: RunOptions, console: Console, *, backend: str
                 console.print(f"dry run: {len(job.todo)} of {len(plan)} runs left to {executor.verb}",
                               highlight=False)
                 return 0
+        # Before the campaign is recorded (or "running" again): a run that cannot write its outputs would
+        # die mid-way and leave it so.
+        outputs_writable(job.run_root if opts.resume else executor.run_root(location.parent, 0, "0" * 8).parent)
         with executor.reserve(f"duet run {campaign.name} ({campaign.path})"):
             # From the moment the campaign is (again) "running" in the store until SIGTERM and SIGHUP are
             # handled like Ctrl-C below, the three are held back: one that came in between would end duet

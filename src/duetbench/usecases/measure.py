@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from duetbench.errors import CommandFailed, DuetError
 from duetbench.execute.invocation import LaunchSpec, RunningInvocation
@@ -88,7 +88,6 @@ def default_samples_path() -> Path:
 def measure(header: MeasureHeader, samples_path: Path, *, timeout_s: float | None = None, show_output: bool = False,
             on_sample: Callable[[MeasureSample], None] | None = None) -> list[MeasureSample]:
     """Run the command ``header.warmup + header.runs`` times, writing each sample as it is measured."""
-    samples_path.parent.mkdir(parents=True, exist_ok=True)
     lock = MeasurementLock(f"duet measure {header.command!r}")
     lock.acquire()
     samples: list[MeasureSample] = []
@@ -100,7 +99,7 @@ def measure(header: MeasureHeader, samples_path: Path, *, timeout_s: float | Non
         os.sched_setaffinity(0, elsewhere)
     previous = stop_like_ctrl_c()  # a SIGTERM or SIGHUP ends it as Ctrl-C does: the samples so far are kept
     try:
-        with open(samples_path, "w") as out, scratch_directory("measure") as tmp:
+        with _open_samples(samples_path) as out, scratch_directory("measure") as tmp:
             out.write(json.dumps(header.to_json()) + "\n")
             out.flush()
             for k in range(header.warmup + header.runs):
@@ -120,6 +119,19 @@ def measure(header: MeasureHeader, samples_path: Path, *, timeout_s: float | Non
         os.sched_setaffinity(0, own_affinity)
         lock.release()
     return samples
+
+
+def _open_samples(path: Path) -> TextIO:
+    """The samples file, opened before anything is measured: one that cannot be written (a .duetbench
+    directory another user made, say root's `sudo duet measure` in the same checkout) is refused in one
+    line."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return open(path, "w")
+    except OSError as exc:
+        where = "" if exc.filename in (None, str(path)) else f" ({exc.filename})"
+        raise DuetError(f"cannot write the samples file {path}: {exc.strerror}{where}",
+                        hint="give a writable path with --samples PATH, or measure in a directory of yours") from None
 
 
 def _one(header: MeasureHeader, k: int, workdir: Path, timeout_s: float | None, show_output: bool) -> MeasureSample:

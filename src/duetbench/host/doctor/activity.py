@@ -7,6 +7,7 @@ kworkers and daemons (docs/notes/machine_probe.md §7). Time is /proc/uptime, so
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 
 from duetbench.errors import DuetError
@@ -115,7 +116,24 @@ def _interval(before: ProcSnapshot, after: ProcSnapshot | None) -> float | None:
     return after.uptime_s - before.uptime_s
 
 
-def check_daemons(before: ProcSnapshot, after: ProcSnapshot | None, top: int = 5) -> Check:
+def hidden_processes(root: SysRoot) -> str | None:
+    """A line of evidence where /proc hides other users' processes (mounted with hidepid=1/2, as shared
+    servers often are): this user then sees, and a measurement's noise attribution (EMP) counts, only its
+    own. None where nothing is hidden, or from root, who sees them all."""
+    for line in (root.read("/proc/self/mounts") or "").splitlines():
+        parts = line.split()
+        if len(parts) < 4 or parts[2] != "proc" or parts[1] != "/proc":
+            continue
+        option = next((o for o in parts[3].split(",") if o.startswith("hidepid=")), None)
+        if option is None or option.split("=", 1)[1] in ("0", "off") or (root.is_live and os.geteuid() == 0):
+            return None
+        return (f"/proc is mounted with {option}: other users' processes are hidden from this user, so neither "
+                "this check nor a measurement's noise attribution sees their CPU use (run as root, or ask for "
+                "the group that may see them: mount option gid=)")
+    return None
+
+
+def check_daemons(before: ProcSnapshot, after: ProcSnapshot | None, top: int = 5, hidden: str | None = None) -> Check:
     title = "Busy processes"
     interval = _interval(before, after)
     if after is None or interval is None:
@@ -132,6 +150,8 @@ def check_daemons(before: ProcSnapshot, after: ProcSnapshot | None, top: int = 5
     busy = [(u, pid, comm) for u, pid, comm in used[:top] if u / interval >= 0.001]
     if busy:
         evidence.append("top: " + ", ".join(f"{comm} (pid {pid}) {u / interval:.1%}" for u, pid, comm in busy))
+    if hidden is not None:
+        evidence.append(hidden)
     names = ", ".join(sorted({comm for _, _, comm in busy[:3]}))
     fix = (f"Stop or pause what is busy while measuring ({names}); EMP §4.1 traces long outliers to daemons. "
            "The cpu metric (process time) is far less affected than wall.")

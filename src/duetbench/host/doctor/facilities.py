@@ -45,13 +45,19 @@ def check_cgroups(root: SysRoot) -> Check:
         mount = v2[0][0]
         ctrl = root.read(f"{mount}/cgroup.controllers")
         has_stat = root.exists(f"{mount}/cpu.stat")
+        # On the live machine: only where this user may make the sides' cgroups is anything measured there.
+        usable, ours = _usable_by_us(mount) if root.is_live and has_stat else (True, None)
         evidence.append(f"v2 at {mount}: controllers {ctrl or 'none'}; cpu.stat "
-                        + ("present (whole-tree CPU time is measured)" if has_stat else "missing"))
+                        + (("present (whole-tree CPU time is measured)" if usable else "present") if has_stat
+                           else "missing"))
         pressure = root.exists(f"{mount}/cpu.pressure")
-        evidence.append("cpu.pressure " + ("present (each side's run-queue wait is measured: a duet tells a side held "
+        evidence.append("cpu.pressure " + ("present" if not usable else
+                                           "present (each side's run-queue wait is measured: a duet tells a side held "
                                            "off its CPU from one that sleeps)" if pressure else
                                            "missing (no PSI: a duet tells a side held off its CPU by wall - CPU time, "
                                            "which sleeping and I/O fill too)"))
+        if ours is not None:
+            evidence.append(ours)
         leftovers = [n for n in root.listdir(mount) if n.startswith("duetbench-")]
         if leftovers:
             evidence.append(f"{len(leftovers)} leftover duetbench-* cgroups under {mount} (from interrupted runs)")
@@ -61,10 +67,33 @@ def check_cgroups(root: SysRoot) -> Check:
         if not has_stat:
             status = "warn"
             fix = "cgroup v2 cpu.stat is missing (kernel older than 4.15?): whole-tree CPU time falls back to wait4"
+        elif not usable:
+            status = "warn"
+            fix = ("Without a side's run-queue wait a short duet cannot tell a command that sleeps or waits for I/O "
+                   "from one held off its CPU by another process, and may leave the wall-time ratio unbounded. Run "
+                   "duet in a cgroup delegated to you: systemd-run --user --scope -p Delegate=yes duet compare … "
+                   "(or as root).")
     else:
         status = "info"
         fix = "No cgroup v2: whole-tree CPU time comes from wait4 with a subreaper (also exact for descendants)."
     return Check("cgroups", title, status, tuple(evidence), fix)
+
+
+def _usable_by_us(mount: str) -> tuple[bool, str | None]:
+    """Whether this user may make the sides' cgroups (host/cgroup.py `find_cgroup2_root`), and a line of
+    evidence where it is not root's way: an ordinary user may not make children under the mount, and
+    measures nothing there unless it runs in a cgroup delegated to it."""
+    from duetbench.host.cgroup import find_cgroup2_root
+
+    parent = find_cgroup2_root()
+    user = f"uid {os.geteuid()}"
+    if parent is None:
+        return False, (f"this user ({user}) may not make cgroups under {mount}, and runs in no cgroup delegated to "
+                       "it: the sides run without cgroups (their CPU time comes from wait4 alone, which still "
+                       "counts daemonized children; their run-queue wait is not measured)")
+    if str(parent) != mount:
+        return True, f"this user ({user}) makes the sides' cgroups in its delegated cgroup {parent}"
+    return True, None
 
 
 _PMU_DIRS = ("cpu", "cpu_core", "cpu_atom", "armv8_pmuv3", "armv8_pmuv3_0")

@@ -83,7 +83,8 @@ def run_checks(root: Path = Path("/"), interval_s: float = 1.0, probe: LiveProbe
         after = activity.take_snapshot(sr, exclude)
     elif (Path(root) / LATER).is_dir():
         after = activity.take_snapshot(SysRoot(Path(root) / LATER))
-    sampling = [activity.check_load(before, after), activity.check_daemons(before, after),
+    sampling = [activity.check_load(before, after),
+                activity.check_daemons(before, after, hidden=activity.hidden_processes(sr)),
                 activity.check_steal(before, after)]
     measured = 0.0
     if after is not None and after.uptime_s is not None and before.uptime_s is not None:
