@@ -607,3 +607,20 @@ def test_a_harness_that_stops_its_launcher_times_out_as_a_slow_one_does(duet, tm
     assert status == "failed" and "timed out" in error, error
     leftover = subprocess.run(["pgrep", "-f", str(marker)], capture_output=True, text=True)
     assert leftover.stdout.strip() == ""
+
+
+def test_runs_that_failed_are_counted_by_duet_analyze_and_in_the_markdown(duet, tmp_path: Path) -> None:
+    """`duet run`'s summary said "3 +1 failed"; `duet analyze` of the same campaign and its Markdown export
+    (a pull request's table) showed "3", as if every run had finished."""
+    write_campaign(tmp_path, f"""  flaky:
+    shell: true
+    command: {harness('--iterations 4')}
+    B: {{command: "case {{run}} in *-1) exit 3;; esac; exec {harness('--iterations 4')}"}}
+""", methods="{duet: 4}")
+    ran = duet("run", "campaign.yml", "--no-progress")
+    assert ran.returncode == 1 and "3 +1 failed" in ran.stdout, ran.stdout + ran.stderr
+    analysed = duet("analyze", "--export-markdown", "-")
+    assert analysed.returncode == 0, analysed.stdout + analysed.stderr
+    lines = [line for line in analysed.stdout.splitlines() if "flaky" in line and "duet" in line]
+    assert any("3 +1 failed" in line for line in lines if "│" in line), analysed.stdout  # the terminal's table
+    assert any("| 3 +1 failed |" in line for line in lines), analysed.stdout  # the Markdown's

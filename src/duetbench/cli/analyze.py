@@ -171,9 +171,11 @@ def _rows(analysis: _Analysis) -> tuple[CampaignRecord, IterationTable, list[Ana
     from duetbench.analyze.sync import run_sync_statuses
 
     rows = analyze_table(table, opts, sync=run_sync_statuses(runs))
-    from duetbench.usecases.campaign_rows import failed_only
+    from duetbench.usecases.campaign_rows import failed_only, run_counts
 
     rows += failed_only(runs, rows, benchmarks, methods)
+    for row in rows:  # said beside the runs that entered the analysis, as `duet run`'s summary says it
+        row.runs_failed = run_counts(runs, row.benchmark, row.method)[1]
     if metric == "cpu":
         for row in rows:
             if row.method == "duet":

@@ -43,7 +43,7 @@ def row_dict(row: AnalysisRow) -> dict[str, Any]:
 
 
 def print_rows(console: Console, rows: list[AnalysisRow], *, title: str) -> None:
-    from duetbench.report.campaign import U_TEST_NOTE, duration, p_contradicts
+    from duetbench.report.campaign import U_TEST_NOTE, duration, p_contradicts, runs_column
 
     table = Table(title=title, title_justify="left")
     for column in ("benchmark", "method", "runs", "iters A/B", "A / B per iteration (median)", "ratio B/A [CI]",
@@ -52,7 +52,8 @@ def print_rows(console: Console, rows: list[AnalysisRow], *, title: str) -> None
     problems: list[AnalysisRow] = []
     p_marks: list[AnalysisRow] = []
     for row in rows:
-        base = [escape(row.benchmark), row.method, str(row.runs), f"{row.iterations_a}/{row.iterations_b}"]
+        base = [escape(row.benchmark), row.method, runs_column(row, markup=True),
+                f"{row.iterations_a}/{row.iterations_b}"]
         r = row.result
         if r is None:
             problems.append(row)

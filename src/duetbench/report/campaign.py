@@ -104,8 +104,7 @@ def print_summary(console: Console, rows: list[AnalysisRow], confidence_level: f
     problems = []
     p_marks: list[AnalysisRow] = []
     for row in rows:
-        ok = row.runs if row.runs_ok is None else row.runs_ok
-        runs = f"{ok}" + (f" [red]+{row.runs_failed} failed[/red]" if row.runs_failed else "")
+        runs = runs_column(row, markup=True)
         if row.result is None:
             problems.append(row)
             table.add_row(escape(row.benchmark), row.method, runs, "", f"[yellow]no result ({len(problems)})[/yellow]",
@@ -144,6 +143,16 @@ def duration(seconds: float) -> str:
         if abs(seconds) >= scale:
             return f"{seconds / scale:.3g} {unit}"
     return f"{seconds / 1e-9:.3g} ns"
+
+
+def runs_column(row: AnalysisRow, *, markup: bool = False) -> str:
+    """A campaign row's runs: those finished (`duet run`) or analysed (`duet analyze`), and those that failed
+    beside them ("10 +2 failed"), which the analysis never sees."""
+    ok = row.runs if row.runs_ok is None else row.runs_ok
+    if not row.runs_failed:
+        return f"{ok}"
+    failed = f"+{row.runs_failed} failed"
+    return f"{ok} [red]{failed}[/red]" if markup else f"{ok} {failed}"
 
 
 def format_ratio(r: RatioResult) -> str:

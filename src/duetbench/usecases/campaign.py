@@ -67,6 +67,7 @@ from duetbench.store.location import StoreLocation
 from duetbench.store.option import db_argument
 from duetbench.store.orchestrators import claim, with_owner
 from duetbench.usecases import campaign_auto
+from duetbench.usecases.campaign_rows import run_counts
 from duetbench.usecases.interrupts import hold_stop_signals, release, restore, stop_like_ctrl_c
 
 if TYPE_CHECKING:
@@ -761,14 +762,7 @@ def summarize(campaigns: CampaignStore, campaign_id: int, by_name: Mapping[str, 
             stored = [r for r in stored if r.status != "retried"]
             if all(r.status in ("skipped", "pilot") for r in stored):  # none, or the method auto set aside
                 continue
-            # One number per concept: a run measures A and B once — a duet run both at once, a sequential
-            # repetition as an A run and a B run — so sequential counts repetitions, as `duet analyze` does.
-            by_rep: dict[int, list[str]] = {}
-            for r in stored:
-                by_rep.setdefault(r.repetition, []).append(r.status)
-            whole = 1 if method != "sequential" else 2
-            ok = sum(1 for st in by_rep.values() if st.count("ok") >= whole)
-            failed = sum(1 for st in by_rep.values() if "failed" in st)
+            ok, failed = run_counts(stored, name, method)
             found = [row for (b, m), row in analysed.items() if m == method]
             for row in found or [AnalysisRow(name, method, 0, 0, 0, None,
                                              problem="no finished run with measured iterations")]:

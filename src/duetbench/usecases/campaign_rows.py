@@ -1,4 +1,5 @@
-"""Rows of `duet analyze`'s table that the analysis itself cannot give: benchmarks whose runs all failed."""
+"""What rows of a campaign's table (`duet analyze`, `duet run`'s summary) take from the stored runs rather than from
+the analysis: benchmarks whose runs all failed, and how many runs finished and failed."""
 from __future__ import annotations
 
 import fnmatch
@@ -27,3 +28,18 @@ def failed_only(runs: list[RunRecord], rows: list[AnalysisRow], benchmarks: tupl
         out.append(AnalysisRow(bench, method, 0, 0, 0, None,
                                problem=f"all {count} run(s) failed; the first: {first}"))
     return out
+
+
+def run_counts(runs: list[RunRecord], benchmark: str, method: str) -> tuple[int, int]:
+    """The runs of `benchmark` (or of the harness run holding it, "<run>/<inner>") and `method` that finished
+    and that failed. One number per concept: a run measures A and B once — a duet run both at once, a
+    sequential repetition as an A run and a B run — so sequential counts repetitions; a failed run measured
+    again (--retry-failed) is kept, and counted no more."""
+    by_rep: dict[int, list[str]] = {}
+    for r in runs:
+        if r.method == method and r.status != "retried" and (
+                r.benchmark == benchmark or benchmark.startswith(r.benchmark + "/")):
+            by_rep.setdefault(r.repetition, []).append(r.status)
+    whole = 1 if method != "sequential" else 2
+    return (sum(1 for st in by_rep.values() if st.count("ok") >= whole),
+            sum(1 for st in by_rep.values() if "failed" in st))

@@ -310,16 +310,16 @@ def campaign_document(campaign: CampaignReport) -> Document:
     words, the verdict, the CI width; the duet's synchronization; the --fail-if-slower outcome."""
     from duetbench.analyze.verdicts import describe_change
     from duetbench.report.analysis import slower_than
-    from duetbench.report.campaign import duration
+    from duetbench.report.campaign import duration, runs_column
 
     rows = []
     for row in campaign.rows:
         r = row.result
         if r is None:
-            rows.append((row.benchmark, row.method, str(row.runs), "", row.problem, "", ""))
+            rows.append((row.benchmark, row.method, runs_column(row), "", row.problem, "", ""))
             continue
         icon = {"slower": "🔴", "faster": "🟢"}.get(r.verdict, "⚪")
-        rows.append((row.benchmark, row.method, str(row.runs), f"{duration(r.a.median)} / {duration(r.b.median)}",
+        rows.append((row.benchmark, row.method, runs_column(row), f"{duration(r.a.median)} / {duration(r.b.median)}",
                      describe_change(r.ratio, "A", "B"), f"{icon} {r.verdict}", ci_width(r.relative_ci_width)))
     doc: Document = [
         Heading(f"duetbench: campaign {campaign.name}"),
