@@ -6,12 +6,16 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
+import shlex
 import shutil
 import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -282,6 +286,7 @@ def test_killed_task_is_rerun_by_resume(store: str, cluster_env: dict[str, str],
     assert proc.returncode == 1, out + err
     text = " ".join(out.split())
     assert f"task {task}" in text and "FAILED" in text and "--resume" in text
+    assert pg is None or pg.password not in out + err  # the command printed to resume does not show it
 
     def stored_keys() -> tuple[list[str], list[str]]:
         if pg is None:
@@ -354,3 +359,261 @@ def test_bring_up_tears_down_a_stale_cluster(slurm_cluster) -> None:  # type: ig
             subprocess.run(["bash", str(scripts / "slurm_down.sh")], env=dict(os.environ, SLURM_TEST_DIR=str(fresh)),
                            capture_output=True, timeout=120)
     assert fresh is not None and not fresh.exists()
+
+
+# -- what an HPC user runs into -----------------------------------------------------------------------
+
+def test_an_sbatch_arg_with_unbalanced_quotes_is_refused_before_anything_is_recorded(duet_env: dict[str, str],
+                                                                                   tmp_path: Path) -> None:
+    write_campaign(tmp_path, "{duet: 1}", TWO_BENCHMARKS)
+    result = duet_cli(duet_env, tmp_path, "run", "campaign.yml", "--backend", "slurm", "--sbatch-arg=--comment=it's")
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "--sbatch-arg \"--comment=it's\": no closing quotation" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert not (tmp_path / ".duet").exists()  # no campaign left "running" behind
+
+
+@pytest.mark.slow
+@needs_merge
+def test_a_directory_with_a_space_and_a_percent_sign(cluster_env: dict[str, str], tmp_path: Path) -> None:
+    # sbatch expands %-patterns in --output: "%j" in a directory name must not become the job id there.
+    where = tmp_path / "my runs %j"
+    where.mkdir()
+    write_campaign(where, "{duet: 1}", TWO_BENCHMARKS)
+    result = duet_cli(cluster_env, where, "run", "campaign.yml", "--backend", "slurm", "--nodes", "2",
+                      "--no-progress")
+    assert result.returncode == 0, result.stdout + result.stderr
+    attempt = next((where / ".duet" / "campaigns").glob("slurm-*-sl")) / "slurm" / "attempt-1"
+    assert sorted(p.name for p in (attempt / "logs").iterdir()) == ["0.out", "1.out"]
+    assert len(_stored(where / ".duet" / "results.db")) == 2
+
+
+@pytest.mark.slow
+def test_the_benchmarks_do_not_get_the_database_password(cluster_env: dict[str, str], postgres,  # type: ignore[no-untyped-def]
+                                                         tmp_path: Path) -> None:
+    # The URL reaches the task through the job's environment; the commands it starts must not inherit it.
+    write_campaign(tmp_path, "{duet: 1}", f"""  env:
+    command: sh -c 'env; exec {harness("--iterations 2 --work 1000")}'
+""")
+    result = duet_cli(cluster_env, tmp_path, "run", "campaign.yml", "--backend", "slurm", "--db", postgres.url,
+                      "--no-progress")
+    assert result.returncode == 0, result.stdout + result.stderr
+    uid = postgres.psql("SELECT uid FROM campaigns WHERE name='sl' ORDER BY id DESC LIMIT 1").strip()
+    outputs = [p for p in next((tmp_path / ".duet" / "campaigns").glob(f"slurm-{uid[:8]}-sl")).rglob("*")
+               if p.is_file()]
+    printed = "".join(p.read_text(errors="replace") for p in outputs)
+    assert "SLURM_JOB_ID=" in printed  # the benchmark's environment is there: it ran inside the job
+    assert postgres.password not in printed and "DUETBENCH_SLURM_DB" not in printed
+
+
+def _run_until(env: dict[str, str], cwd: Path, args: list[str], seen: str,
+               then: Callable[[subprocess.Popen[str], list[str]], None]) -> tuple[int, str, str]:
+    """`duet ARGS` until its output shows `seen` (or 90 s passed), then `then(process, its output lines so far)`;
+    waits for it to end.
+    Returns its exit code, its stdout with whitespace runs made single spaces, its stderr."""
+    proc = subprocess.Popen([sys.executable, "-m", "duetbench", *args], cwd=cwd, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(proc.stdout or ()), daemon=True)
+    reader.start()
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and proc.poll() is None and not any(seen in line for line in lines):
+            time.sleep(0.2)
+        then(proc, lines)  # seen or not: what the test checks must happen either way
+        proc.wait(timeout=120)
+        reader.join(timeout=10)
+        err = proc.stderr.read() if proc.stderr else ""
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    return proc.returncode, " ".join("".join(lines).split()), err
+
+
+@pytest.mark.slow
+def test_a_job_slurm_will_not_start_is_said_and_ctrl_c_cancels_it(cluster_env: dict[str, str], tmp_path: Path) -> None:
+    # A held job (like one whose --time is above the partition's limit) stays pending for ever: the user
+    # must be told why, not left watching nothing; Ctrl-C then cancels it.
+    write_campaign(tmp_path, "{duet: 1}", TWO_BENCHMARKS)
+    code, text, err = _run_until(cluster_env, tmp_path, ["run", "campaign.yml", "--backend", "slurm", "--nodes", "2",
+                                                         "--no-progress", "--sbatch-arg=--hold"],
+                                 "pending (JobHeldUser)", lambda proc, _: proc.send_signal(signal.SIGINT))
+    assert code == 130, text + err
+    assert "tasks 0–1: pending (JobHeldUser): it is held" in text
+    # The command that resumes it submits the same way: the Slurm options are not lost.
+    assert "continue with duet run campaign.yml --resume --backend slurm --nodes 2 --sbatch-arg=--hold" in text
+    # Neither task ran: no exit code nor a log file that was never written is shown for them.
+    assert "task 0: CANCELLED before it started (it was pending: JobHeldUser)" in text and "log:" not in text
+    job = json.loads(next((tmp_path / ".duet" / "campaigns").glob("slurm-*-sl/slurm/attempt-1/job.json")).read_text())
+    queue = subprocess.run(["squeue", "-h", "-r", "-t", "all", "-j", job["job_id"], "-o", "%T"], env=cluster_env,
+                           capture_output=True, text=True).stdout.split()
+    assert queue == ["CANCELLED", "CANCELLED"]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("unshare") is None, reason="needs unshare (util-linux)")
+def test_a_shared_dir_the_nodes_do_not_see_is_named(cluster_env: dict[str, str], tmp_path: Path) -> None:
+    # --shared-dir on a filesystem only the submitting host has (here: a tmpfs in its own mount namespace;
+    # the nodes see the empty directory under it): the tasks cannot even open their logs.
+    write_campaign(tmp_path, "{duet: 1}", TWO_BENCHMARKS)
+    private = tmp_path / "private"
+    private.mkdir()
+    duet = shlex.join([sys.executable, "-m", "duetbench", "run", "campaign.yml", "--backend", "slurm", "--nodes", "2",
+                       "--no-progress", "--shared-dir", str(private)])
+    result = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c",
+                             f"mount -t tmpfs none {shlex.quote(str(private))} && exec {duet}"],
+                            cwd=tmp_path, env=cluster_env, capture_output=True, text=True, timeout=150)
+    text = " ".join(result.stdout.split())
+    assert result.returncode == 1, text + result.stderr
+    assert "task 0 on n" in text and "FAILED" in text
+    assert "logs/0.out: do the nodes share that directory? (--shared-dir)" in text
+    assert "log: " not in text  # no pointer to a log this host cannot show
+
+
+@pytest.mark.slow
+@needs_merge
+def test_squeue_failing_for_a_while_does_not_abandon_the_job(cluster_env: dict[str, str], tmp_path: Path) -> None:
+    # A busy or restarting slurmctld makes squeue time out for a while; the job goes on, so must duet.
+    write_campaign(tmp_path, "{duet: 2}", TWO_BENCHMARKS)
+    wrappers, failing = tmp_path / "bin", tmp_path / "squeue-fails"
+    wrappers.mkdir()
+    real = shutil.which("squeue", path=cluster_env["PATH"])
+    (wrappers / "squeue").write_text(f"#!/bin/sh\nif [ -e {shlex.quote(str(failing))} ]; then\n"
+                                     "  echo 'squeue: error: slurm_load_jobs error: Socket timed out on send/recv "
+                                     f"operation' >&2; exit 1\nfi\nexec {shlex.quote(str(real))} \"$@\"\n")
+    (wrappers / "squeue").chmod(0o755)
+
+    def fail_for_a_while(proc: subprocess.Popen[str], lines: list[str]) -> None:
+        failing.touch()
+        time.sleep(3)
+        failing.unlink()
+
+    code, text, err = _run_until(dict(cluster_env, PATH=f"{wrappers}:{cluster_env['PATH']}"), tmp_path,
+                                 ["run", "campaign.yml", "--backend", "slurm", "--nodes", "2", "--no-progress"],
+                                 ": running (", fail_for_a_while)
+    assert code == 0, text + err
+    assert "Socket timed out on send/recv operation; trying again" in text and "squeue answers again" in text
+    db = tmp_path / ".duet" / "results.db"
+    assert sorted(k for k, _, _ in _stored(db)) == sorted(_planned_keys(db))
+
+
+@pytest.mark.slow
+@needs_merge
+def test_a_dropped_ssh_session_leaves_the_job_running_for_resume(cluster_env: dict[str, str], tmp_path: Path) -> None:
+    # SIGHUP (the terminal went away) stops the following only; Ctrl-C and SIGTERM are what cancel.
+    write_campaign(tmp_path, "{duet: 2, sequential: 1}", f"""  slow:
+    command: {harness('--iterations 3 --work 20000 --sleep 1')}
+""")
+    code, text, err = _run_until(cluster_env, tmp_path, ["run", "campaign.yml", "--backend", "slurm", "--nodes", "2",
+                                                         "--no-progress"],
+                                 ": running (", lambda proc, _: proc.send_signal(signal.SIGHUP))
+    assert code == 130, text + err
+    assert "stopped following job" in text and "which goes on" in text
+    resumed = duet_cli(cluster_env, tmp_path, "run", "campaign.yml", "--resume", "--backend", "slurm", "--nodes", "2",
+                       "--no-progress")
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    run_dir = next((tmp_path / ".duet" / "campaigns").glob("slurm-*-sl"))
+    assert [p.name for p in (run_dir / "slurm").iterdir()] == ["attempt-1"]  # followed or collected, not resubmitted
+    db = tmp_path / ".duet" / "results.db"
+    assert sorted(k for k, _, _ in _stored(db)) == sorted(_planned_keys(db))
+    assert not list((run_dir / "runs").glob("*/*.interrupted-*"))  # no run was cut short
+
+
+@pytest.mark.slow
+@needs_merge
+def test_a_second_ctrl_c_still_brings_what_finished_into_the_database(cluster_env: dict[str, str],
+                                                                      tmp_path: Path) -> None:
+    write_campaign(tmp_path, "{duet: 3, sequential: 2}", f"""  slow:
+    command: {harness('--iterations 3 --work 20000 --sleep 1')}
+""")
+
+    def twice(proc: subprocess.Popen[str], lines: list[str]) -> None:
+        proc.send_signal(signal.SIGINT)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not any("cancelling job" in line for line in lines):
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGINT)  # while the cancelled tasks are still being waited for
+
+    code, text, err = _run_until(cluster_env, tmp_path, ["run", "campaign.yml", "--backend", "slurm", "--nodes", "2",
+                                                         "--no-progress", "--export-json", "what.json"], "[2/", twice)
+    assert code == 130, text + err
+    shown = set(re.findall(r"\[\d+/\d+\] (\S+): ok", text))
+    assert len(shown) >= 2, text
+    stored = {k for k, status, _ in _stored(tmp_path / ".duet" / "results.db") if status == "ok"}
+    assert shown <= stored  # every run shown finished is in --db, not only in the tasks' files
+    assert json.loads((tmp_path / "what.json").read_text())["rows"]  # and in the export of what finished
+
+
+@pytest.mark.slow
+def test_a_requeued_task_is_said_to_be_back_in_the_queue(cluster_env: dict[str, str], tmp_path: Path) -> None:
+    # Slurm requeues a task whose node failed (or was preempted; here: scontrol requeue): it waits again,
+    # which must not look like a job that went quiet.
+    write_campaign(tmp_path, "{duet: 4, sequential: 2}", f"""  slow:
+    command: {harness('--iterations 3 --work 20000 --sleep 1')}
+""")
+
+    def requeue(proc: subprocess.Popen[str], lines: list[str]) -> None:
+        job = json.loads(next((tmp_path / ".duet" / "campaigns").glob("slurm-*-sl/slurm/attempt-1/job.json"))
+                         .read_text())["job_id"]
+        subprocess.run(["scontrol", "requeue", f"{job}_0"], env=cluster_env, capture_output=True, timeout=60)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not any("back in the queue" in line for line in lines):
+            time.sleep(0.1)
+        proc.send_signal(signal.SIGINT)
+
+    code, text, err = _run_until(cluster_env, tmp_path, ["run", "campaign.yml", "--backend", "slurm",
+                                                         "--no-progress"], "[1/", requeue)
+    assert code == 130, text + err
+    assert "task 0: back in the queue: Slurm requeued it (its node failed, or it was preempted)" in text
+
+
+@pytest.mark.slow
+def test_ctrl_c_while_sbatch_submits_cancels_the_job_it_submitted(cluster_env: dict[str, str], tmp_path: Path) -> None:
+    # A slow sbatch (a busy slurmctld) that has submitted but not yet answered: Ctrl-C must not leave a job
+    # running that no job.json names (the next --resume would submit the same runs again).
+    write_campaign(tmp_path, "{duet: 1}", TWO_BENCHMARKS)
+    wrappers = tmp_path / "bin"
+    wrappers.mkdir()
+    real = shutil.which("sbatch", path=cluster_env["PATH"])
+    (wrappers / "sbatch").write_text(f'#!/bin/sh\nout=$({shlex.quote(str(real))} "$@") || exit $?\nsleep 3\n'
+                                     'echo "$out"\n')
+    (wrappers / "sbatch").chmod(0o755)
+
+    def interrupt_the_submission(proc: subprocess.Popen[str], lines: list[str]) -> None:
+        time.sleep(1)
+        proc.send_signal(signal.SIGINT)
+
+    code, text, err = _run_until(dict(cluster_env, PATH=f"{wrappers}:{cluster_env['PATH']}"), tmp_path,
+                                 ["run", "campaign.yml", "--backend", "slurm", "--nodes", "2", "--no-progress",
+                                  "--sbatch-arg=--hold"],  # held: no task can finish before it is cancelled
+                                 "duet run campaign", interrupt_the_submission)
+    assert code == 130, text + err
+    job = json.loads(next((tmp_path / ".duet" / "campaigns").glob("slurm-*-sl/slurm/attempt-1/job.json"))
+                     .read_text())["job_id"]
+    assert job and f"cancelling job {job}" in text
+    queue = subprocess.run(["squeue", "-h", "-r", "-t", "all", "-j", job, "-o", "%T"], env=cluster_env,
+                           capture_output=True, text=True).stdout.split()
+    assert queue == ["CANCELLED", "CANCELLED"]
+
+
+@pytest.mark.slow
+@needs_merge
+def test_a_failed_scancel_is_said_and_the_job_followed(cluster_env: dict[str, str], tmp_path: Path) -> None:
+    # Ctrl-C, but scancel cannot reach slurmctld: the job goes on, and the user must know it.
+    write_campaign(tmp_path, "{duet: 2, sequential: 2}", f"""  slow:
+    command: {harness('--iterations 3 --work 20000 --sleep 1')}
+""")
+    wrappers = tmp_path / "bin"
+    wrappers.mkdir()
+    (wrappers / "scancel").write_text("#!/bin/sh\necho 'scancel: error: Kill job error on job id '$1': Unable to "
+                                      "contact slurm controller (connect failure)' >&2\nexit 1\n")
+    (wrappers / "scancel").chmod(0o755)
+    code, text, err = _run_until(dict(cluster_env, PATH=f"{wrappers}:{cluster_env['PATH']}"), tmp_path,
+                                 ["run", "campaign.yml", "--backend", "slurm", "--nodes", "2", "--no-progress"],
+                                 ": running (", lambda proc, _: proc.send_signal(signal.SIGINT))
+    assert code == 130, text + err
+    assert "Unable to contact slurm controller (connect failure): job" in text
+    assert "goes on, followed until it ends" in text
+    db = tmp_path / ".duet" / "results.db"
+    assert sorted(k for k, _, _ in _stored(db)) == sorted(_planned_keys(db))  # it went on, and all was collected

@@ -126,4 +126,5 @@ class SlurmClient:
         return parse_scontrol(result.stdout) if result.returncode == 0 else {}
 
     def cancel(self, job_id: str) -> None:
-        self._run(["scancel", job_id], check=False)
+        """``scancel JOB``; DuetError when it fails (the job then goes on)."""
+        self._run(["scancel", job_id])

@@ -89,7 +89,8 @@ def _run_share(attempt: Attempt, spec: JobSpec, task: int, node: str, job: str, 
         raise DuetError(f"{campaign.path} changed since the campaign was submitted",
                         hint="restore the file as it was, or start a new campaign")
     if spec.store == "postgresql":
-        db = os.environ.get(DB_ENV)
+        # Taken out of the environment: the benchmarks this task starts inherit it, and need no password.
+        db = os.environ.pop(DB_ENV, None)
         if not db:
             raise DuetError(f"the job's environment has no {DB_ENV} (the PostgreSQL URL)",
                             hint="do not pass --export=NONE to sbatch; or add it: --sbatch-arg=--export=ALL")
