@@ -172,7 +172,7 @@ def test_a_dead_orchestrators_comparison_is_marked(tmp_path: Path, capsys: pytes
     assert again is not None
     assert again.comparison(cid).status == "orchestrator died"  # type: ignore[union-attr]
     assert again.comparison(alive).status == "running"  # type: ignore[union-attr]
-    assert f"comparison #{cid} (its duet process {dead.pid} was killed)" in capsys.readouterr().err
+    assert f"comparison #{cid} (its duet process {dead.pid} ended without finishing it)" in capsys.readouterr().err
     again.close()
     store = Store(path)
     with store.engine.connect() as conn:

@@ -72,3 +72,22 @@ def test_every_command_refuses_another_programs_database_in_one_line(tmp_path: P
         assert r.returncode == 2 and MESSAGE in r.stderr, (args, r.stderr)
         assert len(r.stderr.strip().splitlines()) == 1, (args, r.stderr)
         _untouched(other, before)
+
+
+@pytest.mark.parametrize("opener", [Store, open_comparison_store])
+def test_another_tools_schema_migrations_is_not_duets(tmp_path: Path, monkeypatch, opener) -> None:
+    """Rails, golang-migrate and Ecto keep a ``schema_migrations`` of versions alone: such an application's
+    file is another program's, not "a results database at schema version 20240101120000"."""
+    monkeypatch.chdir(tmp_path)
+    other = Path("app.sqlite3")
+    with closing(sqlite3.connect(other)) as conn:
+        conn.execute("CREATE TABLE schema_migrations (version VARCHAR PRIMARY KEY)")
+        conn.execute("INSERT INTO schema_migrations VALUES ('20240101120000')")
+        conn.execute("CREATE TABLE users (id INTEGER)")
+        conn.commit()
+    before = other.read_bytes()
+    with pytest.raises(NotADatabase) as refused:
+        opener(other)
+    assert refused.value.message == ("app.sqlite3: an SQLite database of another program "
+                                     "(tables: schema_migrations, users), not duet results")
+    _untouched(other, before)

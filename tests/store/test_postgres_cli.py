@@ -153,3 +153,104 @@ def test_a_duet_stored_in_a_server_database_is_released_pair_by_pair(
     assert r.exit_code == 0, r.output
     (n,) = pg_server.query(pg_url, "SELECT COUNT(*) FROM invocations WHERE NOT warmup")[0]
     assert n == 60
+
+
+def test_a_nul_character_is_stored_and_merged_once(pg_server: PgServer, pg_url: str, tmp_path: Path,
+                                                   duet_env: dict[str, str]) -> None:
+    """PostgreSQL's text cannot hold the NUL that a command may print into its stderr tail (SQLite's can): it is
+    stored as U+FFFD, the run's error stays one line, and merging a SQLite file holding one stays idempotent."""
+    failing = 'printf "x\\0y" >&2; exit 1'
+    r = duet_cmd(duet_env, tmp_path, "compare", failing, "true", "--runs", "2", "--no-progress", "--db", pg_url)
+    assert r.returncode == 1 and "command A" in r.stderr and len(r.stderr.splitlines()) == 1, r.stderr
+    assert ("x\ufffdy",) in pg_server.query(pg_url, "SELECT stderr_tail FROM invocations")
+    local = duet_cmd(duet_env, tmp_path, "compare", failing, "true", "--runs", "2", "-i", "--no-progress",
+                     "--db", "local.db")
+    assert local.returncode == 0, local.stderr
+    first = duet_cmd(duet_env, tmp_path, "merge", "local.db", "--db", pg_url)
+    again = duet_cmd(duet_env, tmp_path, "merge", "local.db", "--db", pg_url)
+    said = " ".join(again.stdout.split())  # wrapped to the terminal
+    assert first.returncode == 0 and "1 comparison(s) added" in " ".join(first.stdout.split()), first.stderr
+    assert again.returncode == 0 and "1 duplicate comparison(s) skipped" in said and "conflict" not in said, said
+
+
+@pytest.mark.parametrize("tables", [["CREATE TABLE users (id int, name text)"],
+                                    ["CREATE TABLE comparisons (id int PRIMARY KEY, title text)"],
+                                    ["CREATE TABLE schema_migrations (version varchar PRIMARY KEY)",
+                                     "INSERT INTO schema_migrations VALUES ('20240101120000')"]])
+def test_another_programs_database_is_refused_untouched(pg_server: PgServer, pg_url: str, tmp_path: Path,
+                                                        duet_env: dict[str, str], tables: list[str]) -> None:
+    """As a SQLite file of another program: duet's tables are not added to it, and a table of the same name
+    (comparisons; a Rails or golang-migrate schema_migrations) is neither a traceback nor a 'newer schema'."""
+    import psycopg
+
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        for sql in tables:
+            conn.execute(sql)  # type: ignore[arg-type]
+    listed = "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY 1"
+    before = pg_server.query(pg_url, listed)
+    for args in (("show",), ("compare", "true", "true", "--runs", "2", "--no-progress")):
+        r = duet_cmd(duet_env, tmp_path, *args, "--db", pg_url, timeout=60)
+        lines = r.stderr.splitlines()
+        assert r.returncode == 2 and len(lines) == 1 and "a database of another program" in lines[0], r.stderr
+        assert_no_password(pg_server, r.stderr)
+    assert pg_server.query(pg_url, listed) == before
+
+
+def test_a_user_that_may_only_read(pg_server: PgServer, pg_url: str, tmp_path: Path, duet_env: dict[str, str]) -> None:
+    """A user granted SELECT alone reads the results; what it may not write is one line saying what to grant."""
+    import uuid
+
+    import psycopg
+
+    assert duet_cmd(duet_env, tmp_path, "compare", "true", "true", "--runs", "2", "--no-progress",
+                    "--db", pg_url).returncode == 0
+    role = f"reader_{uuid.uuid4().hex[:8]}"
+    pg_server.admin(f"CREATE ROLE {role} LOGIN PASSWORD 'readpw'")
+    try:
+        with psycopg.connect(pg_url, autocommit=True) as conn:
+            conn.execute(f"GRANT SELECT ON ALL TABLES IN SCHEMA public TO {role}")  # type: ignore[arg-type]
+        url = pg_url.replace(f"duet:{pg_server.password}@", f"{role}:readpw@")
+        shown = duet_cmd(duet_env, tmp_path, "show", "1", "--db", url)
+        assert shown.returncode == 0 and "true" in shown.stdout, shown.stderr
+        r = duet_cmd(duet_env, tmp_path, "compare", "true", "true", "--runs", "2", "--no-progress", "--db", url)
+        lines = r.stderr.splitlines()
+        assert r.returncode == 2 and len(lines) == 1, r.stderr
+        assert "permission denied for table comparisons" in lines[0] and "GRANT" in lines[0]
+        assert "readpw" not in lines[0]
+    finally:
+        with psycopg.connect(pg_url, autocommit=True) as conn:
+            conn.execute(f"DROP OWNED BY {role}")  # type: ignore[arg-type]
+        pg_server.admin(f"DROP ROLE {role}")
+
+
+def test_an_imported_name_with_a_nul_is_stored_and_merged_once(pg_server: PgServer, pg_url: str, tmp_path: Path,
+                                                               duet_env: dict[str, str]) -> None:
+    """A name from another tool's file may hold a NUL: its runs' keys are stored with U+FFFD on PostgreSQL, and
+    found again under the names they were given (the import, a second merge of the SQLite file holding them)."""
+    times = [0.1, 0.11, 0.09, 0.1]
+    (tmp_path / "hf.json").write_text(json.dumps({"results": [
+        {"command": name, "mean": 0.1, "stddev": 0.01, "median": 0.1, "user": 0.0, "system": 0.0, "min": 0.09,
+         "max": 0.11, "times": times} for name in ("a\0b", "c")]}))
+    r = duet_cmd(duet_env, tmp_path, "import", "hyperfine", "hf.json", "--db", pg_url)
+    assert r.returncode == 0, r.stderr
+    assert ("a\ufffdb vs c",) in pg_server.query(pg_url, "SELECT DISTINCT benchmark FROM runs")
+    assert duet_cmd(duet_env, tmp_path, "import", "hyperfine", "hf.json", "--db", "local.db").returncode == 0
+    merged = [" ".join(duet_cmd(duet_env, tmp_path, "merge", "local.db", "--db", pg_url).stdout.split())
+              for _ in range(2)]
+    assert "8 run(s) added" in merged[0] and "8 duplicate run(s) skipped" in merged[1], merged
+    assert "conflict" not in merged[1]
+
+
+def test_a_number_beyond_a_postgresql_integer_is_one_line(pg_server: PgServer, pg_url: str, tmp_path: Path,
+                                                          duet_env: dict[str, str]) -> None:
+    """A SQLite file takes an imported iteration index beyond 2**31, a PostgreSQL INTEGER does not: the import
+    is one line saying so, and leaves nothing of itself behind."""
+    (tmp_path / "big.csv").write_text("bench,run,side,value,idx\n" + "".join(
+        f"b,{run},{side},0.1,{idx}\n" for run, idx in ((1, 1), (2, 2**33), (3, 1)) for side in "AB"))
+    r = duet_cmd(duet_env, tmp_path, "import", "csv", "big.csv", "--col", "benchmark=bench", "--col", "run=run",
+                 "--col", "side=side", "--col", "value=value", "--col", "index=idx", "--set", "method=sequential",
+                 "--db", pg_url)
+    lines = r.stderr.splitlines()
+    assert r.returncode == 2 and len(lines) == 1 and "integer out of range" in lines[0], r.stderr
+    assert "2147483647" in lines[0]
+    assert pg_server.query(pg_url, "SELECT COUNT(*) FROM campaigns") == [(0,)]

@@ -24,6 +24,7 @@ from duetbench.store import schema
 from duetbench.store.connect import inserted_id, write_transaction
 from duetbench.store.db import Store, invocation_from_row, process_columns
 from duetbench.store.location import scrub_credentials
+from duetbench.store.postgres import without_nul
 
 if TYPE_CHECKING:
     from duetbench.model.table import IterationTable
@@ -182,9 +183,10 @@ class CampaignStore:
                 else:
                     # An executemany reports no ids: the runs' keys are unique within their campaign.
                     conn.execute(r.insert(), [_run_row(campaign_id, run) for run in runs])
-                    by_key = dict(conn.execute(select(r.c.key, r.c.id).where(
-                        (r.c.campaign_id == campaign_id) & r.c.key.in_([run.key for run in runs]))).all())
-                    ids = [by_key[run.key] for run in runs]
+                    # Compared as PostgreSQL stores them: an imported name may hold a NUL (store/postgres.py).
+                    by_key = {without_nul(key): id_ for key, id_ in conn.execute(select(r.c.key, r.c.id).where(
+                        (r.c.campaign_id == campaign_id) & r.c.key.in_([run.key for run in runs]))).all()}
+                    ids = [by_key[without_nul(run.key)] for run in runs]
                 columns = process_columns()
                 sides = [{"run_id": run_id, **{c: getattr(inv, c) for c in columns}}
                          for run_id, run in zip(ids, runs, strict=True) for inv in run.sides.values()]

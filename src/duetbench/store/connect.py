@@ -64,8 +64,9 @@ def open_engine(location: StoreLocation) -> Engine:
     except ImportError:
         raise DuetError("PostgreSQL results need the psycopg driver, which is not installed",
                         hint="pip install 'psycopg[binary]'") from None
-    # connect_timeout: an unreachable host fails in seconds, not after the OS's TCP timeout.
-    return create_engine(location.url, pool_pre_ping=True, connect_args={"connect_timeout": 10})
+    from duetbench.store.postgres import open_postgres
+
+    return open_postgres(location)
 
 
 def _sqlite_connect(dbapi_connection: Any, _record: Any) -> None:
@@ -88,9 +89,12 @@ def write_transaction(engine: Engine) -> Iterator[Connection]:
 def describe(exc: BaseException, location: StoreLocation) -> tuple[str, str]:
     """(reason, hint) for a database failure: the driver's first line, credentials masked."""
     orig = exc.orig if isinstance(exc, DBAPIError) and exc.orig is not None else exc
-    text = reason(orig)
+    # A server's error without its context ("LINE 2: CREATE TABLE ... ^"), which spans lines and says nothing more.
+    primary = getattr(getattr(orig, "diag", None), "message_primary", None)
+    text = " ".join(primary.split()) if isinstance(primary, str) and primary.strip() else reason(orig)
     if location.password:
-        text = text.replace(location.password, "***")
+        # Where it stands on its own: a short password replaced inside words ("***ort") would show what it is.
+        text = re.sub(rf"(?<![^\W_]){re.escape(location.password)}(?![^\W_])", "***", text)
     text = mask_credentials(re.sub(r"^connection failed: ", "", text))
     lower = text.lower()
     if location.kind == "sqlite":
@@ -101,9 +105,25 @@ def describe(exc: BaseException, location: StoreLocation) -> tuple[str, str]:
         hint = f"create the database first (createdb {location.url.database or 'NAME'}) or fix its name in the URL"
     elif "role" in lower and "does not exist" in lower:
         hint = "check the user name in the URL (or PGUSER)"
-    elif any(s in lower for s in ("connection refused", "could not translate host", "timeout expired",
-                                  "no route to host", "name or service not known", "no such file or directory")):
+    elif any(s in lower for s in ("connection refused", "the database system is", "could not translate host",
+                                  "timeout expired", "no route to host", "name or service not known",
+                                  "no such file or directory")):
         hint = "check that the PostgreSQL server is running and reachable at the URL's host and port"
+    elif "permission denied" in lower or "must be owner" in lower:
+        hint = ("the user in the URL may not write duet's tables: GRANT it SELECT, INSERT, UPDATE, DELETE on them "
+                "and USAGE on their sequences (or CREATE on the schema, for a new database), or use a user that may")
+    elif "out of range" in lower:
+        hint = ("a number is beyond what the PostgreSQL column takes (an INTEGER: up to 2147483647), e.g. an imported "
+                "iteration index: renumber it, or use a SQLite file")
+    elif "index row" in lower:
+        hint = ("a name (a benchmark's, from its commands) is too long for a PostgreSQL index: shorten it, or use "
+                "a SQLite file")
+    elif "lock timeout" in lower:
+        hint = ("another session holds a lock on duet's tables (pg_locks, pg_stat_activity tell which): end it and "
+                "run again")
+    elif "read-only transaction" in lower:
+        hint = ("the server takes no writes from the user in the URL (a standby, or default_transaction_read_only): "
+                "give --db a URL that may write")
     else:
         hint = "check the --db URL and the server's log"
     return text, hint
@@ -126,10 +146,17 @@ def database_errors(location: StoreLocation, doing: str) -> Iterator[None]:
         raise StoreFailed(f"{doing} {location}: {reason}", hint=hint) from None
 
 
+#: SQLSTATEs of a server that refuses what the user in the URL may not do, or a value SQLite would take
+#: (not a mistake in duet's SQL): insufficient privilege, a read-only transaction (a standby,
+#: default_transaction_read_only), a number beyond a 32-bit INTEGER column (an imported iteration index).
+_REFUSED = frozenset({"42501", "25006", "22003"})
+
+
 def _operational(exc: DBAPIError) -> bool:
     from sqlalchemy.exc import InterfaceError, OperationalError
 
-    return isinstance(exc, (OperationalError, InterfaceError)) or exc.connection_invalidated
+    return (isinstance(exc, (OperationalError, InterfaceError)) or exc.connection_invalidated
+            or getattr(exc.orig, "sqlstate", None) in _REFUSED)
 
 
 def inserted_id(result: CursorResult[Any]) -> int:

@@ -33,7 +33,7 @@ from duetbench.store.connect import (
     write_transaction,
 )
 from duetbench.store.location import StoreLocation, scrub_credentials
-from duetbench.store.migrations import migrate
+from duetbench.store.migrations import migrate, refuse_foreign_database
 from duetbench.store.records import ComparisonRecord
 from duetbench.store.sqlite_file import NotADatabase, immediate_transaction, not_a_database, refuse_foreign_file
 
@@ -67,6 +67,8 @@ class Store:
             if self.read_only:
                 self._check_readable_version()
             else:
+                if self.location.is_server:
+                    refuse_foreign_database(self.engine, self.location)
                 migrate(self.engine)
         except (OSError, SQLAlchemyError) as exc:
             reason, hint = describe(exc, self.location)

@@ -23,7 +23,15 @@ _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*://")
 # counts too: a URL that went through a Path (a campaign file "not found") has lost one. No word boundary
 # before the scheme: a URL glued to other text ("3postgresql://u:pw@h", "A_postgresql://...", found by
 # bench/fuzz.py in a campaign value) must be masked too.
-_URL_PASSWORD = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*:/{1,2}[^/\s:@]*:)([^@\s/]+)(@)")
+# The password runs to the last '@' before a space, slashes included: a generated password ("Zq/Xy+Wv=")
+# often holds one, and one with an '@' not written %40 is refused as --db but may be in other text. Every
+# part has a bound: unbounded, a long value with many "x://y:" in it took seconds per 20 kB (each match
+# attempt scanned the rest of it), and a match may start anywhere, so a bound drops no glued URL.
+_URL_PASSWORD = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]{0,31}:/{1,2}[^/\s:@]{0,256}:)(\S{1,256})(@)")
+# password=... among a URL's query parameters, which libpq reads as the password too
+# (postgresql:///db?host=h&password=pw).
+_QUERY_PASSWORD = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]{0,31}:/{1,2}[^\s?#]{0,1024}\?(?:[^\s#&]{0,1024}&){0,32}"
+                             r"password=)([^&\s#]{1,256})", re.IGNORECASE)
 _POSTGRES_SCHEMES = {"postgresql", "postgres"}
 #: Where files that belong beside a server database (raw run outputs) go: it has no directory of its own.
 SERVER_LOCAL_DIR = Path(".duet")
@@ -35,8 +43,12 @@ def is_url(text: object) -> bool:
 
 
 def mask_credentials(text: str) -> str:
-    """`text` with the password of every ``scheme://user:password@`` in it replaced by ``***``."""
-    return _URL_PASSWORD.sub(r"\1***\3", text)
+    """`text` with the password of every ``scheme://user:password@`` (or ``?password=``) in it replaced by ``***``."""
+    if "@" in text:  # the cheap test first: most text (a command, a stderr tail) holds no URL password
+        text = _URL_PASSWORD.sub(r"\1***\3", text)
+    if "password=" in text.lower():
+        text = _QUERY_PASSWORD.sub(r"\1***", text)
+    return text
 
 
 def scrub_credentials(value: Any) -> Any:
@@ -75,7 +87,13 @@ class StoreLocation(msgspec.Struct, frozen=True, eq=False):
             url = make_url(text)
         except (ArgumentError, ValueError):
             raise DuetError(f"--db {mask_credentials(text)}: not a valid database URL",
-                            hint="use a file path, or postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE") from None
+                            hint="use a file path, or postgresql://USER@HOST[:PORT]/DATABASE (a password after "
+                                 "USER: percent-encoded)") from None
+        if url.host is not None and "@" in url.host:
+            # A password's '@' would be taken as part of the host name, and shown as such in every error.
+            scheme, _, rest = text.partition("://")
+            raise DuetError(f"--db {scheme}://***@{rest.rpartition('@')[2]}: more than one '@' in the URL",
+                            hint="write an '@' in the user name or password as %40") from None
         backend = url.get_backend_name()
         if backend == "sqlite":
             if not url.database or url.database == ":memory:":
@@ -115,7 +133,7 @@ class StoreLocation(msgspec.Struct, frozen=True, eq=False):
     def __str__(self) -> str:
         if self.path is not None:
             return str(self.path)
-        return (self.shown or self.url).render_as_string(hide_password=True)
+        return mask_credentials((self.shown or self.url).render_as_string(hide_password=True))
 
     def __repr__(self) -> str:
         return f"StoreLocation({str(self)!r})"

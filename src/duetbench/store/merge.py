@@ -18,6 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import msgspec
+
 from duetbench.errors import DuetError, StoreFailed
 from duetbench.model.invocation import Invocation
 from duetbench.store import schema
@@ -26,6 +28,7 @@ from duetbench.store.connect import inserted_id, write_transaction
 from duetbench.store.db import ComparisonRecord, NotADatabase, Store, process_columns
 from duetbench.store.location import StoreLocation, scrub_credentials
 from duetbench.store.migrations import NewerSchema
+from duetbench.store.postgres import without_nul
 
 
 @dataclass
@@ -116,20 +119,22 @@ def _merge_campaigns(src: Store, dest: Store, report: MergeReport, source_name: 
             target_id = target.id
             report.campaigns_matched += 1
         runs = src_campaigns.runs(campaign.id)
-        present = dest_campaigns.done_keys(target_id)
+        # Keys as a PostgreSQL destination holds them (an imported name may hold a NUL: store/postgres.py).
+        present = {without_nul(key) for key in dest_campaigns.done_keys(target_id)}
         kept: dict[str, RunRecord] | None = None
         for run in runs:
-            if run.key not in present:
+            key = without_nul(run.key)
+            if key not in present:
                 try:
                     dest_campaigns.add_run(target_id, run)
                     report.runs_added += 1
-                    present.add(run.key)
+                    present.add(key)
                     continue
                 except RunAlreadyStored:  # stored by a concurrent writer meanwhile: compare as below
                     pass
             if kept is None:
-                kept = {r.key: r for r in dest_campaigns.runs(target_id)}
-            if run.key in kept and _same_run(kept[run.key], run):
+                kept = {without_nul(r.key): r for r in dest_campaigns.runs(target_id)}
+            if key in kept and _same_run(kept[key], run):
                 report.runs_skipped_duplicate += 1
             else:
                 report.runs_conflicting += 1
@@ -142,7 +147,12 @@ def _same_run(a: RunRecord, b: RunRecord) -> bool:
         return (r.key, r.position, r.benchmark, r.method, r.repetition, r.launch_order, r.status, r.error, r.started,
                 r.finished, r.run_dir, r.clock, r.notes, r.adaptive_warmup, r.sides,
                 sorted(r.iterations, key=lambda i: (i.side, i.seq)))
-    return content(a) == content(b)
+    return _same_stored(content(a), content(b))
+
+
+def _same_stored(a: object, b: object) -> bool:
+    """Equal as a store keeps them: a PostgreSQL destination holds a source's NUL characters as U+FFFD."""
+    return bool(without_nul(msgspec.to_builtins(a)) == without_nul(msgspec.to_builtins(b)))
 
 
 def _copy_campaign(dest: Store, c: CampaignRecord) -> int:
@@ -169,7 +179,7 @@ def _merge_comparisons(src: Store, dest: Store, report: MergeReport, source_name
         if existing is None:
             _copy_comparison(dest, record, invocations)
             report.comparisons_added += 1
-        elif dest.invocations(existing.id) == invocations and _same_comparison(existing, record):
+        elif _same_stored(dest.invocations(existing.id), invocations) and _same_comparison(existing, record):
             report.comparisons_skipped_duplicate += 1
         else:
             report.comparisons_conflicting += 1
@@ -178,8 +188,8 @@ def _merge_comparisons(src: Store, dest: Store, report: MergeReport, source_name
 
 
 def _same_comparison(a: ComparisonRecord, b: ComparisonRecord) -> bool:
-    return (a.created, a.finished, a.status, a.method, a.command_a, a.command_b, a.seed) == (
-        b.created, b.finished, b.status, b.method, b.command_a, b.command_b, b.seed)
+    return _same_stored((a.created, a.finished, a.status, a.method, a.command_a, a.command_b, a.seed),
+                        (b.created, b.finished, b.status, b.method, b.command_a, b.command_b, b.seed))
 
 
 def _copy_comparison(dest: Store, c: ComparisonRecord, invocations: list[Invocation]) -> None:

@@ -109,6 +109,23 @@ def migrate(engine: Engine) -> int:
     return started_at
 
 
+def refuse_foreign_database(engine: Engine, where: object) -> None:
+    """Refuse a server database that holds tables but no duet ``schema_migrations`` (every duet database on a
+    server has one: migrations came with server support), before migrating adds duet's tables to it: another
+    program's database, given by mistake (as `sqlite_file.refuse_foreign` for a SQLite file)."""
+    from duetbench.store.sqlite_file import MIGRATION_COLUMNS, NotADatabase
+
+    with engine.connect() as conn:
+        inspector = inspect(conn)
+        tables = sorted(inspector.get_table_names())
+        if not tables or (schema.schema_migrations.name in tables and MIGRATION_COLUMNS.issubset(
+                c["name"] for c in inspector.get_columns(schema.schema_migrations.name))):
+            return
+    shown = ", ".join(tables[:5]) + (", ..." if len(tables) > 5 else "")
+    raise NotADatabase(f"{where}: a database of another program (tables: {shown}), not duet results",
+                       hint="give --db a results database duet wrote, or an empty one (createdb NAME)")
+
+
 def _legacy_version(conn: Connection) -> int:
     if conn.dialect.name != "sqlite":
         return 0

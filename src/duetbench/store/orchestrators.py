@@ -65,7 +65,7 @@ def mark_dead_records(running: Callable[[str], list[tuple[int, str | None]]],
             if owner is None or not owner.dead():
                 continue
             if mark(table_name, record_id):
-                marked.append(f"{what} #{record_id} (its duet process {owner.pid} was killed)")
+                marked.append(f"{what} #{record_id} (its duet process {owner.pid} ended without finishing it)")
     return marked
 
 

@@ -25,6 +25,9 @@ SQLITE_HINT = "choose a writable location with --db PATH"
 #: Tables every duet results file has (older ones one of them): a file with tables but none of these is
 #: another program's database.
 DUET_TABLES = frozenset({"schema_migrations", "campaigns", "comparisons"})
+#: The columns of duet's ``schema_migrations``. Other programs' migration tools keep a table of that name
+#: with a version alone (Rails, golang-migrate, Ecto), whose "version 20240101120000" is no duet schema.
+MIGRATION_COLUMNS = frozenset({"version", "name", "applied"})
 #: The hint for a file that is no results database: a writable location does not fix it.
 NOT_A_DATABASE_HINT = "give --db a results file duet wrote, or a path that does not exist yet (a new one is made there)"
 
@@ -42,7 +45,11 @@ def refuse_foreign(conn: sqlite3.Connection, where: object) -> None:
     one) is a results database to be."""
     tables = [row[0] for row in conn.execute(
         "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite!_%' ESCAPE '!'")]
-    if tables and DUET_TABLES.isdisjoint(tables):
+    ours = set(DUET_TABLES.intersection(tables))
+    if "schema_migrations" in ours and not MIGRATION_COLUMNS.issubset(
+            row[1] for row in conn.execute('PRAGMA table_info("schema_migrations")')):
+        ours.discard("schema_migrations")
+    if tables and not ours:
         shown = ", ".join(tables[:5]) + (", ..." if len(tables) > 5 else "")
         raise NotADatabase(f"{where}: an SQLite database of another program (tables: {shown}), not duet results",
                            hint=NOT_A_DATABASE_HINT)
