@@ -545,13 +545,13 @@ static void meet_partner(struct duet_shm *page, struct duet_shm *halt, long time
     uint32_t *ready = (uint32_t *)((char *)page + READY_OFFSET);
     __atomic_add_fetch(ready, 1, __ATOMIC_SEQ_CST);
     syscall(SYS_futex, ready, FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
-    int64_t deadline = duet_now_ns() + (int64_t)timeout_ms * 1000000LL;
+    int64_t since = duet_now_ns(), timeout_ns = duet_ms_to_ns(timeout_ms);
     for (;;) {
         uint32_t seen = __atomic_load_n(ready, __ATOMIC_ACQUIRE);
         if (seen >= DUET_LOAD(&page->parties) || (halt && DUET_LOAD(&halt->abort)) || DUET_LOAD(&page->abort) ||
             g_interrupted || g_cancelled)
             return;
-        int64_t left = deadline - duet_now_ns();
+        int64_t left = timeout_ns - (duet_now_ns() - since); /* no deadline: since + timeout may overflow */
         if (left <= 0)
             return;
         struct timespec ts = {(time_t)(left / 1000000000LL), (long)(left % 1000000000LL)};
@@ -637,7 +637,7 @@ static void run_child(const struct request *rq, struct duet_shm *shm, int msg_fd
     }
     (void)sched_getcpu(); /* warm up, so that only the stamp itself follows the release */
     if (shm) {
-        int r = duet_barrier_wait(shm, (int64_t)rq->barrier_timeout_ms * 1000000LL);
+        int r = duet_barrier_wait(shm, duet_ms_to_ns(rq->barrier_timeout_ms));
         if (r != DUET_RELEASED) {
             m.kind = MSG_BARRIER_FAILED;
             m.value = r;

@@ -180,6 +180,48 @@ def test_a_bad_timeout_is_reported_and_the_default_used(c_harness: Path, tmp_pat
     assert "DUET_BARRIER_TIMEOUT_MS must be a positive number of milliseconds, not '1s'; using 600000" in run.stderr
 
 
+CLOSING_HARNESS = r"""
+#include "duet.h"
+#include <stdio.h>
+#include <unistd.h>
+
+int main(void)
+{
+    FILE *own = NULL;
+    for (int i = 0; i < 5; i++) {
+        if (i == 2) { /* a daemon-style clean-up: another directory, no inherited descriptors */
+            if (chdir("sub") != 0)
+                return 3;
+            for (long fd = 3; fd < sysconf(_SC_OPEN_MAX); fd++)
+                close((int)fd);
+            own = fopen("own.txt", "w"); /* takes the lowest number: the log's old one */
+        }
+        duet_before_iteration();
+        duet_after_iteration();
+    }
+    fputs("the harness's own data\n", own);
+    return fclose(own) != 0;
+}
+"""
+
+
+def test_a_harness_closing_its_descriptors_keeps_its_files_and_the_log(tmp_path: Path) -> None:
+    """The hook wrote its lines into whatever file took the log's descriptor number next: the harness's
+    own file got them and the log lost them. Now the log's descriptor is a high number, which the harness's
+    new files do not get, and when it was closed the log is opened again, by its absolute path even when it
+    was given relative and the harness changed directory."""
+    (tmp_path / "closing.c").write_text(CLOSING_HARNESS)
+    result = compile_harness(tmp_path / "closing", "c", tmp_path / "closing.c")
+    assert result.returncode == 0, result.stderr
+    (tmp_path / "sub").mkdir()
+    run = subprocess.run([str(tmp_path / "closing")], env=clean_env(DUET_SIDE="A", DUET_ITERATION_LOG="a.log"),
+                         cwd=tmp_path, capture_output=True, text=True, timeout=30)
+    assert run.returncode == 0 and run.stderr == "", run.stderr
+    assert (tmp_path / "sub" / "own.txt").read_text() == "the harness's own data\n"
+    assert [r[1] for r in parse_log(tmp_path / "a.log")] == [0, 1, 2, 3, 4]
+    assert not (tmp_path / "sub" / "a.log").exists()
+
+
 # --- two processes on one page -----------------------------------------------------------------------
 
 
@@ -247,6 +289,45 @@ def test_a_misconfigured_side_sets_abort_2_so_its_partner_does_not_wait(c_harnes
     assert not (tmp_path / "Q.log").exists()
     assert "the other side failed (abort code 2)" in err
     assert len(parse_log(tmp_path / "A.log")) == 5
+
+
+# Milliseconds meaning "for ever" (barrier_timeout: 10000000000 in a campaign): as nanoseconds past INT64_MAX,
+# and 2^64 ns + 0.45 ms, which a plain multiplication wrapped to a timeout of 0.45 ms.
+FOR_EVER_MS = ["10000000000000", "18446744073710"]
+
+
+@pytest.mark.parametrize("ms", FOR_EVER_MS)
+def test_a_timeout_too_long_to_add_to_the_clock_waits(c_harness: Path, tmp_path: Path, ms: str) -> None:
+    """The deadline (now + timeout) overflowed: the first wait timed out at once, aborted the page for both
+    sides and said the partner had not come "within 9223372036854 ms"."""
+    with BarrierPage(parties=2) as page:
+        alone = start([str(c_harness), "3", "0", "1000"], side_env("A", tmp_path / "A.log", page,
+                                                                   DUET_BARRIER_TIMEOUT_MS=ms), CPUS[0])
+        try:
+            with pytest.raises(subprocess.TimeoutExpired):
+                alone.wait(timeout=1)  # still waiting for its partner
+            assert page.aborted == 0
+        finally:
+            page.abort(4)
+            _, err = alone.communicate(timeout=30)
+    assert "the other side's command exited (abort code 4)" in err and "did not arrive" not in err
+
+
+@pytest.mark.parametrize("ms", FOR_EVER_MS)
+def test_the_launcher_waits_at_the_start_for_a_timeout_too_long_to_multiply(launcher: Path, tmp_path: Path,
+                                                                          ms: str) -> None:
+    with BarrierPage(parties=2) as page:
+        result = tmp_path / "r.json"
+        alone = subprocess.Popen([str(launcher), "--result", str(result), "--barrier", str(page.path),
+                                  "--barrier-timeout-ms", ms, "--", "true"])
+        try:
+            with pytest.raises(subprocess.TimeoutExpired):
+                alone.wait(timeout=1)
+            assert page.aborted == 0
+        finally:
+            page.abort(3)
+            alone.wait(timeout=30)
+        assert json.loads(result.read_text())["status"] == "barrier_aborted"
 
 
 # --- through duet-launch -----------------------------------------------------------------------------

@@ -20,6 +20,8 @@ def main() -> int:
     p.add_argument("--sleep", type=float, default=0.0, help="sleep this long before the first iteration")
     p.add_argument("--result", help="also write the values to this file, one per line")
     p.add_argument("--no-hook", action="store_true", help="behave like a harness without the duet hook")
+    p.add_argument("--waits", type=int, default=1,
+                   help="call before_iteration this many times per iteration (framework and own code both do)")
     p.add_argument("--stamps", action="store_true",
                    help="append each iteration's own CLOCK_MONOTONIC start and end (ns) to its line")
     p.add_argument("--warm", type=float, default=0.0,
@@ -29,7 +31,7 @@ def main() -> int:
     values = []
     for i in range(args.warmups + args.iterations):
         kind = "w" if i < args.warmups else "m"
-        if not args.no_hook:
+        for _ in range(0 if args.no_hook else args.waits):
             hook.before_iteration(kind)
         s0 = time.monotonic_ns()
         t0 = time.perf_counter()

@@ -115,6 +115,41 @@ def test_differing_iteration_counts_are_paired_by_overlap(duet, tmp_path: Path) 
     assert statement in md
 
 
+def test_a_side_waiting_twice_per_iteration_is_not_taken_for_synchronized(duet, tmp_path: Path) -> None:
+    """A calls before_iteration twice per iteration, B once: both log 7 iterations and the barrier releases 7
+    times, but B's releases went to A's extra waits, and from A's 4th iteration on A waited for nobody
+    ("stopped synchronizing" on its stderr). The run was stored as synchronized and paired by index."""
+    campaign(tmp_path, "--iterations 6 --work 150000 --waits 2", "--iterations 6 --work 150000",
+             methods="{duet: 1}")
+    result = duet("run", "campaign.yml", "--no-progress", timeout=300)
+    assert result.returncode == 0, result.stderr
+    statement = "duet: 1 of 1 runs unsynchronized (barrier not passed for every iteration) — paired by overlap instead"
+    assert statement in result.stdout, result.stdout
+    [notes] = run_notes(tmp_path)
+    assert "a side waited at the barrier and was never released" in notes[0], notes
+
+
+def test_a_side_hung_in_an_iteration_is_told_from_its_partner_waiting_for_it(duet, tmp_path: Path) -> None:
+    """B hangs inside its first iteration; A ends its own and waits at the barrier, and then, released when B
+    is ended or not, is ended by its own timeout too. The run said only "B timed out; A timed out"."""
+    shutil.copy(HERE / "harness.py", tmp_path / "harness.py")
+    (tmp_path / "campaign.yml").write_text(f"""campaign: hang
+methods: {{duet: 1}}
+parser: {{name: regex, pattern: '{PATTERN}'}}
+timeout: 3
+benchmarks:
+  loop:
+    A: {sys.executable} harness.py --iterations 1000 --work 2000000
+    B: {sys.executable} harness.py --iterations 5 --warmups 0 --work 10000000000
+""")
+    result = duet("run", "campaign.yml", "--no-progress", timeout=120)
+    assert "run loop/duet/0 failed" in result.stdout, result.stdout
+    with sqlite3.connect(tmp_path / ".duet" / "results.db") as conn:
+        [(error,)] = conn.execute("SELECT error FROM runs").fetchall()
+    assert "B timed out" in error and "A timed out (it waited at the barrier for B, which logged 0 iterations " \
+                                      "and never ended its next; A logged " in error, error
+
+
 def test_synchronized_duet_stays_a_sync_duet(duet, tmp_path: Path) -> None:
     """The control: both sides call the hook around every iteration and run as many. Paired by
     iteration, and it says how it knows. B does 3x the work, in iterations of tens of ms (see above): each
@@ -200,6 +235,16 @@ def test_judge_reads_each_kind_of_evidence() -> None:
     pyperf_lost = judge(log_counts={"A": 8, "B": 8}, parsed_counts={"A": 8, "B": 8}, releases=8,
                         harness_sync={"A": "synchronized", "B": "lost,synchronized"})
     assert not pyperf_lost.synchronized and pyperf_lost.cause == "harness metadata says duet_sync lost,synchronized"
+
+
+def test_a_wait_left_unreleased_is_unsynchronized_unless_the_run_was_ended_by_us() -> None:
+    from duetbench.analyze import sync
+
+    evidence = dict(log_counts={"A": 7, "B": 7}, parsed_counts={"A": 7, "B": 7}, releases=7, harness_sync={})
+    assert sync.judge(**evidence).synchronized
+    lost = sync.judge(**evidence, waiting=1)
+    assert not lost.synchronized and lost.cause == sync.BARRIER and "never released" in lost.detail
+    assert sync.judge(**evidence, waiting=1, ended_by_us=True).synchronized  # stopped mid-wait by adaptive warmup
 
 
 def test_status_survives_the_stored_note() -> None:

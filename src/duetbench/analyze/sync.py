@@ -14,7 +14,12 @@ The evidence, in the order it is checked (the first that fails decides):
 3. the iteration counts of both sides (hook log and parsed output) must agree;
 4. the barrier page's generation counter: the launchers' start barrier is one release, every iteration
    the hooks synchronized is one more, so a run is synchronized only if the barrier released at least
-   once per logged iteration.
+   once per logged iteration;
+5. the barrier page's arrival counter, which a synchronized run leaves at 0: a party still counted there
+   arrived and was never released (a hook that gave up at an abort or a timeout). The generation cannot
+   show it when one side waits more often than it logs (a harness calling ``before_iteration`` twice per
+   iteration): its partner's releases then number its logged iterations, half of them spent on the
+   extra waits.
 
 The verdict is kept as one line in the run's stored notes (``NOTE_PREFIX``), so the store needs no new
 column and older stores (no such line) read back as "not recorded".
@@ -61,12 +66,13 @@ def from_notes(notes: Iterable[str]) -> SyncStatus | None:
 
 
 def judge(*, log_counts: Mapping[str, int], parsed_counts: Mapping[str, int], releases: int | None,
-          harness_sync: Mapping[str, str], ended_by_us: bool = False) -> SyncStatus:
+          harness_sync: Mapping[str, str], ended_by_us: bool = False, waiting: int = 0) -> SyncStatus:
     """The status of one sync duet run from its evidence (module docstring).
 
     ``log_counts``/``parsed_counts``: lines in each side's hook log / iterations its parser found;
     ``releases``: barrier releases after the launchers' start barrier (None: not known);
     ``harness_sync``: each side's hook state as the harness recorded it, where it does;
+    ``waiting``: parties left arrived but unreleased at the barrier when the run ended;
     ``ended_by_us``: adaptive warmup stopped both sides, which may leave one iteration's difference.
     """
     for side, state in sorted(harness_sync.items()):
@@ -90,6 +96,11 @@ def judge(*, log_counts: Mapping[str, int], parsed_counts: Mapping[str, int], re
     if releases is not None and releases + slack < logged:
         return SyncStatus(False, BARRIER, f"the barrier released {releases} times for {logged} logged iterations "
                                           "per side (the hook lost the barrier or could not use it)")
+    if waiting > slack:
+        return SyncStatus(False, BARRIER, "a side waited at the barrier and was never released, so it went on "
+                                          "unsynchronized (its stderr says from which iteration: 'duet: side … "
+                                          "stopped synchronizing'); does one side call before_iteration more "
+                                          "often than the other?")
     if releases is None:
         return SyncStatus(True, "", f"both sides logged {logged} iterations (barrier releases not known)")
     return SyncStatus(True, "", f"the barrier released for every one of the {logged} logged iterations of both sides")

@@ -102,6 +102,12 @@ class BarrierPage:
     def generation(self) -> int:
         return struct.unpack_from("<Q", self._map, _OFF_GENERATION)[0]
 
+    @property
+    def waiting(self) -> int:
+        """Parties arrived in the current generation. After a run: a wait that was never released (its
+        party arrived, then gave up on an abort or a timeout), which the generation cannot show."""
+        return struct.unpack_from("<I", self._map, _OFF_ARRIVED)[0]
+
     def close(self) -> None:
         self._map.close()
         self.path.unlink(missing_ok=True)

@@ -10,6 +10,7 @@ outputs are kept, whatever happens to the parsing.
 from __future__ import annotations
 
 import os
+import re
 import select
 import shlex
 import shutil
@@ -30,7 +31,9 @@ from duetbench.execute.container import (
     note_container,
     remove_container,
     remove_container_cgroups,
+    user_key,
 )
+from duetbench.execute.container_user import Grant, grant, lend_path
 from duetbench.execute.invocation import Invocation, LaunchSpec, RunningInvocation
 from duetbench.execute.live import Inotify, LiveWarmup
 from duetbench.execute.waits import ANSWER_GRACE_S, ANSWER_SLACK_S, poll_ms, wait_any
@@ -60,6 +63,9 @@ class SideResult:
     outdir: Path
     files: dict[str, Path] = field(default_factory=dict)
     missing: list[str] = field(default_factory=list)
+    #: What the side's duet hook said it could not open (its barrier page, its iteration log), from its
+    #: stderr: why a run has no iterations or ran unsynchronized ("" if it said nothing of the kind).
+    hook_problem: str = ""
 
 
 @dataclass
@@ -78,6 +84,8 @@ class RunExecution:
     #: Sync duet: how often the hooks' barrier released both sides (the launchers' start barrier not
     #: counted), the evidence that iterations were synchronized (sync_check.py); None for other methods.
     barrier_releases: int | None = None
+    #: Sync duet: parties left waiting at the barrier when the run ended (analyze/sync.py).
+    barrier_waiting: int = 0
 
 
 def _render(template: str, values: dict[str, str]) -> str:
@@ -124,11 +132,14 @@ def execute_run(run: PlannedRun, bench: object, run_dir: Path, *, campaign_id: i
     running: dict[str, RunningInvocation] = {}
     outdirs: dict[str, Path] = {}
     containers: list[str] = []
+    grants: list[Grant] = []  # output directories lent to a container's non-root user, for this run
+    page_users: set[int] = set()
     interrupted = False
     barrier_abort = 0
     live: LiveWarmup | None = None
     stopped_early = False
     barrier_releases: int | None = None
+    barrier_waiting = 0
     activity = ActivityWindow()  # other processes' CPU during the run: machine-wide, one record for all sides
     activity.start()
     try:
@@ -154,6 +165,12 @@ def execute_run(run: PlannedRun, bench: object, run_dir: Path, *, campaign_id: i
                     raise RuntimeError("a container benchmark needs a container engine")
                 containers.append(f"duetbench-{os.getpid()}-{campaign_id}-{run.position}-{side}")
                 note_container(engine, containers[-1])
+                uid = engine.users.get(user_key(container))
+                if uid is not None:  # the image's USER is not root (container_user.py)
+                    grants += lend_path(outdir, spec.cwd, uid)
+                    if page is not None and run.method == "duet" and uid not in page_users:
+                        page_users.add(uid)
+                        grant(page.path, uid)  # removed with the page
                 argv = container_argv(engine, container, argv, cpu=cpu_sets.get(run.cpus[side], run.cpus[side]),
                                       cwd=spec.cwd, env=env,
                                       mounts=[outdir], cgroup=cgroups[side], name=containers[-1])
@@ -185,10 +202,13 @@ def execute_run(run: PlannedRun, bench: object, run_dir: Path, *, campaign_id: i
         if page is not None:
             if run.method == "duet":
                 barrier_releases = max(page.generation - 1, 0)
+                barrier_waiting = page.waiting
             page.close()
         left = [name for name in containers if not remove_container(engine, name)]  # type: ignore[arg-type]
         if containers and not left:
             forget_containers()  # else kept: once this process has ended, the next `duet` command removes them
+        for lent in reversed(grants):  # a directory lent to both sides: the first grant has its old ACL
+            lent.revoke(give_back=not left and lent.path in outdirs.values())
         for group in cgroups.values():
             if group is not None:
                 group.remove()
@@ -204,12 +224,32 @@ def execute_run(run: PlannedRun, bench: object, run_dir: Path, *, campaign_id: i
         values = {"outdir": str(outdirs[side]), "side": side, "benchmark": run.benchmark, "method": run.method,
                   "run": run.key.replace("/", "-")}
         files, missing = _collect(results, values, spec.cwd, outdirs[side])
-        sides[side] = SideResult(side, inv, outdirs[side], files, missing)
+        sides[side] = SideResult(side, inv, outdirs[side], files, missing, _hook_problem(outdirs[side] / STDERR))
     execution = RunExecution(run, run_dir, started, time.time(), sides, interrupted, barrier_abort, live,
-                             stopped_early, barrier_releases)
+                             stopped_early, barrier_releases, barrier_waiting)
     if interrupted:
         raise _Interrupted(execution)
     return execution
+
+
+#: The duet hooks' (adapters/c/duet.h, DuetHook.java) complaints about what they could not open or use.
+_HOOK_PROBLEM = re.compile(r"cannot \w+ the (?:barrier|iteration log) (DUET_BARRIER|DUET_ITERATION_LOG)=")
+
+
+def _hook_problem(stderr: Path, head: int = 65536) -> str:
+    """The hook's complaints in a side's stderr, one per file, each cut at its "; going on" tail. Read from
+    the start: the hook says it at the first iteration, before a chatty harness's own output."""
+    try:
+        with open(stderr, "rb") as f:
+            text = f.read(head).decode(errors="replace")
+    except OSError:
+        return ""
+    said: dict[str, str] = {}
+    for line in text.splitlines():
+        match = _HOOK_PROBLEM.search(line)
+        if match is not None:
+            said.setdefault(match.group(1), line.strip().partition("; ")[0])
+    return "; ".join(said.values())
 
 
 class _Interrupted(KeyboardInterrupt):

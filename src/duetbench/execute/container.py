@@ -44,6 +44,14 @@ class ContainerEngine(msgspec.Struct, frozen=True):
     #: podman's cgroup manager ("cgroupfs" | "systemd", from `podman info`): only cgroupfs takes our side's
     #: cgroup as the container's parent; systemd wants a slice there.
     cgroup_manager: str | None = None
+    #: The host uid a non-root container user runs as, by `user_key` of the sides' containers that have
+    #: one (`ContainerBackend.check`): each run gives it its barrier page and output directories.
+    users: dict[str, int] = msgspec.field(default_factory=dict)
+
+
+def user_key(container: object) -> str:
+    """What decides a side's container user: its image and its engine options (a --user there)."""
+    return "\0".join([container.image, *getattr(container, "options", [])])  # type: ignore[attr-defined]
 
 
 def find_engine(name: str) -> ContainerEngine:

@@ -235,6 +235,29 @@ def _failure_text(side: str, inv: Invocation) -> str:
     return f"{side} {what}" + (f": {detail}" if detail else "")
 
 
+def _name_the_waiting_side(errors: list[str], execution: RunExecution) -> list[str]:
+    """When one side of a sync duet hangs inside an iteration, its partner finishes its own, waits at the
+    barrier until its own timeout ends it too (or, released when the hung side is ended, runs on into it):
+    "B timed out; A timed out" blames both. A party left arrived at the page says a side waited in vain;
+    it is the one that logged more iterations."""
+    timed_out = [side for side, r in execution.sides.items() if r.invocation.status == "timeout"]
+    if not execution.barrier_waiting or len(timed_out) != 2:
+        return errors
+    logged = {}
+    for side in timed_out:
+        try:
+            logged[side] = (execution.sides[side].outdir / ITERATION_LOG).read_bytes().count(b"\n")
+        except OSError:
+            logged[side] = 0
+    waiter, hung = sorted(timed_out, key=lambda side: -logged[side])
+    if logged[waiter] == logged[hung]:
+        return errors
+    why = (f" (it waited at the barrier for {hung}, which logged {logged[hung]} iterations and never ended its "
+           f"next; {waiter} logged {logged[waiter]})")
+    said = f"{waiter} timed out"
+    return [said + why + e[len(said):] if e.startswith(said) else e for e in errors]
+
+
 def to_record(bench: BenchmarkSpec, execution: RunExecution) -> RunRecord:
     """Judge a finished run: ok only if every side exited cleanly and its output parsed."""
     run = execution.run
@@ -259,7 +282,8 @@ def to_record(bench: BenchmarkSpec, execution: RunExecution) -> RunRecord:
         except DuetError as exc:
             # Name the files parsed, unless the parser's message already does.
             where = "" if str(result.outdir) in str(exc) else f" ({result.outdir}/{STDOUT})"
-            errors.append(f"{side} output{where} could not be parsed: {exc}")
+            errors.append(f"{side} output{where} could not be parsed: {exc}"
+                          + (f" — its {result.hook_problem}" if result.hook_problem else ""))
             continue
         its, clock = parsed.iterations, parsed.clock
         notes += parsed.notes
@@ -267,10 +291,14 @@ def to_record(bench: BenchmarkSpec, execution: RunExecution) -> RunRecord:
         if parsed.harness_sync is not None:
             harness_sync[side] = parsed.harness_sync
         if not its:
-            errors.append(f"{side} produced no iterations ({bench.parser.name} parser found none)")
+            errors.append(f"{side} produced no iterations ({bench.parser.name} parser found none)"
+                          + (f" — its {result.hook_problem}" if result.hook_problem else ""))
+        elif result.hook_problem:
+            notes.append(f"{side}: {result.hook_problem}")
         iterations += its
         clocks.add(clock)
     clock = clocks.pop() if len(clocks) == 1 else ("none" if not clocks else "mixed")
+    errors = _name_the_waiting_side(errors, execution)
     if execution.live is not None:
         notes.append(execution.live.note())
         decided = execution.live.decision
@@ -288,7 +316,7 @@ def to_record(bench: BenchmarkSpec, execution: RunExecution) -> RunRecord:
         # Recorded with the run, so that every later analysis pairs it by what really happened.
         notes.append(judge_sync(log_counts=log_counts, parsed_counts=parsed_counts,
                                 releases=execution.barrier_releases, harness_sync=harness_sync,
-                                ended_by_us=execution.stopped_early).note())
+                                ended_by_us=execution.stopped_early, waiting=execution.barrier_waiting).note())
     return RunRecord(
         id=0, key=run.key, position=run.position, benchmark=run.benchmark, method=run.method,
         repetition=run.repetition, launch_order="".join(run.sides), status="failed" if errors else "ok",

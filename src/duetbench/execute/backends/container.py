@@ -7,10 +7,21 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+import msgspec
+
 from duetbench.errors import DuetError
 from duetbench.execute.backends.base import Backend, CampaignJob, Outcome
 from duetbench.execute.backends.local import LocalBackend, with_images
-from duetbench.execute.container import ENGINES, MISSING, ContainerEngine, find_engine, find_image, pull_image
+from duetbench.execute.container import (
+    ENGINES,
+    MISSING,
+    ContainerEngine,
+    find_engine,
+    find_image,
+    pull_image,
+    user_key,
+)
+from duetbench.execute.container_user import grant, grantee, image_user, run_as
 
 if TYPE_CHECKING:
     from duetbench.config.campaign_model import BenchmarkSpec, Campaign
@@ -69,6 +80,42 @@ class ContainerBackend(LocalBackend):
                                     f"{self.engine.name} cannot run image {image!r}: {problem}",
                                     hint=f"check the name ('{self.engine.name} images' lists this machine's), "
                                          "or pull, load or import it first")
+        self.engine = msgspec.structs.replace(self.engine, users=self._container_users())
+
+    def _container_users(self) -> dict[str, int]:
+        """The host uid of each side's container user that is not root (container_user.py), checked to be
+        one the barrier page can be given to; each image's USER is asked for once."""
+        from duetbench.config.campaign import setting_error
+
+        assert self.engine is not None
+        image_users: dict[str, str] = {}
+        uids: dict[str, int | None] = {}
+        page_ok: dict[int, bool] = {}
+        for bench in self.campaign.benchmarks:
+            for side in bench.sides.values():
+                spec = side.container
+                if spec is None:
+                    continue
+                if spec.image not in image_users:
+                    image_users[spec.image] = image_user(self.engine, spec.image)
+                key = user_key(spec)
+                if key not in uids:
+                    uids[key] = grantee(self.engine, spec.image, list(spec.options), image_users[spec.image])
+                uid = uids[key]
+                # (only a synchronous duet gives its harness the page; `auto` may choose one)
+                if uid is None or not {"duet", "auto"} & set(bench.methods):
+                    continue
+                if uid not in page_ok:
+                    page_ok[uid] = _can_grant_page(uid)
+                if not page_ok[uid]:
+                    user = run_as(list(spec.options), image_users[spec.image])
+                    raise setting_error(self.campaign, bench.name, "container",
+                                        f"image {spec.image!r} runs its command as user {user!r} (host uid {uid}), "
+                                        "which cannot be given the duet's barrier page in /dev/shm (no ACLs "
+                                        "there): its harness could not synchronize",
+                                        hint=f"run it as root: container: {{image: {spec.image}, options: "
+                                             '["--user=0"]}, or run duet as root')
+        return {key: uid for key, uid in uids.items() if uid is not None}
 
     def _find_engine(self) -> ContainerEngine:
         if self.executor in ENGINES:
@@ -86,6 +133,21 @@ class ContainerBackend(LocalBackend):
         if self.engine is None:
             self.check()
         return Outcome(job.loop(job.plan, engine=self.engine))
+
+
+def _can_grant_page(uid: int) -> bool:
+    """Whether a barrier page in /dev/shm can be given to `uid` (container_user.grant), tried on a file there."""
+    import tempfile
+
+    try:
+        fd, name = tempfile.mkstemp(prefix="duetbench-probe-", dir="/dev/shm")
+    except OSError:
+        return True  # no page in /dev/shm at all: BarrierPage says so at the first run
+    os.close(fd)
+    try:
+        return grant(Path(name), uid) is not None
+    finally:
+        os.unlink(name)
 
 
 def _unshared_result(bench: BenchmarkSpec) -> str | None:
