@@ -624,3 +624,17 @@ def test_runs_that_failed_are_counted_by_duet_analyze_and_in_the_markdown(duet, 
     lines = [line for line in analysed.stdout.splitlines() if "flaky" in line and "duet" in line]
     assert any("3 +1 failed" in line for line in lines if "│" in line), analysed.stdout  # the terminal's table
     assert any("| 3 +1 failed |" in line for line in lines), analysed.stdout  # the Markdown's
+
+
+def test_a_harness_without_the_hook_is_told_where_its_iterations_were_looked_for(duet, tmp_path: Path) -> None:
+    """parser iteration-log and a command that never calls the hook: the error named stdout.txt and told to
+    check the harness's output, although the hook's log is what was read."""
+    write_campaign(tmp_path, "  plain: 'true'\n", methods="{duet: 1}")
+    text = (tmp_path / "campaign.yml").read_text().replace(f"parser: {{name: regex, pattern: '{PATTERN}'}}",
+                                                           "parser: iteration-log")
+    (tmp_path / "campaign.yml").write_text(text)
+    result = duet("run", "campaign.yml", "--no-progress")
+    assert result.returncode == 1, result.stdout + result.stderr
+    (error,) = [e for (e,) in db_rows(tmp_path, "SELECT error FROM runs")]
+    assert "A/iterations.log) could not be parsed" in error and "stdout.txt" not in error, error
+    assert "the harness never told the duet hook of an iteration" in error, error

@@ -245,7 +245,9 @@ def parse(name: str, options: dict[str, Any] | None, inp: ParserInput) -> ParseR
     if not result.iterations:
         origin = result.metadata.get("source")
         raise DuetError(f"{str(origin) + ': ' if origin else ''}parser '{name}' found no iterations",
-                        hint="check the harness's output and the parser's options")
+                        hint="the harness never told the duet hook of an iteration: build it with adapters/c/duet.h, "
+                             "give JMH -prof io.duetbench.jmh.DuetProfiler, or pyperf the duet hook (docs/hooks.md)"
+                        if name == "iteration-log" else "check the harness's output and the parser's options")
     log = [line for line in inp.iteration_log if line.side == inp.side]
     if log and name != "iteration-log":
         result = attach_log(result, log)

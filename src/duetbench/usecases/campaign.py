@@ -281,7 +281,8 @@ def to_record(bench: BenchmarkSpec, execution: RunExecution) -> RunRecord:
             parsed = _parse_side(bench, execution, side)
         except DuetError as exc:
             # Name the files parsed, unless the parser's message already does.
-            where = "" if str(result.outdir) in str(exc) else f" ({result.outdir}/{STDOUT})"
+            parsed_file = ITERATION_LOG if bench.parser.name == "iteration-log" else STDOUT
+            where = "" if str(result.outdir) in str(exc) else f" ({result.outdir}/{parsed_file})"
             errors.append(f"{side} output{where} could not be parsed: {exc}"
                           + (f" — its {result.hook_problem}" if result.hook_problem else ""))
             continue
