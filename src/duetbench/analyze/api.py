@@ -31,6 +31,10 @@ from .summary import describe, relative_ci_width
 from .tests import mann_whitney_u
 from .verdicts import verdict
 
+#: The largest time the statistics compute with: variances square the values, and past ~1e154 s the squares
+#: overflow to inf, whose differences are NaN ("degrees of freedom must be positive (got nan)").
+MAX_TIME_S = 1e150
+
 
 class AnalysisOptions(msgspec.Struct, frozen=True):
     """How to judge: the same options for every entry point (the command line's names in parentheses)."""
@@ -114,6 +118,10 @@ def analyze(method: str, samples: IterationTable, opts: AnalysisOptions) -> Comp
         ate = (f" (the warm-up took {int(np.sum(warm & (samples.side == 'A')))} A and "
                f"{int(np.sum(warm & (samples.side == 'B')))} B: lower it)" if warm.any() else "")
         raise ValueError(f"needs at least 2 measured iterations per side, got {a.size} A and {b.size} B{ate}")
+    for side, x in (("A", a), ("B", b)):
+        if x.max() > MAX_TIME_S:
+            raise ValueError(f"{side} has a time of {x.max():.3g} s, too large to compute with (their squares "
+                             f"overflow above {MAX_TIME_S:g} s); check the unit of the values")
     est = estimate(method, rows, opts)
     return ComparisonResult(
         method=method,

@@ -156,14 +156,26 @@ def choose(duet: Candidate, sequential: Candidate, *, metric: str = "wall",
     interval promises to be `sequential_margin` times narrower (ties go to the duet, whose pairing also
     cancels interference that a short pilot may not have met yet).
     `cpu`: the same candidates judged on CPU time, for the hint when `metric` is wall."""
+    if not (math.isfinite(duet.cost) or math.isfinite(sequential.cost)):
+        # Runs of one iteration (a command timed once per run): neither pilot has a spread to weigh, and
+        # "varied inf%, ... did not vary at all" said the opposite of what happened.
+        return MethodChoice("duet", f"duet, by default: the pilot had no two units to compare the methods by "
+                            f"({duet.units} pairs and {sequential.units} rounds; a run of one iteration has none)",
+                            (duet, sequential))
     seq_wins = sequential.cost * sequential_margin**2 < duet.cost
     best, other = (sequential, duet) if seq_wins else (duet, sequential)
     factor = math.sqrt(other.cost / best.cost) if best.cost > 0 else math.inf
+
+    def spread(c: Candidate) -> str:
+        return f"{c.unit_sd:.2%}" if math.isfinite(c.unit_sd) else "unknown (fewer than 2 units)"
+
     def evidence(narrower: str, factor: float) -> str:
         # A pilot whose units did not vary at all (identical times, a harness without iterations) promises
         # an interval of width 0: "about inf× narrower" said nothing a user could weigh.
-        how = f"about {factor:.1f}× narrower" if math.isfinite(factor) else "narrower (its pilot did not vary at all)"
-        return (f"pair ratios of the duet varied {duet.unit_sd:.2%}, sequential rounds {sequential.unit_sd:.2%}; "
+        how = (f"about {factor:.1f}× narrower" if math.isfinite(factor)
+               else "narrower (its pilot did not vary at all)" if best.cost == 0
+               else f"the only one the pilot could judge ({other.method}'s had fewer than 2 units)")
+        return (f"pair ratios of the duet varied {spread(duet)}, sequential rounds {spread(sequential)}; "
                 f"per machine-second the {narrower} CI is {how} ({duet.units} pairs and "
                 f"{sequential.units} rounds tried)")
 

@@ -177,6 +177,11 @@ def fieller_ratio(a: FloatArray, b: FloatArray, confidence_level: float) -> Inte
     reads "no difference" rather than failing."""
     if a.size < 2 or b.size < 2:
         raise ValueError(f"Fieller's interval needs at least 2 values per side, got {a.size} and {b.size}")
+    # The ratio and its interval do not change when both sides are scaled alike; in units of the largest
+    # value the squares below neither overflow (values past 1e154) nor underflow (below 1e-154).
+    scale = max(float(a.max()), float(b.max()))
+    if scale > 0 and math.isfinite(scale):
+        a, b = a / scale, b / scale
     xa, yb = float(a.mean()), float(b.mean())
     va = float(a.var(ddof=1)) / a.size
     vb = float(b.var(ddof=1)) / b.size

@@ -59,7 +59,7 @@ def monitor(n: int, relative_ci_width: float, log_units: FloatArray | None, *, m
     evident. Budget and maximum counts are the caller's: they do not look at the data."""
     if log_units is not None and evident(log_units, confidence_level):
         return MonitorDecision(True, "evidence", f"a difference is evident after {n} units "
-                               f"(anytime-valid {confidence_level:.0%} confidence sequence)")
+                               f"(anytime-valid {confidence_level * 100:g}% confidence sequence)")
     if n >= min_units and math.isfinite(relative_ci_width) and relative_ci_width <= target_rciw:
         return MonitorDecision(True, "precision", f"CI width {relative_ci_width:.2%} ≤ target {target_rciw:.2%}")
     return MonitorDecision(False, "", "")

@@ -1,7 +1,6 @@
 """Asynchronous duet: pairing iterations by time overlap, and the ratio CI over those pairs."""
 from __future__ import annotations
 
-import math
 from typing import Literal
 
 import msgspec
@@ -18,7 +17,7 @@ from ._inputs import (
     check_n_resamples,
 )
 from .interval import hac_t, student_t
-from .ratio import IntervalKind, RatioResult, check_interval, exp_interval
+from .ratio import IntervalKind, RatioResult, check_interval, exp_bound, exp_interval
 
 
 class OverlapPairs(msgspec.Struct, frozen=True, eq=False):
@@ -266,7 +265,7 @@ def aduet_ratio_ci(
         n_units = unit_w.size
     low, high = percentile_interval(dist, cl)
     return RatioResult(
-        estimate=math.exp(estimate), low=math.exp(low), high=math.exp(high), confidence_level=cl, n=int(n_units)
+        estimate=exp_bound(estimate), low=exp_bound(low), high=exp_bound(high), confidence_level=cl, n=int(n_units)
     )
 
 

@@ -74,6 +74,12 @@ class DifferenceResult(msgspec.Struct, frozen=True):
     n_b: int
 
 
+def exp_bound(x: float) -> float:
+    """exp of a log-scale bound; inf past the float range: a t interval over two or three very different
+    log ratios (or at a level near 1) reaches beyond e^709, which is an unbounded end, not an error."""
+    return math.exp(x) if x < 709.0 else math.inf
+
+
 def _log(x: float) -> float:
     # Fieller's interval may reach 0 or infinity (an unbounded side): their logs are -inf and inf.
     return math.log(x) if x > 0 else -math.inf
@@ -93,7 +99,7 @@ def ratio_of_ratios(x: RatioResult, y: RatioResult) -> RatioResult:
     estimate = est_x - est_y
     low = estimate - math.hypot(est_x - _log(x.low), _log(y.high) - est_y)
     high = estimate + math.hypot(_log(x.high) - est_x, est_y - _log(y.low))
-    return RatioResult(estimate=math.exp(estimate), low=math.exp(low), high=math.exp(high),
+    return RatioResult(estimate=exp_bound(estimate), low=exp_bound(low), high=exp_bound(high),
                        confidence_level=x.confidence_level, n=min(x.n, y.n), interval="mover")
 
 
@@ -105,7 +111,7 @@ def check_interval(interval: str) -> str:
 
 def exp_interval(iv: Interval, cl: float, n: int, kind: str = "t") -> RatioResult:
     """A log-scale interval as a ratio."""
-    return RatioResult(estimate=math.exp(iv.estimate), low=math.exp(iv.low), high=math.exp(iv.high),
+    return RatioResult(estimate=exp_bound(iv.estimate), low=exp_bound(iv.low), high=exp_bound(iv.high),
                        confidence_level=cl, n=n, interval=kind)
 
 
@@ -119,9 +125,9 @@ def _exp_ci(log_units: FloatArray, cl: float, n_resamples: int, random_state: Ra
     dist = bootstrap_distribution((log_units,), np.mean, n_resamples=n_resamples, rng=as_generator(random_state))
     low, high = percentile_interval(dist, cl)
     return RatioResult(
-        estimate=math.exp(float(log_units.mean())),
-        low=math.exp(low),
-        high=math.exp(high),
+        estimate=exp_bound(float(log_units.mean())),
+        low=exp_bound(low),
+        high=exp_bound(high),
         confidence_level=cl,
         n=int(log_units.size),
     )

@@ -37,6 +37,12 @@ class Benchmark(msgspec.Struct, frozen=True):
     def relative_ci_width(self) -> float:
         return (self.high - self.low) / self.mean if self.mean > 0 else math.nan
 
+    @property
+    def relative_half_width(self) -> float:
+        """The t interval's half-width as a fraction of the mean (the "±" printed beside it): from the upper
+        end, which is never cut at zero, so that mean ± it gives the high end shown."""
+        return (self.high - self.mean) / self.mean if self.mean > 0 else math.nan
+
 
 def mean_interval(x: ArrayLike, confidence_level: float) -> tuple[float, float, float]:
     """(mean, low, high): Student's t interval of the mean [Student 1908], as analyze.interval.student_t;

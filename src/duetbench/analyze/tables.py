@@ -63,16 +63,18 @@ def analyze_table(table: IterationTable, opts: AnalysisOptions,
                 out.append(row)
                 continue
             if len(plan.runs) < row.runs:
+                rows = rows.where(np.isin(rows.run, plan.runs))
                 measured = measured.where(np.isin(measured.run, plan.runs))
                 row.runs = len(plan.runs)
                 row.iterations_a = int(np.sum(measured.side == "A"))
                 row.iterations_b = int(np.sum(measured.side == "B"))
         row.notes = [plan.statement] if plan is not None else []
         try:
+            # With the warm-up rows: `analyze` leaves them out itself, and says so when they took every iteration.
             if plan is not None and plan.pairing == "overlap":
-                row.result = analyze("aduet", _as_aduet(measured), opts)
+                row.result = analyze("aduet", _as_aduet(rows), opts)
             else:
-                row.result = analyze(method, measured, opts)
+                row.result = analyze(method, rows, opts)
             row.notes += list(row.result.notes)
         except ValueError as exc:
             row.problem = str(exc)

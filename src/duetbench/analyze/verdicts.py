@@ -36,8 +36,23 @@ def _decimals(width_pct: float) -> int:
     return min(4, max(1, 1 - math.floor(math.log10(width_pct))))
 
 
+def _bound(value: float, decimals: int) -> int:
+    # A CI bound next to 0% (B/A next to 1) gets more decimals, up to 4, until its sign shows: "99% CI
+    # 0.0%…+2.1%" beside "no difference" hid that the interval holds 1 (its low end was −0.04%).
+    while decimals < 4 and value != 0 and float(f"{abs(value):.{decimals}f}") == 0:
+        decimals += 1
+    return decimals
+
+
+def _pct(value: float, decimals: int) -> str:
+    # Past a million percent, significant digits: a t interval over two very different runs reaches
+    # e^500, which fixed-point wrote out in 200 digits.
+    return f"{value:.3g}" if abs(value) >= 1e6 else f"{value:.{decimals}f}"
+
+
 def _signed(value: float, decimals: int) -> str:
-    text = f"{abs(value):.{decimals}f}"
+    decimals = _bound(value, decimals)
+    text = _pct(abs(value), decimals)
     if float(text) == 0:
         return text
     return ("+" if value > 0 else "\u2212") + text
@@ -55,12 +70,13 @@ def describe_change(ratio: RatioResult, name_a: str = "A", name_b: str = "B") ->
     d = _decimals((ratio.high - ratio.low) * 100)
     if v == "slower":
         pct, lo, hi = ((x - 1.0) * 100 for x in (ratio.estimate, ratio.low, ratio.high))
+        dl = _bound(lo, d)
         if math.isinf(hi):  # Fieller's interval when A's mean is itself uncertain: no upper end
-            return f"{name_b} is {pct:.{d}f}% slower ({level} CI {lo:.{d}f}% or more, no upper bound)"
-        return f"{name_b} is {pct:.{d}f}% slower ({level} CI {lo:.{d}f}%\u2013{hi:.{d}f}%)"
+            return f"{name_b} is {_pct(pct, d)}% slower ({level} CI {_pct(lo, dl)}% or more, no upper bound)"
+        return f"{name_b} is {_pct(pct, d)}% slower ({level} CI {_pct(lo, dl)}%\u2013{_pct(hi, d)}%)"
     if v == "faster":
         pct, lo, hi = ((1.0 - x) * 100 for x in (ratio.estimate, ratio.high, ratio.low))
-        return f"{name_b} is {pct:.{d}f}% faster ({level} CI {lo:.{d}f}%\u2013{hi:.{d}f}%)"
+        return f"{name_b} is {pct:.{d}f}% faster ({level} CI {lo:.{_bound(lo, d)}f}%\u2013{hi:.{d}f}%)"
     lo, hi = ((x - 1.0) * 100 for x in (ratio.low, ratio.high))
     if math.isinf(hi):
         # "−100.0%…+inf%" read as numbers; it says that these runs bound the ratio on neither side (or one)

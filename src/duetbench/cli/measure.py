@@ -89,6 +89,7 @@ def measure(command: str | None, runs: int | None, warmup: int, find_sample_size
     from duetbench.config.compare import split_command
     from duetbench.report.emp import emp_to_dict, print_emp, scatter_svg
     from duetbench.report.exporters import to_stdout, write_atomically
+    from duetbench.report.exporters.json import clean_json
     from duetbench.usecases.measure import (
         default_samples_path,
         load_samples,
@@ -160,7 +161,9 @@ def measure(command: str | None, runs: int | None, warmup: int, find_sample_size
                              "top_activity": [{"comm": a.comm, "pid": a.pid, "cpu_ms": round(a.cpu_ms, 3)}
                                               for a in s.activity if a.cpu_ns > 0][:10]} for s in measured],
                 **emp_to_dict(result, indices, choice)}
-        write_atomically(export_json, json.dumps(data, indent=2) + "\n", "JSON export", hint=again)
+        # A statistic with no value (the relative error of a mean of 0) is null: JSON has no NaN.
+        write_atomically(export_json, json.dumps(clean_json(data), indent=2, allow_nan=False) + "\n",
+                         "JSON export", hint=again)
         if not to_stdout(export_json):
             console.print(f"JSON → {export_json}", markup=False)
 

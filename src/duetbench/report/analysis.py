@@ -10,7 +10,7 @@ from rich.table import Table
 
 from duetbench.analyze.api import AnalysisRow
 from duetbench.analyze.verdicts import describe_change
-from duetbench.report.units import bracketed_interval, ci_width
+from duetbench.report.units import bracketed_interval, ci_width, p_value
 from duetbench.report.wide import print_table
 
 COLUMNS = ("benchmark", "method", "runs", "iterations_a", "iterations_b", "median_a_s", "median_b_s", "mean_a_s",
@@ -66,7 +66,7 @@ def print_rows(console: Console, rows: list[AnalysisRow], *, title: str) -> None
             p_mark = f" [dim]({'†' * len(p_marks)})[/dim]"
         table.add_row(*base, f"{duration(r.a.median)} / {duration(r.b.median)}",
                       f"{r.ratio.estimate:.4f} {bracketed_interval(r.ratio.low, r.ratio.high)}",
-                      f"[{colour}]{r.verdict}[/{colour}]", f"{r.u_test_p:.2g}{p_mark}",
+                      f"[{colour}]{r.verdict}[/{colour}]", f"{p_value(r.u_test_p)}{p_mark}",
                       f"{r.a.cv:.1%}/{r.b.cv:.1%}", ci_width(r.relative_ci_width))
     print_table(console, table)
     for number, row in enumerate(problems, start=1):

@@ -12,7 +12,7 @@ from duetbench.analyze.api import AnalysisRow
 from duetbench.analyze.ratio import RatioResult
 from duetbench.plan.campaign import PlannedRun
 from duetbench.report.progress import ManualProgress
-from duetbench.report.units import bracketed_interval, ci_width
+from duetbench.report.units import bracketed_interval, ci_width, p_value
 from duetbench.report.wide import print_table
 
 #: Runs the plan's table shows: a campaign may plan millions (1 000 000 per method and benchmark), which rich
@@ -99,7 +99,7 @@ def p_contradicts(verdict: str, p: float, confidence_level: float) -> bool:
 def print_summary(console: Console, rows: list[AnalysisRow], confidence_level: float) -> None:
     table = Table(title="B relative to A (ratio of execution times, > 1 means B is slower)", title_justify="left")
     for column in ("benchmark", "method", "runs", "A / B per iteration (median)",
-                   f"ratio B/A [{confidence_level:.0%} CI]", "verdict", "U-test p", "CI width"):
+                   f"ratio B/A [{confidence_level * 100:g}% CI]", "verdict", "U-test p", "CI width"):
         table.add_column(column, no_wrap=column.startswith(("ratio", "A / B")))
     problems = []
     p_marks: list[AnalysisRow] = []
@@ -119,7 +119,8 @@ def print_summary(console: Console, rows: list[AnalysisRow], confidence_level: f
             p_mark = f" [dim]({'†' * len(p_marks)})[/dim]"
         table.add_row(escape(row.benchmark), row.method, runs, f"{duration(r.a.median)} / {duration(r.b.median)}",
                       format_ratio(r.ratio),
-                      f"[{colour}]{r.verdict}[/{colour}]", f"{r.u_test_p:.3g}{p_mark}", ci_width(r.relative_ci_width))
+                      f"[{colour}]{r.verdict}[/{colour}]", f"{p_value(r.u_test_p, '.3g')}{p_mark}",
+                      ci_width(r.relative_ci_width))
     print_table(console, table)
     # Explanations go below the table: they are sentences, and would wrap into unreadable columns.
     for number, row in enumerate(problems, start=1):

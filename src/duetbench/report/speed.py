@@ -14,6 +14,7 @@ from rich.markup import escape
 from duetbench.analyze.ratio import RatioResult, ratio_of_ratios
 from duetbench.analyze.verdicts import verdict
 from duetbench.report.model import ScanEntry
+from duetbench.report.units import ratio_interval
 
 #: hyperfine's --sort (its choices: cli/main.py): "auto" orders the summary by time (and tables as the
 #: commands were given), "command" everything as the commands were given, "mean-time" everything by time.
@@ -106,7 +107,7 @@ def render_speed_summary(summary: SpeedSummary | None, console: Console) -> None
         about = f"{head} was the fastest"
     else:
         about = f"against the reference {head}"
-    console.print(f"[bold]Summary[/bold] [dim]({summary.metric} time, {summary.confidence_level:.0%} CI)[/dim]: "
+    console.print(f"[bold]Summary[/bold] [dim]({summary.metric} time, {summary.confidence_level * 100:g}% CI)[/dim]: "
                   f"{about}")
     console.print(f"  [bold]{head}[/bold] ran")
     for row in summary.rows:
@@ -119,14 +120,14 @@ def render_speed_summary(summary: SpeedSummary | None, console: Console) -> None
         judged = verdict(r.low, r.high)
         if judged == "slower":  # the other took longer: the head ran other/head times faster
             console.print(f"    [green]{r.estimate:.2f}[/green] times faster than {other} "
-                          f"[dim](CI {r.low:.3f} … {r.high:.3f}{via})[/dim]")
+                          f"[dim](CI {ratio_interval(r.low, r.high, '.3f')}{via})[/dim]")
         elif judged == "faster":
             s = _inverse(r)
             console.print(f"    [red]{s.estimate:.2f}[/red] times slower than {other} "
-                          f"[dim](CI {s.low:.3f} … {s.high:.3f}{via})[/dim]")
+                          f"[dim](CI {ratio_interval(s.low, s.high, '.3f')}{via})[/dim]")
         else:
             console.print(f"    as fast as {other}: no difference detected [dim]({other}/{head} = "
-                          f"{r.estimate:.3f}, CI {r.low:.3f} … {r.high:.3f}{via})[/dim]")
+                          f"{r.estimate:.3f}, CI {ratio_interval(r.low, r.high, '.3f')}{via})[/dim]")
     if any(row.via and row.ratio is not None for row in summary.rows):
         reference = escape(summary.reference)
         console.print(f"  [dim]via {reference}: every command was measured against {reference}; a factor between two "

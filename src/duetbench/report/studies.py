@@ -220,8 +220,8 @@ def study_findings(studies: Mapping[str, Any] | None, confidence_level: float) -
     if fp_ci:
         u = f"; U test: {', '.join(f'{m} {v:.1%}' for m, v in fp_u.items())}" if fp_u else ""
         found.append({"study": "A/A false alarms", "text": "Share of A/A benchmarks judged different, CI test: "
-                      f"{', '.join(f'{m} {v:.1%}' for m, v in fp_ci.items())} (nominal {1 - confidence_level:.0%})"
-                      f"{u}."})
+                      f"{', '.join(f'{m} {v:.1%}' for m, v in fp_ci.items())} "
+                      f"(nominal {(1 - confidence_level) * 100:.3g}%){u}."})
     mds = studies.get("mds")
     if isinstance(mds, Mapping):
         detected = {str(m): _first_detected(points) for m, points in mds.items()}

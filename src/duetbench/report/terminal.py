@@ -10,7 +10,7 @@ from rich.table import Table
 
 from duetbench.analyze.verdicts import describe_change
 from duetbench.report.model import ComparisonReport, cpus_per_command, runs_measured, stopped_by
-from duetbench.report.units import ci_width, fmt_time
+from duetbench.report.units import ci_width, fmt_time, p_value
 from duetbench.report.wide import print_table
 
 _VERDICT_STYLE = {"slower": "bold red", "faster": "bold green", "no difference": "bold"}
@@ -95,7 +95,7 @@ def render(report: ComparisonReport, console: Console, time_unit: str | None = N
         marker = "▶" if metric == report.primary_metric else " "
         text = escape(describe_change(result.ratio, report.names["A"], report.names["B"]))
         style = _VERDICT_STYLE.get(result.verdict, "") if metric == report.primary_metric else "dim"
-        extra = f"U-test p = {result.u_test_p:.2g}, CI width {ci_width(result.relative_ci_width)}"
+        extra = f"U-test p = {p_value(result.u_test_p)}, CI width {ci_width(result.relative_ci_width)}"
         if result.outliers_removed:
             extra += f", {result.outliers_removed} outlier pair(s) set aside"
         if result.ratio.interval != "t":
@@ -138,8 +138,8 @@ def render_single(report: ComparisonReport, console: Console, time_unit: str | N
                   f"[dim][User: {t(b.user)}, System: {t(b.system)}][/dim]", soft_wrap=True)
     console.print(f"  Range (min … max):   {t(b.min)} … {t(b.max)}    [dim]{b.runs} runs[/dim]", soft_wrap=True)
     if b.low == b.low:
-        console.print(f"  Mean, {b.confidence:.0%} CI:        {t(b.low)} … {t(b.high)} "
-                      f"[dim](± {b.relative_ci_width / 2:.2%})[/dim]", soft_wrap=True)
+        console.print(f"  Mean, {b.confidence * 100:g}% CI:        {t(b.low)} … {t(b.high)} "
+                      f"[dim](± {b.relative_half_width:.2%})[/dim]", soft_wrap=True)
     if b.aa_resolution == b.aa_resolution:
         console.print(f"  Noise:               CV {b.cv:.2%}; compared with itself at {b.runs} runs each, "
                       f"a comparison would resolve about ±{b.aa_resolution:.2%}", soft_wrap=True)

@@ -286,8 +286,8 @@ def answer(summary: dict[str, dict[str, object]], confidence: float, *, interrup
     alarms = sum(int(m["aa_false_alarms"]) for per in summary.values() for k, m in per.items()
                  if isinstance(m, dict))
     if alarms:
-        lines.append(f"{alarms} A/A comparison(s) excluded 1 from the {confidence:.0%} CI: a method is biased here "
-                     "or the noise is not stationary; re-run calibrate, and use duet doctor to find the cause.")
+        lines.append(f"{alarms} A/A comparison(s) excluded 1 from the {confidence * 100:g}% CI: a method is biased "
+                     "here or the noise is not stationary; re-run calibrate, and use duet doctor to find the cause.")
     return "\n".join(lines)
 
 

@@ -241,7 +241,7 @@ def conclude(ending: Ending, comparison: _DeferredComparison, *, db_path: Path, 
     if (ending.fail_if_slower is not None and primary is not None
             and exceeds_threshold(primary.ratio, ending.fail_if_slower)):
         console.print(f"[red]{ending.name_b} is more than {ending.fail_if_slower:g}% slower than {ending.name_a} "
-                      f"with {primary.ratio.confidence_level:.0%} confidence (--fail-if-slower).[/red]")
+                      f"with {primary.ratio.confidence_level * 100:g}% confidence (--fail-if-slower).[/red]")
         return EXIT_SLOWER
     return 0
 

@@ -9,7 +9,6 @@ comparison, as every estimator is there (`_base.flat_if_single`); an async duet 
 --method aduet`), its overlap pairs."""
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -20,7 +19,7 @@ from .._inputs import as_generator, check_confidence_level
 from ..comparison import FEW_UNITS, robust_notes
 from ..interval import student_t
 from ..pairing import aduet_pairs
-from ..ratio import RatioResult, exp_interval, robust_pair_filter
+from ..ratio import RatioResult, exp_bound, exp_interval, robust_pair_filter
 from ..summary import coefficient_of_variation
 from ._base import Estimate, aduet_by_run, check_timestamps, duet_runs, flat_if_single, judge, sequential_runs
 
@@ -74,7 +73,7 @@ def _over_runs(log_ratio: np.ndarray, run: np.ndarray, opts: AnalysisOptions, no
 
         dist = hierarchical_mean_distribution(lr, lengths, n_resamples=opts.n_resamples, rng=as_generator(opts.seed))
         low, high = percentile_interval(dist, cl)
-        ratio = RatioResult(estimate=math.exp(float(run_means.mean())), low=math.exp(low), high=math.exp(high),
+        ratio = RatioResult(estimate=exp_bound(float(run_means.mean())), low=exp_bound(low), high=exp_bound(high),
                             confidence_level=cl, n=int(lengths.size), interval="bootstrap")
         if lengths.size < FEW_UNITS:
             notes.append(f"only {lengths.size} runs to resample: percentile bootstrap intervals come out too narrow "

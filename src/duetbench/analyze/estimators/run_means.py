@@ -18,6 +18,10 @@ if TYPE_CHECKING:
 def estimate(method: str, rows: IterationTable, opts: AnalysisOptions) -> Estimate:
     if method == "sequential":
         a, b = sequential_runs(rows)
+        for name, runs in (("A (baseline)", a), ("B (candidate)", b)):
+            if len(runs) < 2:  # said as runs: the run means below would be "only 1 value" of iterations aplenty
+                raise ValueError(f"{name} has {len(runs)} run{'s' if len(runs) != 1 else ''}; at least 2 runs are "
+                                 "needed (run-means: each run is one unit)")
         return judge("sequential", np.array([x.mean() for x in a]), np.array([x.mean() for x in b]), opts)
     if method == "duet":
         a, b = duet_runs(rows)

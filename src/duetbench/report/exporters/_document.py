@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from duetbench.report.exporters import TextExporter
 from duetbench.report.model import measured_count, runs_measured, stopped_by
-from duetbench.report.units import ci_width, time_scale
+from duetbench.report.units import ci_width, p_value, time_scale
 
 if TYPE_CHECKING:
     from duetbench.report.model import CampaignReport, ComparisonReport, ScanReport
@@ -190,8 +190,8 @@ def single_document(report: ComparisonReport) -> Document:
             ((label, f"{mean} ± {sd}" if b.stdev == b.stdev else mean, fastest, slowest, user, system, str(b.runs)),)))
         facts = f"{b.metric} time, {b.runs} runs"
         if b.low == b.low:
-            facts += (f"; the mean's {b.confidence:.0%} CI is {low} … {high} {symbol} "
-                      f"(± {b.relative_ci_width / 2:.2%})")
+            facts += (f"; the mean's {b.confidence * 100:g}% CI is {low} … {high} {symbol} "
+                      f"(± {b.relative_half_width:.2%})")
         if b.aa_resolution == b.aa_resolution:
             facts += (f"; compared with itself at {b.runs} runs each, a comparison would resolve about "
                       f"±{b.aa_resolution:.2%}")
@@ -240,7 +240,7 @@ def comparison_document(report: ComparisonReport) -> Document:
         ("metric", f"{a} mean", f"{b} mean", f"{b}/{a}", f"{level}% CI", "verdict", "U-test p"),
         (False, True, True, True, False, False, True),
         tuple((metric, mean(r.a.mean), mean(r.b.mean), f"{r.ratio.estimate:.4f}",
-               f"{percent_change(r.ratio.low)} … {percent_change(r.ratio.high)}", r.verdict, f"{r.u_test_p:.3g}")
+               f"{percent_change(r.ratio.low)} … {percent_change(r.ratio.high)}", r.verdict, p_value(r.u_test_p, ".3g"))
               for metric, r in report.results.items())))
     if report.warnings:
         doc.append(Warnings(tuple(report.warnings)))
