@@ -2,10 +2,15 @@
 barrier. Skipped, with the reason, where no container engine can run containers."""
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import sqlite3
 import subprocess
+import sys
+import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -131,15 +136,11 @@ benchmarks:
     assert "names a container image" in result.stderr and "--executor podman" in result.stderr
 
 
-def test_kill_9_leaves_no_container(image: str, duet_env: dict[str, str], tmp_path: Path) -> None:
-    """Issue 16: a `kill -9` of `duet run` skips its clean-up, and a killed `podman run` client leaves its
-    container running; the next `duet` command of any kind removes it."""
-    import os
-    import signal
-    import sys
-    import time
-
-    (tmp_path / "campaign.yml").write_text(f"""campaign: ctr-killed
+def _two_sleeping_containers(image: str, duet_env: dict[str, str], tmp_path: Path, name: str, output: int
+                             ) -> tuple[subprocess.Popen[str], Callable[[], list[str]]]:
+    """`duet run` of a duet whose two sides sleep in containers, once both containers run; and a function
+    listing that orchestrator's containers."""
+    (tmp_path / "campaign.yml").write_text(f"""campaign: {name}
 methods: {{duet: 1}}
 parser: {{name: regex, pattern: '^(?P<value>\\d+)$', unit: ns}}
 container: {image}
@@ -148,8 +149,7 @@ benchmarks:
   sleepy: /bin/sh -c 'sleep 60'
 """)
     proc = subprocess.Popen([sys.executable, "-m", "duetbench", "run", "campaign.yml", "--executor", "podman",
-                             "--no-progress"], cwd=tmp_path, env=duet_env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+                             "--no-progress"], cwd=tmp_path, env=duet_env, stdout=output, stderr=output, text=True)
 
     def ours() -> list[str]:
         out = subprocess.run(["podman", "ps", "-a", "--filter", f"name=duetbench-{proc.pid}-", "--format",
@@ -160,6 +160,13 @@ benchmarks:
     while len(ours()) < 2 and time.monotonic() < deadline:
         time.sleep(0.2)
     assert len(ours()) == 2, "the two sides' containers never started"
+    return proc, ours
+
+
+def test_kill_9_leaves_no_container(image: str, duet_env: dict[str, str], tmp_path: Path) -> None:
+    """Issue 16: a `kill -9` of `duet run` skips its clean-up, and a killed `podman run` client leaves its
+    container running; the next `duet` command of any kind removes it."""
+    proc, ours = _two_sleeping_containers(image, duet_env, tmp_path, "ctr-killed", subprocess.DEVNULL)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     time.sleep(1.0)
@@ -355,32 +362,7 @@ def test_podman_with_the_systemd_cgroup_manager_gets_no_cgroupfs_parent(tmp_path
 def test_ctrl_c_leaves_no_container_cgroup_or_marker(image: str, duet_env: dict[str, str], tmp_path: Path) -> None:
     """Interrupted, podman's cgroups of the run (its --cgroup-parent in every v1 controller, with the
     container's and conmon's inside) stayed until the next `duet` command swept them."""
-    import os
-    import signal
-    import sys
-    import time
-
-    (tmp_path / "campaign.yml").write_text(f"""campaign: ctr-interrupted
-methods: {{duet: 1}}
-parser: {{name: regex, pattern: '^(?P<value>\\d+)$', unit: ns}}
-container: {image}
-timeout: 120
-benchmarks:
-  sleepy: /bin/sh -c 'sleep 60'
-""")
-    proc = subprocess.Popen([sys.executable, "-m", "duetbench", "run", "campaign.yml", "--executor", "podman",
-                             "--no-progress"], cwd=tmp_path, env=duet_env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-
-    def ours() -> list[str]:
-        out = subprocess.run(["podman", "ps", "-a", "--filter", f"name=duetbench-{proc.pid}-", "--format",
-                              "{{.Names}}"], capture_output=True, text=True).stdout
-        return out.split()
-
-    deadline = time.monotonic() + 60
-    while len(ours()) < 2 and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert len(ours()) == 2, "the two sides' containers never started"
+    proc, ours = _two_sleeping_containers(image, duet_env, tmp_path, "ctr-interrupted", subprocess.PIPE)
     os.kill(proc.pid, signal.SIGINT)
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130 and "interrupted" in out + err and "Traceback" not in err, out + err
