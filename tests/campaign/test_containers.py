@@ -233,7 +233,6 @@ benchmarks:
 def test_a_finished_run_leaves_no_cgroup(image: str, duet_env: dict[str, str], tmp_path: Path) -> None:
     """podman made the side's --cgroup-parent in every cgroup v1 controller and left it (with a conmon
     cgroup inside): 20 directories per run until the next `duet` command swept them."""
-    import sys
 
     (tmp_path / "campaign.yml").write_text(f"""campaign: cg
 methods: {{duet: 1}}
@@ -268,7 +267,6 @@ benchmarks:
 
 def test_an_engine_not_on_path_names_the_package_that_installs_it(duet_env: dict[str, str], tmp_path: Path) -> None:
     """Debian's `docker` package is a system tray; the engine is `docker.io`."""
-    import sys
 
     (tmp_path / "campaign.yml").write_text("""campaign: c
 methods: {duet: 1}
@@ -334,7 +332,6 @@ def test_podman_with_the_systemd_cgroup_manager_gets_no_cgroupfs_parent(tmp_path
     """The systemd manager (rootful podman's default on systemd hosts) refuses `--cgroup-parent=/duetbench-…`
     ("did not receive systemd slice as cgroup parent"): every container side failed with exit code 125.
     (Only podman's answer is changed here: containers cannot run under that manager without systemd.)"""
-    import os
 
     from duetbench.config.campaign_model import ContainerSpec
     from duetbench.execute.container import container_argv
@@ -450,7 +447,6 @@ def test_an_image_with_a_non_root_user_runs_synchronized(image: str, duet, tmp_p
     in /dev/shm) nor the side's output directory, ran unsynchronized, logged nothing, and every run failed
     with "found no iterations". Now that user alone is given both for the run's life, and the run's files
     are the orchestrator's again afterwards."""
-    import os
 
     named = _with_user(image, "bench")
     try:
